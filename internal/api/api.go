@@ -1,0 +1,209 @@
+// Package api defines the daemon's wire protocol: the paths, request bodies
+// and replies that the daemon serves and the client sends. It holds types
+// only, so that the daemon and the one client agree by construction.
+package api
+
+import (
+	"time"
+
+	"github.com/polyrepl/polyrepl/internal/bound"
+)
+
+// Paths of the v1 API. {name} is a session name.
+const (
+	PathStatus    = "/v1/status"
+	PathStop      = "/v1/stop"
+	PathSessions  = "/v1/sessions"
+	PathSession   = "/v1/sessions/{name}"
+	PathExec      = "/v1/sessions/{name}/exec"
+	PathWait      = "/v1/sessions/{name}/wait"
+	PathInterrupt = "/v1/sessions/{name}/interrupt"
+	PathRestart   = "/v1/sessions/{name}/restart"
+	PathKill      = "/v1/sessions/{name}/kill"
+)
+
+// VersionHeader carries the sender's polyrepl version on every request and
+// reply, so either side can notice a mismatch.
+const VersionHeader = "Polyrepl-Version"
+
+// Limits the daemon enforces; the client checks them too, to fail early.
+const (
+	DefaultTimeout   = 30 * time.Second
+	MaxTimeout       = 600 * time.Second
+	MaxCodeBytes     = 2 << 20 // 2 MiB of code per cell
+	MaxNameLen       = 64
+	OutputLimit      = 30000 // characters of output per reply
+	ValueLimit       = 10000 // characters of a value's repr
+	NameChars        = "letters, digits, '.', '_' and '-' (not starting with '.' or '-')"
+	MaxEnvBytes      = 1 << 20
+	DefaultRuntime   = "python"
+	InterruptTimeout = 5 * time.Second
+)
+
+// Cell statuses.
+const (
+	StatusDone        = "done"
+	StatusError       = "error"
+	StatusRunning     = "running"
+	StatusInterrupted = "interrupted"
+	StatusDead        = "dead"
+)
+
+// Client identifies who sent a request and through what, for busy messages
+// and, later, the shared record.
+type Client struct {
+	Who string `json:"who,omitempty"` // a label: "alice", "claude-code"
+	How string `json:"how,omitempty"` // "cli", "mcp", "attach"
+}
+
+// Spawn says how to start a session if the name has none yet. It is used
+// only on creation; restart reuses what the session was created with.
+type Spawn struct {
+	Runtime string   `json:"runtime,omitempty"` // default "python"
+	Exe     string   `json:"exe,omitempty"`     // interpreter; resolved on the caller's PATH
+	Cwd     string   `json:"cwd"`               // absolute
+	Env     []string `json:"env"`               // the caller's environment, KEY=VALUE
+}
+
+// ExecRequest runs one cell.
+type ExecRequest struct {
+	Code       string  `json:"code"`
+	Timeout    float64 `json:"timeout,omitempty"` // seconds; 0 means the default
+	Spawn      Spawn   `json:"spawn"`
+	Client     Client  `json:"client"`
+	Generation string  `json:"generation,omitempty"` // if set, refuse unless it matches the live session
+}
+
+// WaitRequest collects a running or finished cell.
+type WaitRequest struct {
+	Timeout    float64 `json:"timeout,omitempty"`
+	Client     Client  `json:"client"`
+	Generation string  `json:"generation,omitempty"`
+}
+
+// ControlRequest is the body of interrupt, restart and kill.
+type ControlRequest struct {
+	Client     Client `json:"client"`
+	Generation string `json:"generation,omitempty"`
+}
+
+// CellError is what a cell raised.
+type CellError struct {
+	Type      string `json:"type"`
+	Message   string `json:"message"`
+	Traceback string `json:"traceback,omitempty"`
+}
+
+// Note kinds, so clients can place and style them.
+const (
+	NoteCreated   = "created"   // a session was created for this call
+	NoteLost      = "lost"      // an earlier life of this name died; what was lost
+	NoteOthers    = "others"    // other sessions that need attention
+	NoteIdle      = "idle"      // output printed while no cell ran
+	NoteRunning   = "running"   // the timeout passed; how to collect
+	NoteInfo      = "info"      // anything else worth saying
+	NoteSave      = "save"      // something could not be saved
+	NoteVersion   = "version"   // client and daemon differ
+	NoteCollected = "collected" // nothing new to collect
+	// NoteUncollected carries an earlier cell's result that nobody collected.
+	NoteUncollected = "uncollected"
+)
+
+// Note is one thing a reply says besides the cell's own output.
+type Note struct {
+	Kind string `json:"kind"`
+	Text string `json:"text"`
+}
+
+// CellResult is the one shape of a cell's result everywhere: CLI --json,
+// MCP structured output and the record.
+type CellResult struct {
+	Session    string     `json:"session"`
+	Generation string     `json:"generation"`
+	Cell       int        `json:"cell"`
+	Status     string     `json:"status"`
+	Output     string     `json:"output"`
+	Value      string     `json:"value,omitempty"`
+	Error      *CellError `json:"error,omitempty"`
+	Elapsed    float64    `json:"elapsed"` // seconds since the cell started
+	OutputCut  *bound.Cut `json:"output_cut,omitempty"`
+	ValueCut   *bound.Cut `json:"value_cut,omitempty"`
+	Notes      []Note     `json:"notes,omitempty"`
+}
+
+// Death says how a session's life ended.
+type Death struct {
+	Cause    string    `json:"cause"` // in words: "killed by signal 9 (SIGKILL)"
+	By       string    `json:"by"`    // "kill", "restart", "stop", "crash", "exit", "daemon-lost"
+	At       time.Time `json:"at"`    // when
+	ExitCode int       `json:"exit_code,omitempty"`
+	Signal   int       `json:"signal,omitempty"`
+}
+
+// SessionInfo is one line of `polyrepl sessions`.
+type SessionInfo struct {
+	Name       string    `json:"name"`
+	Generation string    `json:"generation"`
+	Runtime    string    `json:"runtime"`
+	Version    string    `json:"version"`
+	Exe        string    `json:"exe"`
+	PID        int       `json:"pid"`
+	State      string    `json:"state"` // starting, idle, running, dead
+	Created    time.Time `json:"created"`
+	LastActive time.Time `json:"last_active"`
+	Cells      int       `json:"cells"`
+	Memory     uint64    `json:"memory"` // bytes, the whole process tree
+	Cwd        string    `json:"cwd"`
+	Names      []string  `json:"names"`
+	Running    *Running  `json:"running,omitempty"`
+	Unread     bool      `json:"unread"` // output or a result nobody has collected
+	Death      *Death    `json:"death,omitempty"`
+	Transcript string    `json:"transcript"`
+}
+
+// Running describes the cell a session is running.
+type Running struct {
+	Cell    int       `json:"cell"`
+	Started time.Time `json:"started"`
+	Client  Client    `json:"client"`
+	Code    string    `json:"code"` // first line, bounded
+}
+
+// SessionsReply lists sessions.
+type SessionsReply struct {
+	Sessions []SessionInfo `json:"sessions"`
+}
+
+// KillReply says what kill, restart or stop ended.
+type KillReply struct {
+	Session SessionInfo `json:"session"`
+	Notes   []Note      `json:"notes,omitempty"`
+}
+
+// StatusReply describes the daemon.
+type StatusReply struct {
+	PID      int       `json:"pid"`
+	Version  string    `json:"version"`
+	Socket   string    `json:"socket"`
+	Log      string    `json:"log"`
+	StateDir string    `json:"state_dir"`
+	Started  time.Time `json:"started"`
+	Sessions int       `json:"sessions"`
+}
+
+// StopReply lists what stopping the daemon ended.
+type StopReply struct {
+	PID   int           `json:"pid"`
+	Ended []SessionInfo `json:"ended"`
+}
+
+// ErrorReply is the body of every non-2xx reply.
+type ErrorReply struct {
+	Error string `json:"error"`
+	Hint  string `json:"hint,omitempty"`
+	// Code classifies the error for programs: "bad-request", "no-session",
+	// "busy", "stale", "dead", "internal".
+	Code string `json:"code"`
+	// Death is set when the error is about a session that died.
+	Death *Death `json:"death,omitempty"`
+}

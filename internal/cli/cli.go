@@ -1,0 +1,224 @@
+// Package cli is polyrepl's command line: one file per subcommand, all of
+// them talking to the daemon through the client package. It owns the exit
+// statuses and how results are printed for people and scripts.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/polyrepl/polyrepl/internal/client"
+	"github.com/polyrepl/polyrepl/internal/version"
+)
+
+// Exit statuses, the same for every subcommand.
+const (
+	ExitOK      = 0   // the cell finished (or the command did its job)
+	ExitFailed  = 1   // the cell raised, or the session died
+	ExitUsage   = 2   // usage, bad input, refusal, or no daemon to talk to
+	ExitTimeout = 124 // the timeout passed while the cell still runs
+)
+
+// command is one subcommand.
+type command struct {
+	name    string
+	usage   string // the synopsis after "polyrepl "
+	summary string
+	help    string // longer text for `polyrepl help CMD`
+	run     func(e *env, args []string) int
+}
+
+// env is what a subcommand runs with: its streams and its client.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	ctx            context.Context
+	client         *client.Client
+}
+
+var commands []*command
+
+func register(c *command) { commands = append(commands, c) }
+
+func lookup(name string) *command {
+	for _, c := range commands {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// Main runs the command line and returns the exit status.
+func Main(args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	e := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, ctx: ctx, client: client.New()}
+	return e.main(args)
+}
+
+func (e *env) main(args []string) int {
+	if len(args) == 0 {
+		printUsage(e.stderr)
+		return ExitUsage
+	}
+	switch args[0] {
+	case "--version", "-version", "version":
+		fmt.Fprintf(e.stdout, "polyrepl %s\n", version.Version)
+		return ExitOK
+	case "-h", "--help", "-help":
+		printUsage(e.stdout)
+		return ExitOK
+	}
+	c := lookup(args[0])
+	if c == nil {
+		e.errorf("unknown command %q", args[0])
+		e.hintf("`polyrepl help` lists the commands")
+		return ExitUsage
+	}
+	return c.run(e, args[1:])
+}
+
+func (e *env) errorf(format string, a ...any) {
+	fmt.Fprintf(e.stderr, "polyrepl: error: "+format+"\n", a...)
+}
+
+func (e *env) hintf(format string, a ...any) {
+	fmt.Fprintf(e.stderr, "polyrepl: hint: "+format+"\n", a...)
+}
+
+// fail reports an error from the client and returns the exit status it
+// calls for.
+func (e *env) fail(err error) int {
+	var ae *client.APIError
+	var ce *client.ConnError
+	switch {
+	case errors.As(err, &ae):
+		e.errorf("%s", ae.ErrorReply.Error)
+		if ae.Hint != "" {
+			e.hintf("%s", ae.Hint)
+		}
+		e.versionWarning()
+		if ae.Code == "dead" {
+			return ExitFailed
+		}
+		return ExitUsage
+	case errors.As(err, &ce):
+		e.errorf("cannot reach the polyrepl daemon: %v", ce.Err)
+		e.hintf("see the daemon log in %s, or run `polyrepl daemon` to see it fail in the foreground", e.client.Socket[:strings.LastIndex(e.client.Socket, "/")])
+		return ExitUsage
+	case errors.Is(err, context.Canceled):
+		e.errorf("interrupted; the cell (if any) goes on: `polyrepl wait` collects it")
+		return ExitUsage
+	default:
+		e.errorf("%v", err)
+		return ExitUsage
+	}
+}
+
+// versionWarning says so when the daemon runs other code than this client.
+func (e *env) versionWarning() {
+	if m := e.client.VersionMismatch(); m != "" {
+		fmt.Fprintf(e.stderr, "polyrepl: warning: %s\n", m)
+	}
+}
+
+// flags builds a subcommand's flag set, quiet so errors are ours to print.
+func flags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs
+}
+
+// parse parses flags wherever they appear among the positional
+// arguments (`exec NAME CODE -t 5` as well as `exec -t 5 NAME CODE`).
+// "--" ends the flags; "-" alone is positional (standard input).
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(pos, args[i+1:]...), nil
+		}
+		if a == "-" || !strings.HasPrefix(a, "-") {
+			pos = append(pos, a)
+			continue
+		}
+		name := strings.TrimLeft(a, "-")
+		if k := strings.IndexByte(name, '='); k >= 0 {
+			name = name[:k]
+		}
+		f := fs.Lookup(name)
+		if f == nil {
+			if name == "h" || name == "help" {
+				return nil, flag.ErrHelp
+			}
+			return nil, fmt.Errorf("unknown flag %s (to pass code starting with '-', put `--` before it)", a)
+		}
+		chunk := []string{a}
+		if bf, ok := f.Value.(interface{ IsBoolFlag() bool }); !(ok && bf.IsBoolFlag()) && !strings.Contains(a, "=") {
+			if i+1 >= len(args) {
+				return nil, fmt.Errorf("flag %s needs a value", a)
+			}
+			chunk = append(chunk, args[i+1])
+			i++
+		}
+		if err := fs.Parse(chunk); err != nil {
+			return nil, fmt.Errorf("bad value for %s: %v", a, err)
+		}
+	}
+	return pos, nil
+}
+
+// usageError prints a usage problem with the command's synopsis.
+func (e *env) usageError(c *command, format string, a ...any) int {
+	e.errorf(format, a...)
+	e.hintf("usage: polyrepl %s", c.usage)
+	return ExitUsage
+}
+
+// parseOrHelp handles flag errors and -h uniformly.
+func (e *env) parseOrHelp(c *command, fs *flag.FlagSet, args []string) ([]string, int, bool) {
+	pos, err := parse(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		printHelp(e.stdout, c)
+		return nil, ExitOK, false
+	}
+	if err != nil {
+		return nil, e.usageError(c, "%v", err), false
+	}
+	return pos, 0, true
+}
+
+// secondsFlag is a timeout in seconds, checked when parsed.
+type secondsFlag struct{ v float64 }
+
+func (s *secondsFlag) String() string { return strconv.FormatFloat(s.v, 'g', -1, 64) }
+func (s *secondsFlag) Set(v string) error {
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f <= 0 || f > 600 || f != f {
+		return fmt.Errorf("the timeout must be a number of seconds above 0 and at most 600, not %q", v)
+	}
+	s.v = f
+	return nil
+}
+
+// label names who sends requests from this command line, for busy messages
+// and the shared record: $POLYREPL_LABEL, else the user's name.
+func label() string {
+	if l := os.Getenv("POLYREPL_LABEL"); l != "" {
+		return l
+	}
+	if u := os.Getenv("USER"); u != "" {
+		return u
+	}
+	return fmt.Sprintf("uid %d", os.Getuid())
+}

@@ -1,0 +1,157 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"log"
+	"time"
+
+	"github.com/polyrepl/polyrepl/internal/client"
+	"github.com/polyrepl/polyrepl/internal/daemon"
+)
+
+func init() {
+	register(&command{
+		name:    "daemon",
+		usage:   "daemon",
+		summary: "run the daemon in the foreground (for debugging and service managers)",
+		help: `Runs the daemon in the foreground, logging to standard error, until
+` + "`polyrepl stop`" + `, SIGTERM or SIGINT. Clients normally start it by themselves,
+detached, logging to daemon.log beside the socket.`,
+		run: runDaemon,
+	})
+	register(&command{
+		name:    "start",
+		usage:   "start",
+		summary: "start the daemon if it is not running",
+		run:     runStart,
+	})
+	register(&command{
+		name:    "stop",
+		usage:   "stop",
+		summary: "end the daemon and every session, saying which",
+		run:     runStop,
+	})
+	register(&command{
+		name:    "status",
+		usage:   "status [--json]",
+		summary: "the daemon's pid, version, socket and number of sessions",
+		run:     runStatus,
+	})
+}
+
+func runDaemon(e *env, args []string) int {
+	c := lookup("daemon")
+	pos, code, ok := e.parseOrHelp(c, flags("daemon"), args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 0 {
+		return e.usageError(c, "daemon takes no arguments")
+	}
+	log.SetFlags(log.LstdFlags | log.Lmicroseconds)
+	log.SetPrefix(fmt.Sprintf("polyrepl[%d] ", osGetpid()))
+	err := daemon.Run()
+	if errors.Is(err, daemon.ErrRunning) {
+		// Another client started one first: that is the one we wanted.
+		log.Printf("%v; leaving it be", err)
+		return ExitOK
+	}
+	if err != nil {
+		e.errorf("%v", err)
+		return ExitFailed
+	}
+	return ExitOK
+}
+
+func runStart(e *env, args []string) int {
+	c := lookup("start")
+	pos, code, ok := e.parseOrHelp(c, flags("start"), args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 0 {
+		return e.usageError(c, "start takes no arguments")
+	}
+	st, started, err := e.client.Start(e.ctx)
+	if err != nil {
+		return e.fail(err)
+	}
+	if started {
+		fmt.Fprintf(e.stdout, "Started the daemon (pid %d, polyrepl %s) on %s.\n", st.PID, st.Version, st.Socket)
+	} else {
+		fmt.Fprintf(e.stdout, "The daemon is already running (pid %d, polyrepl %s, %d sessions).\n", st.PID, st.Version, st.Sessions)
+	}
+	e.versionWarning()
+	return ExitOK
+}
+
+func runStop(e *env, args []string) int {
+	c := lookup("stop")
+	pos, code, ok := e.parseOrHelp(c, flags("stop"), args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 0 {
+		return e.usageError(c, "stop takes no arguments")
+	}
+	r, err := e.client.Stop(e.ctx)
+	var ce *client.ConnError
+	if errors.As(err, &ce) && isNoDaemon(err) {
+		fmt.Fprintln(e.stdout, "No daemon was running.")
+		return ExitOK
+	}
+	if err != nil {
+		return e.fail(err)
+	}
+	// Wait until the old daemon has let go of the socket, so the next
+	// command starts a new one instead of finding the old one leaving.
+	for i := 0; i < 300; i++ {
+		if _, err := e.client.Status(e.ctx); err != nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(r.Ended) == 0 {
+		fmt.Fprintf(e.stdout, "Stopped the daemon (pid %d); no sessions were running.\n", r.PID)
+		return ExitOK
+	}
+	fmt.Fprintf(e.stdout, "Stopped the daemon (pid %d); ended %d sessions:\n", r.PID, len(r.Ended))
+	for _, s := range r.Ended {
+		line := fmt.Sprintf("  %s (%s %s, pid %d, %d cells)", s.Name, s.Runtime, s.Version, s.PID, s.Cells)
+		if len(s.Names) > 0 {
+			line += " — names lost: " + joinNames(s.Names)
+		}
+		fmt.Fprintln(e.stdout, line)
+	}
+	return ExitOK
+}
+
+func runStatus(e *env, args []string) int {
+	c := lookup("status")
+	fs := flags("status")
+	asJSON := fs.Bool("json", false, "print the status as JSON")
+	pos, code, ok := e.parseOrHelp(c, fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 0 {
+		return e.usageError(c, "status takes no arguments")
+	}
+	st, err := e.client.Status(e.ctx)
+	if err != nil && isNoDaemon(err) {
+		fmt.Fprintf(e.stdout, "No daemon is running (socket %s); the next command starts one.\n", e.client.Socket)
+		return ExitFailed
+	}
+	if err != nil {
+		return e.fail(err)
+	}
+	if *asJSON {
+		printJSON(e.stdout, st)
+	} else {
+		fmt.Fprintf(e.stdout, "polyrepl daemon pid %d, version %s, up %s, %d sessions\nsocket: %s\nlog:    %s\nstate:  %s\n",
+			st.PID, st.Version, ago(time.Since(st.Started)), st.Sessions, st.Socket, st.Log, st.StateDir)
+	}
+	e.versionWarning()
+	return ExitOK
+}

@@ -1,0 +1,93 @@
+package cli
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+)
+
+func init() {
+	register(&command{
+		name:    "exec",
+		usage:   "exec NAME CODE|- [-t SECS] [--python PATH] [--cwd DIR] [--json]",
+		summary: "run one cell in a session, creating it on first use",
+		help: `Runs CODE as one cell in session NAME and waits for it up to -t seconds
+(default 30, at most 600). If the cell is still running then, exec returns
+with status 124 and the cell goes on: ` + "`polyrepl wait NAME`" + ` collects the rest.
+With "-", the code is read from standard input.
+
+The first exec under a name creates the session, in the current directory
+(or --cwd) with the caller's environment. The interpreter is --python, else
+$POLYREPL_PYTHON, else python3 on PATH.
+
+Exit status: 0 the cell finished, 1 it raised or the session died, 2 the
+request was refused or the daemon unreachable, 124 still running.`,
+		run: runExec,
+	})
+}
+
+func runExec(e *env, args []string) int {
+	c := lookup("exec")
+	fs := flags("exec")
+	var timeout secondsFlag
+	fs.Var(&timeout, "t", "seconds to wait")
+	fs.Var(&timeout, "timeout", "seconds to wait")
+	python := fs.String("python", "", "interpreter for a new session")
+	cwd := fs.String("cwd", "", "working directory for a new session")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	pos, code, ok := e.parseOrHelp(c, fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 2 {
+		return e.usageError(c, "exec takes a session name and the code (or - for standard input), got %d arguments", len(pos))
+	}
+	name, src := pos[0], pos[1]
+	if src == "-" {
+		b, err := io.ReadAll(io.LimitReader(e.stdin, api.MaxCodeBytes+1))
+		if err != nil {
+			e.errorf("cannot read the code from standard input: %v", err)
+			return ExitUsage
+		}
+		src = string(b)
+	}
+	dir, err := os.Getwd()
+	if *cwd != "" {
+		dir, err = filepath.Abs(*cwd)
+	}
+	if err != nil {
+		e.errorf("cannot find the working directory: %v", err)
+		return ExitUsage
+	}
+	exe := *python
+	if exe != "" && filepath.Base(exe) != exe {
+		// A path is relative to where the user typed it, not to --cwd.
+		if abs, err := filepath.Abs(exe); err == nil {
+			exe = abs
+		}
+	}
+	req := api.ExecRequest{
+		Code:    src,
+		Timeout: timeout.v,
+		Spawn:   api.Spawn{Exe: exe, Cwd: dir, Env: os.Environ()},
+		Client:  api.Client{Who: label(), How: "cli"},
+	}
+	r, err := e.client.Exec(e.ctx, name, req)
+	if err != nil {
+		return e.fail(err)
+	}
+	return e.result(r, *asJSON)
+}
+
+// result prints a cell result and returns the exit status for it.
+func (e *env) result(r api.CellResult, asJSON bool) int {
+	if asJSON {
+		printJSON(e.stdout, r)
+	} else {
+		printResult(e.stdout, r)
+	}
+	e.versionWarning()
+	return exitFor(r.Status)
+}

@@ -1,0 +1,250 @@
+// Package client is the one typed Go client of the daemon's API. The CLI,
+// the MCP server and attach all use it; nothing else speaks the wire
+// protocol. It starts the daemon when none answers and checks that the
+// daemon runs as the same user before sending anything (every exec carries
+// the caller's environment).
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/paths"
+	"github.com/polyrepl/polyrepl/internal/version"
+)
+
+// Client talks to the daemon of the current user.
+type Client struct {
+	Socket string
+	// AutoStart starts the daemon when none answers.
+	AutoStart bool
+
+	http *http.Client
+
+	mu            sync.Mutex
+	daemonVersion string
+}
+
+// New makes a client for the default socket that starts the daemon on
+// first use.
+func New() *Client {
+	c := &Client{Socket: paths.Socket(), AutoStart: true}
+	c.http = &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return c.dial(ctx)
+		},
+		MaxIdleConnsPerHost: 64,
+	}}
+	return c
+}
+
+// APIError is a refusal from the daemon: bad input, no such session, busy.
+type APIError struct {
+	Status int
+	api.ErrorReply
+}
+
+func (e *APIError) Error() string { return e.ErrorReply.Error }
+
+// ConnError means the daemon could not be reached or trusted.
+type ConnError struct{ Err error }
+
+func (e *ConnError) Error() string { return e.Err.Error() }
+func (e *ConnError) Unwrap() error { return e.Err }
+
+// DaemonVersion is the version the daemon stated in its last reply.
+func (c *Client) DaemonVersion() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.daemonVersion
+}
+
+// VersionMismatch says, in words, that the daemon runs other code than
+// this client, or returns "".
+func (c *Client) VersionMismatch() string {
+	dv := c.DaemonVersion()
+	if dv == "" || dv == version.Version {
+		return ""
+	}
+	return fmt.Sprintf("the running daemon is polyrepl %s but this client is %s; run `polyrepl stop` (it ends every session) so the next call starts %s", dv, version.Version, version.Version)
+}
+
+// dial connects to the socket after checking its directory, and checks
+// that the daemon is our own user.
+func (c *Client) dial(ctx context.Context) (net.Conn, error) {
+	if err := paths.CheckPrivateDir(dirOf(c.Socket)); err != nil {
+		return nil, err
+	}
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "unix", c.Socket)
+	if err != nil {
+		return nil, err
+	}
+	uid, err := paths.PeerUID(conn.(*net.UnixConn))
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	if uid != os.Getuid() {
+		conn.Close()
+		return nil, fmt.Errorf("refusing the daemon at %s: it runs as uid %d, not as you (uid %d); do not send it your environment", c.Socket, uid, os.Getuid())
+	}
+	return conn, nil
+}
+
+func dirOf(p string) string { return filepath.Dir(p) }
+
+// do sends one request and decodes the reply into out.
+func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	err := c.roundTrip(ctx, method, path, in, out)
+	var ce *ConnError
+	if errors.As(err, &ce) && c.AutoStart && ctx.Err() == nil && isNotRunning(ce.Err) {
+		if serr := c.startDaemon(ctx); serr != nil {
+			return &ConnError{serr}
+		}
+		err = c.roundTrip(ctx, method, path, in, out)
+	}
+	return err
+}
+
+func (c *Client) roundTrip(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return fmt.Errorf("cannot encode the request: %w", err)
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, "http://polyrepl"+path, body)
+	if err != nil {
+		return fmt.Errorf("cannot make the request: %w", err)
+	}
+	req.Header.Set(api.VersionHeader, version.Version)
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return &ConnError{err}
+	}
+	defer resp.Body.Close()
+	c.mu.Lock()
+	c.daemonVersion = resp.Header.Get(api.VersionHeader)
+	c.mu.Unlock()
+	dec := json.NewDecoder(resp.Body)
+	if resp.StatusCode/100 != 2 {
+		e := &APIError{Status: resp.StatusCode}
+		if err := dec.Decode(&e.ErrorReply); err != nil || e.ErrorReply.Error == "" {
+			e.ErrorReply.Error = fmt.Sprintf("the daemon answered %s", resp.Status)
+			if resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed {
+				e.Hint = "the daemon does not know this request; it may be another version: run `polyrepl stop` and retry"
+			}
+		}
+		return e
+	}
+	if out == nil {
+		return nil
+	}
+	if err := dec.Decode(out); err != nil {
+		return &ConnError{fmt.Errorf("cannot read the daemon's reply: %w", err)}
+	}
+	return nil
+}
+
+func sessionPath(pattern, name string) string {
+	return strings.Replace(pattern, "{name}", url.PathEscape(name), 1)
+}
+
+// Exec runs a cell, creating the session on first use.
+func (c *Client) Exec(ctx context.Context, name string, req api.ExecRequest) (api.CellResult, error) {
+	var r api.CellResult
+	err := c.do(ctx, http.MethodPost, sessionPath(api.PathExec, name), req, &r)
+	return r, err
+}
+
+// Wait collects a running or uncollected cell.
+func (c *Client) Wait(ctx context.Context, name string, req api.WaitRequest) (api.CellResult, error) {
+	var r api.CellResult
+	err := c.do(ctx, http.MethodPost, sessionPath(api.PathWait, name), req, &r)
+	return r, err
+}
+
+// Interrupt stops the running cell and returns its result.
+func (c *Client) Interrupt(ctx context.Context, name string, req api.ControlRequest) (api.CellResult, error) {
+	var r api.CellResult
+	err := c.do(ctx, http.MethodPost, sessionPath(api.PathInterrupt, name), req, &r)
+	return r, err
+}
+
+// Restart replaces the session's process with a fresh one.
+func (c *Client) Restart(ctx context.Context, name string, req api.ControlRequest) (api.KillReply, error) {
+	var r api.KillReply
+	err := c.do(ctx, http.MethodPost, sessionPath(api.PathRestart, name), req, &r)
+	return r, err
+}
+
+// Kill ends the session and its whole process tree.
+func (c *Client) Kill(ctx context.Context, name string, req api.ControlRequest) (api.KillReply, error) {
+	var r api.KillReply
+	err := c.do(ctx, http.MethodPost, sessionPath(api.PathKill, name), req, &r)
+	return r, err
+}
+
+// Sessions lists every session, or the named one.
+func (c *Client) Sessions(ctx context.Context, name string) ([]api.SessionInfo, error) {
+	var r api.SessionsReply
+	path := api.PathSessions
+	if name != "" {
+		path = sessionPath(api.PathSession, name)
+	}
+	err := c.do(ctx, http.MethodGet, path, nil, &r)
+	return r.Sessions, err
+}
+
+// Status describes the running daemon. It never starts one.
+func (c *Client) Status(ctx context.Context) (api.StatusReply, error) {
+	var r api.StatusReply
+	err := c.roundTrip(ctx, http.MethodGet, api.PathStatus, nil, &r)
+	return r, err
+}
+
+// Stop ends the daemon and every session. It never starts one.
+func (c *Client) Stop(ctx context.Context) (api.StopReply, error) {
+	var r api.StopReply
+	err := c.roundTrip(ctx, http.MethodPost, api.PathStop, nil, &r)
+	return r, err
+}
+
+// Start makes sure a daemon is running, starting one if needed.
+func (c *Client) Start(ctx context.Context) (api.StatusReply, bool, error) {
+	if st, err := c.Status(ctx); err == nil {
+		return st, false, nil
+	} else if !IsNotRunning(err) {
+		return st, false, err
+	}
+	if err := c.startDaemon(ctx); err != nil {
+		return api.StatusReply{}, false, &ConnError{err}
+	}
+	st, err := c.Status(ctx)
+	return st, true, err
+}

@@ -1,0 +1,196 @@
+// Package daemon is the long-lived process that owns every session: it
+// holds the socket (one daemon per user per host, enforced by a lock), checks
+// each peer's uid, serves the v1 API over HTTP on a unix socket, and on
+// stop ends every session and says which.
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/paths"
+	"github.com/polyrepl/polyrepl/internal/session"
+	"github.com/polyrepl/polyrepl/internal/state"
+	"golang.org/x/sys/unix"
+
+	// The runtimes the daemon can start.
+	_ "github.com/polyrepl/polyrepl/internal/driver/python"
+)
+
+// ErrRunning means another daemon already holds the lock: not a failure
+// for a client that raced to start one.
+var ErrRunning = errors.New("a polyrepl daemon is already running")
+
+// Daemon is one running daemon.
+type Daemon struct {
+	socketDir string
+	socket    string
+	stateDir  string
+	started   time.Time
+	sessions  *session.Manager
+	server    *http.Server
+	lock      *os.File
+
+	stopOnce sync.Once
+	stopped  chan struct{}
+}
+
+// Run starts the daemon and serves until it is stopped by the API or a
+// signal. The caller has set up logging.
+func Run() error {
+	d, err := Listen()
+	if err != nil {
+		return err
+	}
+	return d.Serve()
+}
+
+// Listen takes the daemon lock, prepares the directories and binds the
+// socket. It returns ErrRunning if another daemon holds the lock.
+func Listen() (*Daemon, error) {
+	dir := paths.SocketDir()
+	if err := paths.EnsurePrivateDir(dir); err != nil {
+		return nil, err
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, paths.LockName), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open the daemon lock: %w", err)
+	}
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		lock.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, ErrRunning
+		}
+		return nil, fmt.Errorf("cannot lock %s: %w", lock.Name(), err)
+	}
+	stateDir, err := paths.StateDir()
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	st, err := state.Open(stateDir)
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	sock := filepath.Join(dir, paths.SocketName)
+	// We hold the lock, so a socket file left here is stale.
+	if err := os.Remove(sock); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		lock.Close()
+		return nil, fmt.Errorf("cannot remove the stale socket %s: %w", sock, err)
+	}
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: sock, Net: "unix"})
+	if err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("cannot listen on %s: %w", sock, err)
+	}
+	ln.SetUnlinkOnClose(true)
+	if err := os.Chmod(sock, 0o600); err != nil {
+		ln.Close()
+		lock.Close()
+		return nil, fmt.Errorf("cannot restrict %s: %w", sock, err)
+	}
+	d := &Daemon{
+		socketDir: dir, socket: sock, stateDir: stateDir, started: time.Now(),
+		sessions: session.NewManager(st, dir), lock: lock, stopped: make(chan struct{}),
+	}
+	d.sessions.RecoverLost()
+	pruneOutput(st.OutputDir(), 7*24*time.Hour)
+	d.server = &http.Server{Handler: d.routes(), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := d.server.Serve(&peerListener{ln}); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Printf("serving: %v", err)
+			d.Stop("the daemon's listener failed")
+		}
+	}()
+	// The lock file says who holds it, for `polyrepl status` and people.
+	lock.Truncate(0)
+	fmt.Fprintf(lock, "%d\n", os.Getpid())
+	log.Printf("polyrepl daemon pid %d listening on %s; state in %s", os.Getpid(), sock, stateDir)
+	return d, nil
+}
+
+// Serve waits until the daemon is stopped, by the API or by SIGTERM,
+// SIGINT or SIGHUP, and then ends every session.
+func (d *Daemon) Serve() error {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	select {
+	case sig := <-sigs:
+		d.Stop(fmt.Sprintf("the daemon received %s", sig))
+	case <-d.stopped:
+	}
+	<-d.stopped
+	return nil
+}
+
+// Stop ends every session (each gets a death note) and the server, once.
+// It returns what it ended.
+func (d *Daemon) Stop(cause string) []api.SessionInfo {
+	var ended []api.SessionInfo
+	d.stopOnce.Do(func() {
+		log.Printf("stopping: %s", cause)
+		ended = d.sessions.StopAll(cause)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		// Shutdown waits for in-flight replies, including the stop reply.
+		go func() {
+			d.server.Shutdown(ctx)
+			d.lock.Close()
+			close(d.stopped)
+		}()
+	})
+	return ended
+}
+
+// peerListener accepts only connections from our own uid.
+type peerListener struct{ *net.UnixListener }
+
+func (l *peerListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.AcceptUnix()
+		if err != nil {
+			return nil, err
+		}
+		uid, err := paths.PeerUID(c)
+		if err != nil {
+			log.Printf("refused a connection: %v", err)
+			c.Close()
+			continue
+		}
+		if uid != os.Getuid() {
+			log.Printf("refused a connection from uid %d: only uid %d may use this daemon", uid, os.Getuid())
+			c.Close()
+			continue
+		}
+		return c, nil
+	}
+}
+
+// pruneOutput removes saved output older than age, so long-running use
+// does not fill the disk with old spool files.
+func pruneOutput(dir string, age time.Duration) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	cutoff := time.Now().Add(-age)
+	for _, e := range entries {
+		if fi, err := e.Info(); err == nil && fi.ModTime().Before(cutoff) {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}

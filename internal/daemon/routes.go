@@ -1,0 +1,195 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"os"
+	"path/filepath"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/paths"
+	"github.com/polyrepl/polyrepl/internal/session"
+	"github.com/polyrepl/polyrepl/internal/version"
+)
+
+// maxBody bounds a request body: the code limit plus the caller's
+// environment and some room for JSON escaping.
+const maxBody = 4*api.MaxCodeBytes + api.MaxEnvBytes
+
+func (d *Daemon) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+api.PathStatus, d.status)
+	mux.HandleFunc("POST "+api.PathStop, d.stop)
+	mux.HandleFunc("GET "+api.PathSessions, d.list)
+	mux.HandleFunc("GET "+api.PathSession, d.describe)
+	mux.HandleFunc("POST "+api.PathExec, d.exec)
+	mux.HandleFunc("POST "+api.PathWait, d.wait)
+	mux.HandleFunc("POST "+api.PathInterrupt, d.interrupt)
+	mux.HandleFunc("POST "+api.PathRestart, d.restart)
+	mux.HandleFunc("POST "+api.PathKill, d.kill)
+	return withVersion(mux)
+}
+
+// withVersion stamps every reply with the daemon's version.
+func withVersion(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set(api.VersionHeader, version.Version)
+		h.ServeHTTP(w, r)
+	})
+}
+
+func (d *Daemon) status(w http.ResponseWriter, r *http.Request) {
+	reply(w, api.StatusReply{
+		PID: os.Getpid(), Version: version.Version, Socket: d.socket,
+		Log: filepath.Join(d.socketDir, paths.LogName), StateDir: d.stateDir,
+		Started: d.started, Sessions: len(d.sessions.List(false)),
+	})
+}
+
+func (d *Daemon) stop(w http.ResponseWriter, r *http.Request) {
+	ended := d.Stop("stopped by `polyrepl stop`")
+	reply(w, api.StopReply{PID: os.Getpid(), Ended: ended})
+}
+
+func (d *Daemon) list(w http.ResponseWriter, r *http.Request) {
+	reply(w, api.SessionsReply{Sessions: d.sessions.List(true)})
+}
+
+func (d *Daemon) describe(w http.ResponseWriter, r *http.Request) {
+	info, err := d.sessions.Describe(r.PathValue("name"))
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	reply(w, api.SessionsReply{Sessions: []api.SessionInfo{info}})
+}
+
+func (d *Daemon) exec(w http.ResponseWriter, r *http.Request) {
+	var req api.ExecRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	res, err := d.sessions.Exec(r.Context(), r.PathValue("name"), req)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	reply(w, res)
+}
+
+func (d *Daemon) wait(w http.ResponseWriter, r *http.Request) {
+	var req api.WaitRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	res, err := d.sessions.Wait(r.Context(), r.PathValue("name"), req)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	reply(w, res)
+}
+
+func (d *Daemon) interrupt(w http.ResponseWriter, r *http.Request) {
+	var req api.ControlRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	res, err := d.sessions.Interrupt(r.Context(), r.PathValue("name"), req)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	reply(w, res)
+}
+
+func (d *Daemon) restart(w http.ResponseWriter, r *http.Request) {
+	var req api.ControlRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	res, err := d.sessions.Restart(r.Context(), r.PathValue("name"), req)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	reply(w, res)
+}
+
+func (d *Daemon) kill(w http.ResponseWriter, r *http.Request) {
+	var req api.ControlRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	res, err := d.sessions.Kill(r.PathValue("name"), req)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	reply(w, res)
+}
+
+// decode reads a JSON body strictly: unknown fields and trailing data are
+// errors, so a client's mistake is not silently ignored.
+func decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil && dec.More() {
+		err = errors.New("unexpected data after the JSON object")
+	}
+	if err == nil {
+		if _, terr := dec.Token(); terr != io.EOF {
+			err = errors.New("unexpected data after the JSON object")
+		}
+	}
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			fail(w, &session.Error{Code: "bad-request", Msg: fmt.Sprintf("the request is over %d bytes", maxBody), Hint: "keep code under 2 MiB"})
+			return false
+		}
+		fail(w, &session.Error{Code: "bad-request", Msg: fmt.Sprintf("malformed request body: %v", err), Hint: "send one JSON object as the API describes"})
+		return false
+	}
+	return true
+}
+
+func reply(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	if err := json.NewEncoder(w).Encode(v); err != nil {
+		log.Printf("writing a reply: %v", err)
+	}
+}
+
+// statusOf maps a refusal to its HTTP status.
+var statusOf = map[string]int{
+	"bad-request": http.StatusBadRequest,
+	"no-session":  http.StatusNotFound,
+	"busy":        http.StatusConflict,
+	"stale":       http.StatusGone,
+	"dead":        http.StatusGone,
+}
+
+func fail(w http.ResponseWriter, err error) {
+	body := api.ErrorReply{Error: err.Error(), Code: "internal"}
+	status := http.StatusInternalServerError
+	var se *session.Error
+	if errors.As(err, &se) {
+		body.Code, body.Hint, body.Death = se.Code, se.Hint, se.Death
+		if s, ok := statusOf[se.Code]; ok {
+			status = s
+		}
+	}
+	if errors.Is(err, context.Canceled) {
+		return // the client went away: nobody to answer
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(body)
+}

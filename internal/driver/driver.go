@@ -1,0 +1,120 @@
+// Package driver defines how the daemon talks to one runtime: how a runtime
+// process is started, given a cell, interrupted and asked who it is. Each
+// runtime family (worker, terminal, jupyter) implements Driver in its own
+// subpackage; sessions only see this interface.
+package driver
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/proc"
+)
+
+// Spec says what to start.
+type Spec struct {
+	Exe        string   // interpreter as the user named it; resolved on Env's PATH
+	Cwd        string   // absolute, existing directory
+	Env        []string // the caller's environment, KEY=VALUE
+	Cookie     string   // KEY=VALUE added to Env, so the whole tree can be found
+	RuntimeDir string   // a private directory where a driver may write its files
+	ValueLimit int      // characters of a value's repr to send back
+}
+
+// Result is how one cell ended, as the runtime reports it.
+type Result struct {
+	Cell   int
+	Status string // api.StatusDone, StatusError or StatusInterrupted
+	Value  string // the value's display, possibly cut (see ValueCut)
+	// ValueTotal is the length in characters of the whole value display;
+	// when it exceeds the value limit, Value holds head and tail only.
+	ValueTotal int
+	ValueCut   bool
+	Error      *api.CellError
+	Names      []string // the names defined in the namespace afterwards
+	Note       string   // something the runtime wants said (e.g. sys.exit was caught)
+}
+
+// Exit is how a runtime process ended.
+type Exit struct {
+	Code   int // exit status, or -1 if killed by a signal
+	Signal int // the signal that killed it, or 0
+	Err    error
+}
+
+// Handler receives a process's events. A driver calls it from one goroutine
+// at a time, in order: all output a cell wrote is passed to Output before
+// that cell's CellDone, and Exited is the last call.
+type Handler interface {
+	Output(p []byte) // p is only valid during the call
+	CellDone(r Result)
+	Exited(e Exit)
+}
+
+// Process is one running runtime.
+type Process interface {
+	PID() int
+	Tree() proc.Tree // the process tree, for signals, memory and kill
+	Version() string // the runtime's version, e.g. "3.11.2"
+	Exe() string     // the executable actually running
+	Run(cell int, code string) error
+	// Interrupt asks the running cell to stop the way the runtime expects
+	// (SIGINT for most); the session escalates if it does not.
+	Interrupt() error
+}
+
+// Driver starts processes of one runtime.
+type Driver interface {
+	// Name is the runtime's name as users type it ("python").
+	Name() string
+	// DefaultExe is the executable used when the user names none; env is
+	// the caller's environment, where a POLYREPL_<RUNTIME> override lives.
+	DefaultExe(env []string) string
+	// Start launches the runtime and returns once it is ready for a cell,
+	// or with an error that says what the executable did instead.
+	Start(ctx context.Context, spec Spec, h Handler) (Process, error)
+}
+
+var (
+	mu      sync.Mutex
+	drivers = map[string]Driver{}
+)
+
+// Register makes a driver available by its name; driver packages call it
+// from init.
+func Register(d Driver) {
+	mu.Lock()
+	defer mu.Unlock()
+	drivers[d.Name()] = d
+}
+
+// Lookup finds a driver by runtime name; the error lists the known ones.
+func Lookup(name string) (Driver, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	if d, ok := drivers[name]; ok {
+		return d, nil
+	}
+	var known []string
+	for n := range drivers {
+		known = append(known, n)
+	}
+	sort.Strings(known)
+	return nil, fmt.Errorf("unknown runtime %q: known runtimes are %s", name, strings.Join(known, ", "))
+}
+
+// Getenv finds key in a KEY=VALUE environment, the last one winning as in
+// the C library.
+func Getenv(env []string, key string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+			v = val
+		}
+	}
+	return v
+}

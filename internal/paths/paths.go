@@ -1,0 +1,93 @@
+// Package paths owns where polyrepl keeps things on disk — the daemon's
+// socket directory and the per-host state directory — and refuses places an
+// attacker could have prepared: symlinks, directories owned by someone else,
+// or directories others can read.
+package paths
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// Files inside the socket directory.
+const (
+	SocketName = "daemon.sock"
+	LockName   = "daemon.lock"
+	LogName    = "daemon.log"
+)
+
+// SocketDir returns the directory that holds the daemon's socket, lock and
+// log: $XDG_RUNTIME_DIR/polyrepl, else /tmp/polyrepl-<uid>. It does not
+// create it; see EnsurePrivateDir.
+func SocketDir() string {
+	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "polyrepl")
+	}
+	return filepath.Join(os.TempDir(), fmt.Sprintf("polyrepl-%d", os.Getuid()))
+}
+
+// Socket is the daemon's socket path.
+func Socket() string { return filepath.Join(SocketDir(), SocketName) }
+
+// StateDir returns $XDG_STATE_HOME/polyrepl/<host> (default
+// ~/.local/state/polyrepl/<host>). Per-host, because a home on NFS is shared
+// by machines that each run their own daemon.
+func StateDir() (string, error) {
+	base := os.Getenv("XDG_STATE_HOME")
+	if base == "" || !filepath.IsAbs(base) {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("cannot find the state directory: set XDG_STATE_HOME or HOME: %w", err)
+		}
+		base = filepath.Join(home, ".local", "state")
+	}
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "localhost"
+	}
+	return filepath.Join(base, "polyrepl", host), nil
+}
+
+// EnsurePrivateDir creates dir (and missing parents) with mode 0700 and
+// checks that dir itself is a real directory, not a symlink, owned by us and
+// closed to group and others. An existing directory that fails a check is
+// refused, never repaired or followed: someone else may have planted it.
+func EnsurePrivateDir(dir string) error {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+		return fmt.Errorf("cannot create %s: %w", filepath.Dir(dir), err)
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("cannot create %s: %w", dir, err)
+	}
+	return CheckPrivateDir(dir)
+}
+
+// CheckPrivateDir verifies, without following symlinks, that dir is a
+// directory owned by the current user with no group or other permissions.
+func CheckPrivateDir(dir string) error {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("cannot inspect %s: %w", dir, err)
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("refusing %s: it is a symlink; remove it so polyrepl can create a private directory there", dir)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("refusing %s: it is not a directory; remove it so polyrepl can create a private directory there", dir)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fmt.Errorf("cannot read the owner of %s", dir)
+	}
+	if int(st.Uid) != os.Getuid() {
+		return fmt.Errorf("refusing %s: it is owned by uid %d, not by you (uid %d); someone else may have planted it, remove it", dir, st.Uid, os.Getuid())
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return fmt.Errorf("refusing %s: its mode is %04o, open to other users; run `chmod 700 %s` if you trust its contents", dir, fi.Mode().Perm(), dir)
+	}
+	return nil
+}

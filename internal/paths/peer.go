@@ -1,0 +1,28 @@
+package paths
+
+import (
+	"fmt"
+	"net"
+
+	"golang.org/x/sys/unix"
+)
+
+// PeerUID returns the uid of the process at the other end of a unix socket
+// connection, from the kernel (SO_PEERCRED): it cannot be forged by the peer.
+func PeerUID(c *net.UnixConn) (int, error) {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return -1, fmt.Errorf("cannot read the peer's credentials: %w", err)
+	}
+	var cred *unix.Ucred
+	var cerr error
+	if err := raw.Control(func(fd uintptr) {
+		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+	}); err != nil {
+		return -1, fmt.Errorf("cannot read the peer's credentials: %w", err)
+	}
+	if cerr != nil {
+		return -1, fmt.Errorf("cannot read the peer's credentials: %w", cerr)
+	}
+	return int(cred.Uid), nil
+}

@@ -1,0 +1,57 @@
+package proc
+
+import (
+	"fmt"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// Proc is one process as seen at one moment: its pid and its start time
+// (field 22 of /proc/PID/stat, clock ticks since boot), which together name
+// it uniquely even after pid reuse.
+type Proc struct {
+	PID   int
+	Start uint64
+}
+
+// String formats p as pid@start so that error messages name a process
+// unambiguously.
+func (p Proc) String() string {
+	return strconv.Itoa(p.PID) + "@" + strconv.FormatUint(p.Start, 10)
+}
+
+// Tree identifies one session's processes: the leader (the runtime process
+// the daemon started, in its own process group whose pgid == leader pid),
+// and an environment cookie: a "KEY=VALUE" string the daemon put in the
+// session's environment, which descendants inherit even when they call
+// setsid or double-fork to escape the process group.
+type Tree struct {
+	Leader Proc
+	Cookie string
+}
+
+// StartTime reads the start time of pid, which callers record next to the
+// pid so that a later signal cannot hit a different process reusing it; it
+// fails if pid does not exist.
+func StartTime(pid int) (uint64, error) {
+	if pid <= 0 {
+		return 0, fmt.Errorf("read start time of pid %d: pid must be positive", pid)
+	}
+	s, _, err := readStat(unix.AT_FDCWD, statPath(pid), nil)
+	if err != nil {
+		return 0, fmt.Errorf("read start time of pid %d: %w (the process may have exited)", pid, err)
+	}
+	return s.start, nil
+}
+
+// Alive reports whether p still exists as the same process (same start
+// time) and has not exited; zombies count as not alive because they can no
+// longer run and only wait to be reaped.
+func Alive(p Proc) bool {
+	if p.PID <= 0 {
+		return false
+	}
+	s, _, err := readStat(unix.AT_FDCWD, statPath(p.PID), nil)
+	return err == nil && s.start == p.Start && !s.zombie()
+}

@@ -1,0 +1,98 @@
+package proc
+
+import (
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func TestStartTime(t *testing.T) {
+	st, err := StartTime(os.Getpid())
+	if err != nil || st == 0 {
+		t.Fatalf("StartTime(self) = %d, %v", st, err)
+	}
+	if !Alive(Proc{PID: os.Getpid(), Start: st}) {
+		t.Error("Alive(self) = false")
+	}
+	if Alive(Proc{PID: os.Getpid(), Start: st + 1}) {
+		t.Error("Alive with a wrong start time = true")
+	}
+	max, err := os.ReadFile("/proc/sys/kernel/pid_max")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := strconv.Atoi(string(max[:len(max)-1]))
+	for _, pid := range []int{n + 1, 0, -1} {
+		if _, err := StartTime(pid); err == nil {
+			t.Errorf("StartTime(%d) succeeded", pid)
+		}
+		if Alive(Proc{PID: pid}) {
+			t.Errorf("Alive(%d) = true", pid)
+		}
+	}
+}
+
+// TestZombie checks that an exited but unreaped child counts as ended.
+func TestZombie(t *testing.T) {
+	cookie := newCookie(t)
+	noLeftovers(t, cookie)
+	// Not started with the reaping goroutine, so it stays a zombie.
+	cmd := exec.Command("sh", "-c", "read x; exit 0")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Env = append(os.Environ(), cookie)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	started.Store(cmd.Process.Pid, true)
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		started.Delete(cmd.Process.Pid)
+	})
+	pid := cmd.Process.Pid
+	st, err := StartTime(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree := Tree{Leader: Proc{PID: pid, Start: st}, Cookie: cookie}
+	if got := tree.Members(true); len(got) != 1 || got[0] != tree.Leader {
+		t.Fatalf("Members = %v; want the leader", got)
+	}
+	in.Close()
+	eventually(t, "the child to become a zombie", func() bool { return zombie(pid) })
+	if _, err := StartTime(pid); err != nil {
+		t.Errorf("StartTime of a zombie: %v", err)
+	}
+	if Alive(tree.Leader) {
+		t.Error("zombie is alive")
+	}
+	if m := tree.Members(true); len(m) != 0 {
+		t.Errorf("Members of a zombie tree = %v", m)
+	}
+	if RSS([]Proc{tree.Leader}) != 0 {
+		t.Error("RSS of a zombie is not 0")
+	}
+	if err := Signal(tree.Leader, unix.SIGKILL); err != nil {
+		t.Errorf("Signal to a zombie: %v", err)
+	}
+	if err := tree.SignalGroup(unix.SIGKILL); err != nil {
+		t.Errorf("SignalGroup with a zombie leader: %v", err)
+	}
+	if sv, err := tree.Kill(200 * time.Millisecond); err != nil || len(sv) != 0 {
+		t.Errorf("Kill of a zombie tree = %v, %v", sv, err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("zombie exit: %v", err)
+	}
+}

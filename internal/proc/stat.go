@@ -1,0 +1,152 @@
+package proc
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// stat is the part of /proc/PID/stat this package needs.
+type stat struct {
+	pid   int
+	state byte
+	ppid  int
+	pgid  int
+	start uint64
+}
+
+// zombie reports whether the process has exited and waits to be reaped
+// (Z) or is being torn down (X); such a process holds no resources worth
+// measuring and can no longer act, so it is treated as gone.
+func (s stat) zombie() bool { return s.state == 'Z' || s.state == 'X' }
+
+// errStatFormat marks a /proc/PID/stat line this package cannot parse.
+var errStatFormat = errors.New("malformed /proc stat line")
+
+// parseStat parses one /proc/PID/stat line. The command name (field 2) is
+// in parentheses and may itself contain spaces and ')', so the fields after
+// it are located from the last ')' in the line.
+func parseStat(line []byte) (stat, error) {
+	var s stat
+	open := bytes.IndexByte(line, '(')
+	end := bytes.LastIndexByte(line, ')')
+	if open <= 0 || end < open {
+		return s, fmt.Errorf("find command name: %w", errStatFormat)
+	}
+	pid, err := strconv.Atoi(string(bytes.TrimSpace(line[:open])))
+	if err != nil {
+		return s, fmt.Errorf("parse pid: %w", errStatFormat)
+	}
+	s.pid = pid
+	// Fields after the command name: field N (1-based, as in proc(5)) is
+	// rest[N-3].
+	rest := line[end+1:]
+	for i := 3; i <= 22; i++ {
+		rest = bytes.TrimLeft(rest, " ")
+		n := bytes.IndexByte(rest, ' ')
+		if n < 0 {
+			n = len(rest)
+		}
+		f := bytes.TrimRight(rest[:n], "\n")
+		rest = rest[n:]
+		if len(f) == 0 {
+			return s, fmt.Errorf("field %d missing: %w", i, errStatFormat)
+		}
+		switch i {
+		case 3:
+			s.state = f[0]
+		case 4:
+			if s.ppid, err = atoi(f); err != nil {
+				return s, fmt.Errorf("parse ppid: %w", err)
+			}
+		case 5:
+			if s.pgid, err = atoi(f); err != nil {
+				return s, fmt.Errorf("parse pgid: %w", err)
+			}
+		case 22:
+			if s.start, err = strconv.ParseUint(string(f), 10, 64); err != nil {
+				return s, fmt.Errorf("parse start time: %w", errStatFormat)
+			}
+		}
+	}
+	return s, nil
+}
+
+// atoi parses a small decimal integer without allocating, because it runs
+// for every process on every scan.
+func atoi(b []byte) (int, error) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 {
+		return 0, errStatFormat
+	}
+	n := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, errStatFormat
+		}
+		n = n*10 + int(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, nil
+}
+
+// readStat reads and parses /proc/PID/stat relative to dirfd (unix.AT_FDCWD
+// for an absolute path), reusing buf to keep the scan allocation-free.
+func readStat(dirfd int, path string, buf []byte) (stat, []byte, error) {
+	b, err := readFileAt(dirfd, path, buf)
+	if err != nil {
+		return stat{}, b, err
+	}
+	s, err := parseStat(b)
+	return s, b, err
+}
+
+// readFileAt reads a whole procfs file into buf, growing it as
+// needed, and returns the filled slice. Errors are the raw errno so callers
+// can tell a vanished process (ENOENT, ESRCH) from other failures.
+func readFileAt(dirfd int, path string, buf []byte) ([]byte, error) {
+	fd, err := unix.Openat(dirfd, path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return buf[:0], err
+	}
+	defer unix.Close(fd)
+	if cap(buf) == 0 {
+		buf = make([]byte, 0, 1024)
+	}
+	buf = buf[:0]
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return buf, err
+		}
+		if n == 0 {
+			return buf, nil
+		}
+		short := n < cap(buf)-len(buf)
+		buf = buf[:len(buf)+n]
+		if short {
+			// procfs fills the whole buffer unless the file ended, so a
+			// short read saves the extra read(2) that would return 0.
+			return buf, nil
+		}
+	}
+}
+
+// statPath is the stat file of pid, built without fmt for speed.
+func statPath(pid int) string {
+	return "/proc/" + strconv.Itoa(pid) + "/stat"
+}

@@ -1,0 +1,605 @@
+package session
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/bound"
+	"github.com/polyrepl/polyrepl/internal/driver"
+	"github.com/polyrepl/polyrepl/internal/proc"
+	"github.com/polyrepl/polyrepl/internal/state"
+)
+
+// Error is a refusal a client can act on: it maps to an HTTP status and an
+// api.ErrorReply.
+type Error struct {
+	Code  string // "bad-request", "no-session", "busy", "stale", "dead"
+	Msg   string
+	Hint  string
+	Death *api.Death
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+func badRequest(hint, format string, a ...any) error {
+	return &Error{Code: "bad-request", Msg: fmt.Sprintf(format, a...), Hint: hint}
+}
+
+// CookieVar is the environment variable that marks every process of a
+// session, so its whole tree can be found even after setsid or a
+// double fork.
+const CookieVar = "POLYREPL_SESSION"
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]*$`)
+
+// ValidateName checks a session name: it becomes a file name, so it must
+// be short and plain.
+func ValidateName(name string) error {
+	hint := "session names use " + api.NameChars + ", at most 64 of them"
+	switch {
+	case name == "":
+		return badRequest(hint, "the session name is empty")
+	case len(name) > api.MaxNameLen:
+		return badRequest(hint, "the session name is %d characters long; the limit is %d", len(name), api.MaxNameLen)
+	case !nameRE.MatchString(name):
+		return badRequest(hint, "invalid session name %q", name)
+	}
+	return nil
+}
+
+// Manager holds every session of the daemon by name.
+type Manager struct {
+	state      *state.Dir
+	runtimeDir string
+	outputDir  string
+
+	mu      sync.Mutex
+	entries map[string]*entry
+}
+
+// entry serializes the lifecycle (create, restart, kill) of one name.
+type entry struct {
+	life sync.Mutex
+	s    *Session // guarded by Manager.mu
+}
+
+// NewManager makes a manager whose sessions keep their files in st and
+// whose drivers write theirs in runtimeDir.
+func NewManager(st *state.Dir, runtimeDir string) *Manager {
+	return &Manager{state: st, runtimeDir: runtimeDir, outputDir: st.OutputDir(), entries: map[string]*entry{}}
+}
+
+func (m *Manager) entry(name string) *entry {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.entries[name]
+	if e == nil {
+		e = &entry{}
+		m.entries[name] = e
+	}
+	return e
+}
+
+func (m *Manager) get(name string) *Session {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e := m.entries[name]; e != nil {
+		return e.s
+	}
+	return nil
+}
+
+func (m *Manager) set(e *entry, s *Session) {
+	m.mu.Lock()
+	e.s = s
+	m.mu.Unlock()
+}
+
+// Exec runs a cell in the named session, creating it first if the name
+// has no live session.
+func (m *Manager) Exec(ctx context.Context, name string, req api.ExecRequest) (api.CellResult, error) {
+	if err := ValidateName(name); err != nil {
+		return api.CellResult{}, err
+	}
+	timeout, err := Timeout(req.Timeout)
+	if err != nil {
+		return api.CellResult{}, err
+	}
+	switch {
+	case strings.TrimSpace(req.Code) == "":
+		return api.CellResult{}, badRequest("give the code as an argument, or `-` to read it from standard input", "the code is empty")
+	case len(req.Code) > api.MaxCodeBytes:
+		return api.CellResult{}, badRequest("put the data in a file and read it from the cell", "the code is %d bytes; the limit is %d bytes (2 MiB)", len(req.Code), api.MaxCodeBytes)
+	case strings.ContainsRune(req.Code, 0):
+		return api.CellResult{}, badRequest("remove the NUL bytes from the code", "the code contains NUL bytes")
+	}
+	e := m.entry(name)
+	e.life.Lock()
+	s := m.get(name)
+	if err := m.checkGeneration(name, s, req.Generation); err != nil {
+		e.life.Unlock()
+		return api.CellResult{}, err
+	}
+	var opening []api.Note
+	if s == nil || s.isDead() {
+		if s != nil {
+			m.forgetDead(s)
+		}
+		var err error
+		s, opening, err = m.create(ctx, e, name, req.Spawn)
+		if err != nil {
+			e.life.Unlock()
+			return api.CellResult{}, err
+		}
+	}
+	e.life.Unlock()
+	r, err := s.Exec(ctx, req.Code, req.Client, timeout)
+	if err != nil {
+		return r, err
+	}
+	r.Notes = append(opening, r.Notes...)
+	r.Notes = append(r.Notes, m.othersNotes(name)...)
+	return r, nil
+}
+
+// Timeout turns a requested timeout in seconds into a duration, refusing
+// what cannot be meant.
+func Timeout(secs float64) (time.Duration, error) {
+	switch {
+	case secs == 0:
+		return api.DefaultTimeout, nil
+	case secs < 0 || secs != secs:
+		return 0, badRequest("give a timeout in seconds between 0 and 600", "invalid timeout %v", secs)
+	case secs > api.MaxTimeout.Seconds():
+		return 0, badRequest("the cell keeps running after the timeout; `polyrepl wait` collects it later", "the timeout %vs is over the limit of 600s", secs)
+	}
+	return time.Duration(secs * float64(time.Second)), nil
+}
+
+func (s *Session) isDead() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state == Dead
+}
+
+// checkGeneration refuses a request aimed at an earlier life of a name.
+func (m *Manager) checkGeneration(name string, s *Session, gen string) error {
+	if gen == "" || (s != nil && s.Generation == gen) {
+		return nil
+	}
+	now := "no session has that name now"
+	if s != nil {
+		now = fmt.Sprintf("the session under that name now is generation %s, created %s", s.Generation, s.Created.Format(time.RFC3339))
+	}
+	return &Error{Code: "stale", Msg: fmt.Sprintf("the request was for generation %s of session %q, which has ended; %s", gen, name, now),
+		Hint: "send the request without a generation to reach the current session"}
+}
+
+// create starts a new session under name; e.life is held.
+func (m *Manager) create(ctx context.Context, e *entry, name string, sp api.Spawn) (*Session, []api.Note, error) {
+	if sp.Runtime == "" {
+		sp.Runtime = api.DefaultRuntime
+	}
+	drv, err := driver.Lookup(sp.Runtime)
+	if err != nil {
+		return nil, nil, badRequest("choose one of the known runtimes", "%v", err)
+	}
+	if !filepath.IsAbs(sp.Cwd) {
+		return nil, nil, badRequest("give an absolute directory", "the working directory %q is not an absolute path", sp.Cwd)
+	}
+	if fi, err := os.Stat(sp.Cwd); err != nil || !fi.IsDir() {
+		return nil, nil, badRequest("give an existing directory with --cwd", "the working directory %s does not exist or is not a directory", sp.Cwd)
+	}
+	if sp.Exe == "" {
+		sp.Exe = drv.DefaultExe(sp.Env)
+	}
+	s := &Session{
+		Name: name, Generation: newGeneration(), Created: time.Now(), Spawn: sp,
+		Runtime: sp.Runtime, Transcript: m.state.TranscriptPath(name, ".py"),
+		m: m, drv: drv, changed: make(chan struct{}), state: Starting,
+		exited: make(chan struct{}),
+		idle:   bound.NewSink(api.OutputLimit, m.outputDir, name+"-idle-*.txt"),
+	}
+	if err := m.start(ctx, s); err != nil {
+		return nil, nil, err
+	}
+	var notes []api.Note
+	if loss, _ := m.state.Loss(name); loss != nil {
+		notes = append(notes, api.Note{Kind: api.NoteLost, Text: lossText(name, loss.Death, loss.Names, loss.Cells, loss.Transcript)})
+		if err := m.state.ClearLoss(name); err != nil {
+			log.Printf("session %s: cannot remove its death note: %v", name, err)
+		}
+	}
+	notes = append(notes, api.Note{Kind: api.NoteCreated, Text: fmt.Sprintf("Created session '%s' (%s %s, cwd %s).", name, s.Runtime, s.p.Version(), sp.Cwd)})
+	m.set(e, s)
+	return s, notes, nil
+}
+
+// start launches s's runtime process and records it as live.
+func (m *Manager) start(ctx context.Context, s *Session) error {
+	p, err := s.drv.Start(ctx, driver.Spec{
+		Exe: s.Spawn.Exe, Cwd: s.Spawn.Cwd, Env: s.Spawn.Env,
+		Cookie:     CookieVar + "=" + s.Generation,
+		RuntimeDir: m.runtimeDir, ValueLimit: api.ValueLimit,
+	}, s)
+	if err != nil {
+		return badRequest("", "cannot start a %s session: %v", s.Runtime, err)
+	}
+	s.mu.Lock()
+	s.p = p
+	s.state = Idle
+	s.lastActive = time.Now()
+	s.notifyLocked()
+	s.mu.Unlock()
+	header := fmt.Sprintf("=== session %q generation %s created %s: %s %s (%s), cwd %s ===",
+		s.Name, s.Generation, s.Created.Format(time.RFC3339), s.Runtime, p.Version(), p.Exe(), s.Spawn.Cwd)
+	if err := m.state.AppendTranscript(s.Transcript, "#", header, ""); err != nil {
+		log.Printf("session %s: %v", s.Name, err)
+	}
+	if err := m.state.SaveLive(m.life(s)); err != nil {
+		log.Printf("session %s: cannot record it as live: %v", s.Name, err)
+	}
+	return nil
+}
+
+func (m *Manager) life(s *Session) state.Life {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l := state.Life{
+		Name: s.Name, Generation: s.Generation, Runtime: s.Runtime, Cwd: s.Spawn.Cwd,
+		Created: s.Created, Cells: s.cells, Names: s.names, Transcript: s.Transcript,
+		Cookie: CookieVar + "=" + s.Generation, Death: s.death,
+	}
+	if s.p != nil {
+		l.PID, l.Start = s.p.Tree().Leader.PID, s.p.Tree().Leader.Start
+		l.Version, l.Exe = s.p.Version(), s.p.Exe()
+	}
+	return l
+}
+
+// noteNames keeps the live record's names current, so a daemon that is
+// killed still lets its successor say which names were lost.
+func (m *Manager) noteNames(s *Session) {
+	if s.isDead() {
+		return
+	}
+	if err := m.state.SaveLive(m.life(s)); err != nil {
+		log.Printf("session %s: cannot update its live record: %v", s.Name, err)
+	}
+}
+
+// appendTranscript adds a cell to the session's transcript.
+func (m *Manager) appendTranscript(s *Session, c *cell) {
+	header := fmt.Sprintf("[%d] %s · %s", c.n, c.started.Format("2006-01-02 15:04:05"), who(c.client))
+	if err := m.state.AppendTranscript(s.Transcript, "#", header, c.code); err != nil {
+		log.Printf("session %s: %v", s.Name, err)
+	}
+}
+
+// died is called once when a session's runtime has ended: it ends what is
+// left of the tree and keeps the note of what was lost.
+func (m *Manager) died(s *Session, d *api.Death) {
+	if d.By != "kill" && d.By != "restart" && d.By != "stop" {
+		// The runtime ended by itself; its children must not outlive it.
+		if survivors, err := s.p.Tree().Kill(killGrace); err != nil {
+			log.Printf("session %s: %d processes survived: %v", s.Name, len(survivors), err)
+		}
+	}
+	l := m.life(s)
+	if d.By != "restart" {
+		if err := m.state.SaveLoss(l); err != nil {
+			log.Printf("session %s: cannot save its death note: %v", s.Name, err)
+		}
+	}
+	if err := m.state.RemoveLive(s.Name); err != nil {
+		log.Printf("session %s: cannot remove its live record: %v", s.Name, err)
+	}
+	log.Printf("session %s (generation %s, pid %d) died: %s", s.Name, s.Generation, l.PID, d.Cause)
+}
+
+// forgetDead drops a dead session from the table; its death note stays.
+func (m *Manager) forgetDead(s *Session) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e := m.entries[s.Name]; e != nil && e.s == s {
+		e.s = nil
+	}
+	s.mu.Lock()
+	if s.idle != nil {
+		s.idle.Close()
+	}
+	s.mu.Unlock()
+}
+
+// lookup finds the session for wait/interrupt, or says why there is none.
+func (m *Manager) lookup(name, gen string) (*Session, error) {
+	if err := ValidateName(name); err != nil {
+		return nil, err
+	}
+	s := m.get(name)
+	if err := m.checkGeneration(name, s, gen); err != nil {
+		return nil, err
+	}
+	if s != nil {
+		return s, nil
+	}
+	if loss, _ := m.state.Loss(name); loss != nil {
+		return nil, &Error{Code: "dead", Msg: lossText(name, loss.Death, loss.Names, loss.Cells, loss.Transcript), Death: loss.Death,
+			Hint: fmt.Sprintf("`polyrepl exec %s …` starts a fresh session under that name", name)}
+	}
+	return nil, m.noSession(name)
+}
+
+func (m *Manager) noSession(name string) error {
+	var live []string
+	for _, i := range m.List(false) {
+		live = append(live, i.Name)
+	}
+	hint := "`polyrepl exec " + name + " CODE` creates it"
+	if len(live) > 0 {
+		hint += "; sessions now: " + strings.Join(live, ", ")
+	}
+	return &Error{Code: "no-session", Msg: fmt.Sprintf("no session named %q", name), Hint: hint}
+}
+
+// Wait collects the named session's running or uncollected cell.
+func (m *Manager) Wait(ctx context.Context, name string, req api.WaitRequest) (api.CellResult, error) {
+	timeout, err := Timeout(req.Timeout)
+	if err != nil {
+		return api.CellResult{}, err
+	}
+	s, err := m.lookup(name, req.Generation)
+	if err != nil {
+		return api.CellResult{}, err
+	}
+	if s.isDead() {
+		// A dead session answers once with the cell it died in, then says
+		// how it died.
+		s.mu.Lock()
+		c := s.cur
+		pending := c != nil && (!c.delivered || c.out.Len() > 0)
+		s.mu.Unlock()
+		if !pending {
+			return api.CellResult{}, s.deadError()
+		}
+	}
+	r, err := s.Wait(ctx, timeout)
+	if err == nil {
+		r.Notes = append(r.Notes, m.othersNotes(name)...)
+	}
+	return r, err
+}
+
+// Interrupt stops the named session's running cell.
+func (m *Manager) Interrupt(ctx context.Context, name string, req api.ControlRequest) (api.CellResult, error) {
+	s, err := m.lookup(name, req.Generation)
+	if err != nil {
+		return api.CellResult{}, err
+	}
+	r, err := s.Interrupt(ctx)
+	if err == nil {
+		r.Notes = append(r.Notes, m.othersNotes(name)...)
+	}
+	return r, err
+}
+
+// Kill ends the named session and its whole process tree.
+func (m *Manager) Kill(name string, req api.ControlRequest) (api.KillReply, error) {
+	if err := ValidateName(name); err != nil {
+		return api.KillReply{}, err
+	}
+	e := m.entry(name)
+	e.life.Lock()
+	defer e.life.Unlock()
+	s, err := m.lookup(name, req.Generation)
+	if err != nil {
+		return api.KillReply{}, err
+	}
+	info := s.Info(true)
+	kerr := s.kill("kill", fmt.Sprintf("killed by `polyrepl kill` (%s)", who(req.Client)))
+	m.forgetDead(s)
+	reply := api.KillReply{Session: s.Info(false)}
+	reply.Session.Memory = info.Memory
+	if kerr != nil {
+		return reply, kerr
+	}
+	reply.Notes = m.othersNotes(name)
+	return reply, nil
+}
+
+// Restart replaces the named session's process with a fresh one started
+// the same way; the namespace is gone.
+func (m *Manager) Restart(ctx context.Context, name string, req api.ControlRequest) (api.KillReply, error) {
+	if err := ValidateName(name); err != nil {
+		return api.KillReply{}, err
+	}
+	e := m.entry(name)
+	e.life.Lock()
+	defer e.life.Unlock()
+	old, err := m.lookup(name, req.Generation)
+	if err != nil {
+		return api.KillReply{}, err
+	}
+	before := old.Info(false)
+	if err := old.kill("restart", fmt.Sprintf("restarted by %s", who(req.Client))); err != nil {
+		return api.KillReply{}, err
+	}
+	m.forgetDead(old)
+	s := &Session{
+		Name: name, Generation: newGeneration(), Created: time.Now(), Spawn: old.Spawn,
+		Runtime: old.Runtime, Transcript: old.Transcript,
+		m: m, drv: old.drv, changed: make(chan struct{}), state: Starting,
+		exited: make(chan struct{}),
+		idle:   bound.NewSink(api.OutputLimit, m.outputDir, name+"-idle-*.txt"),
+	}
+	if err := m.start(ctx, s); err != nil {
+		return api.KillReply{}, err
+	}
+	m.set(e, s)
+	text := fmt.Sprintf("Restarted session '%s' (%s %s, cwd %s): a fresh process (pid %d)", name, s.Runtime, s.p.Version(), s.Spawn.Cwd, s.p.PID())
+	if len(before.Names) > 0 {
+		text += "; the names it held are gone: " + strings.Join(before.Names, ", ")
+	}
+	return api.KillReply{Session: s.Info(false), Notes: append([]api.Note{{Kind: api.NoteInfo, Text: text + "."}}, m.othersNotes(name)...)}, nil
+}
+
+// List describes every session, sorted by name.
+func (m *Manager) List(withMemory bool) []api.SessionInfo {
+	m.mu.Lock()
+	var ss []*Session
+	for _, e := range m.entries {
+		if e.s != nil {
+			ss = append(ss, e.s)
+		}
+	}
+	m.mu.Unlock()
+	infos := make([]api.SessionInfo, 0, len(ss))
+	for _, s := range ss {
+		infos = append(infos, s.Info(withMemory))
+	}
+	sort.Slice(infos, func(i, j int) bool { return infos[i].Name < infos[j].Name })
+	return infos
+}
+
+// Describe lists one session, or says why there is none.
+func (m *Manager) Describe(name string) (api.SessionInfo, error) {
+	s, err := m.lookup(name, "")
+	if err != nil {
+		return api.SessionInfo{}, err
+	}
+	return s.Info(true), nil
+}
+
+// othersNotes mentions the other sessions that have a cell running or
+// something nobody collected, so no client forgets work in flight.
+func (m *Manager) othersNotes(except string) []api.Note {
+	var parts []string
+	for _, i := range m.List(false) {
+		if i.Name == except {
+			continue
+		}
+		switch {
+		case i.Running != nil:
+			parts = append(parts, fmt.Sprintf("'%s' is running cell %d (%s, sent by %s)", i.Name, i.Running.Cell, roundDur(time.Since(i.Running.Started)), who(i.Running.Client)))
+		case i.State == Dead && i.Unread:
+			parts = append(parts, fmt.Sprintf("'%s' died (%s) with a result nobody collected", i.Name, i.Death.Cause))
+		case i.Unread:
+			parts = append(parts, fmt.Sprintf("'%s' has output nobody collected", i.Name))
+		}
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	return []api.Note{{Kind: api.NoteOthers, Text: "Other sessions: " + strings.Join(parts, "; ") + ". `polyrepl wait NAME` collects."}}
+}
+
+// StopAll ends every session, for a daemon that is stopping.
+func (m *Manager) StopAll(cause string) []api.SessionInfo {
+	m.mu.Lock()
+	var es []*entry
+	for _, e := range m.entries {
+		es = append(es, e)
+	}
+	m.mu.Unlock()
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		ended []api.SessionInfo
+	)
+	for _, e := range es {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e.life.Lock()
+			defer e.life.Unlock()
+			m.mu.Lock()
+			s := e.s
+			m.mu.Unlock()
+			if s == nil {
+				return
+			}
+			info := s.Info(false)
+			if err := s.kill("stop", cause); err != nil {
+				log.Printf("stopping session %s: %v", s.Name, err)
+			}
+			if info.State != Dead {
+				mu.Lock()
+				ended = append(ended, info)
+				mu.Unlock()
+			}
+			m.forgetDead(s)
+		}()
+	}
+	wg.Wait()
+	sort.Slice(ended, func(i, j int) bool { return ended[i].Name < ended[j].Name })
+	return ended
+}
+
+// RecoverLost reports the sessions a previous daemon left behind without
+// stopping them (it was killed or crashed): their processes are ended and
+// each gets a death note, so nothing is silently forgotten.
+func (m *Manager) RecoverLost() {
+	lives, err := m.state.Lives()
+	if err != nil {
+		log.Printf("cannot read the live records: %v", err)
+		return
+	}
+	for _, l := range lives {
+		tree := proc.Tree{Leader: proc.Proc{PID: l.PID, Start: l.Start}, Cookie: l.Cookie}
+		ended := ""
+		if members := tree.Members(true); len(members) > 0 {
+			if _, err := tree.Kill(killGrace); err != nil {
+				log.Printf("session %s: processes left by the previous daemon survived: %v", l.Name, err)
+			}
+			ended = fmt.Sprintf("; its %d orphaned processes were ended", len(members))
+		}
+		l.Death = &api.Death{By: "daemon-lost", At: time.Now(),
+			Cause: "lost when the daemon that owned it ended without stopping it (killed or crashed)" + ended}
+		if err := m.state.SaveLoss(l); err != nil {
+			log.Printf("session %s: cannot save its death note: %v", l.Name, err)
+		}
+		if err := m.state.RemoveLive(l.Name); err != nil {
+			log.Printf("session %s: cannot remove its live record: %v", l.Name, err)
+		}
+		log.Printf("session %s was lost with the previous daemon%s", l.Name, ended)
+	}
+}
+
+// lossText says what a session's death lost, and where its code is.
+func lossText(name string, d *api.Death, names []string, cells int, transcript string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Session '%s' died", name)
+	if d != nil {
+		fmt.Fprintf(&b, " at %s (%s ago): %s", d.At.Format("2006-01-02 15:04:05"), roundDur(time.Since(d.At)), d.Cause)
+	}
+	b.WriteString(".")
+	if len(names) > 0 {
+		fmt.Fprintf(&b, " Lost names: %s.", strings.Join(names, ", "))
+	} else {
+		b.WriteString(" It held no names.")
+	}
+	if cells > 0 {
+		fmt.Fprintf(&b, " Its %d cells are in %s.", cells, transcript)
+	}
+	return b.String()
+}
+
+func newGeneration() string {
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(errors.New("no randomness for a session generation"))
+	}
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,539 @@
+// Package session owns live sessions: one runtime process each, running
+// one cell at a time, with the output of the running cell bounded in
+// memory, and the state machine starting → idle ⇄ running → dead(cause).
+// The Manager holds every session by name and keeps the notes of the dead.
+package session
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/bound"
+	"github.com/polyrepl/polyrepl/internal/driver"
+	"github.com/polyrepl/polyrepl/internal/proc"
+	"golang.org/x/sys/unix"
+)
+
+// Session states.
+const (
+	Starting = "starting"
+	Idle     = "idle"
+	Running  = "running"
+	Dead     = "dead"
+)
+
+// killGrace is how long a session's processes get between SIGTERM and
+// SIGKILL: long enough to flush files, short enough that kill feels instant.
+const killGrace = time.Second
+
+// Session is one named life of a runtime process.
+type Session struct {
+	Name       string
+	Generation string
+	Created    time.Time
+	Spawn      api.Spawn // what it was started with; restart reuses it
+	Runtime    string
+	Transcript string
+
+	m   *Manager
+	drv driver.Driver
+
+	mu         sync.Mutex
+	changed    chan struct{} // closed and replaced on every state change
+	p          driver.Process
+	state      string
+	cells      int
+	names      []string
+	lastActive time.Time
+	cur        *cell       // the running cell, or the last one
+	idle       *bound.Sink // output printed while no cell ran
+	death      *api.Death
+	dying      *api.Death    // set by Kill before the process ends
+	exited     chan struct{} // closed when the process has ended
+}
+
+// cell is one run of code.
+type cell struct {
+	n         int
+	code      string
+	client    api.Client
+	started   time.Time
+	ended     time.Time
+	out       *bound.Sink // output not yet delivered in a reply
+	result    *driver.Result
+	status    string
+	delivered bool // the final result went out in a reply
+}
+
+func (c *cell) finished() bool { return c.status != api.StatusRunning }
+
+// notifyLocked wakes everyone waiting for a change.
+func (s *Session) notifyLocked() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// Output implements driver.Handler: output of the running cell, or output
+// printed while none ran.
+func (s *Session) Output(p []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur != nil && !s.cur.finished() {
+		s.cur.out.Write(p)
+		return
+	}
+	s.idle.Write(p)
+}
+
+// CellDone implements driver.Handler.
+func (s *Session) CellDone(r driver.Result) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.cur
+	if c == nil || c.n != r.Cell || c.finished() {
+		return
+	}
+	c.result = &r
+	c.status = r.Status
+	c.ended = time.Now()
+	s.lastActive = c.ended
+	if r.Names != nil {
+		s.names = r.Names
+	}
+	if s.state == Running {
+		s.state = Idle
+	}
+	s.notifyLocked()
+	go s.m.noteNames(s)
+}
+
+// Exited implements driver.Handler: the runtime process ended, by our hand
+// or not.
+func (s *Session) Exited(e driver.Exit) {
+	s.mu.Lock()
+	d := s.dying
+	if d == nil {
+		d = deathFromExit(e)
+	}
+	s.death = d
+	s.state = Dead
+	if c := s.cur; c != nil && !c.finished() {
+		c.status = api.StatusDead
+		c.ended = d.At
+	}
+	close(s.exited)
+	s.notifyLocked()
+	s.mu.Unlock()
+	s.m.died(s, d)
+}
+
+func deathFromExit(e driver.Exit) *api.Death {
+	d := &api.Death{At: time.Now(), ExitCode: e.Code, Signal: e.Signal, By: "exit"}
+	switch {
+	case e.Signal == int(syscall.SIGKILL):
+		d.By = "signal"
+		d.Cause = "killed by signal 9 (SIGKILL) from outside polyrepl, often the kernel's out-of-memory killer (see `dmesg`)"
+	case e.Signal != 0:
+		d.By = "signal"
+		d.Cause = fmt.Sprintf("killed by signal %d (%s)", e.Signal, unixSignalName(e.Signal))
+	case e.Err != nil:
+		d.Cause = fmt.Sprintf("lost: %v", e.Err)
+	default:
+		d.Cause = fmt.Sprintf("the runtime exited with status %d (os._exit(), a fatal error or a crash)", e.Code)
+	}
+	return d
+}
+
+func unixSignalName(sig int) string {
+	return fmt.Sprintf("%s, %s", unix.SignalName(syscall.Signal(sig)), syscall.Signal(sig))
+}
+
+// busyError is the refusal of a cell while another runs.
+func (s *Session) busyErrorLocked() error {
+	c := s.cur
+	return &Error{
+		Code: "busy",
+		Msg: fmt.Sprintf("session %q is busy: cell %d has been running for %s, sent by %s",
+			s.Name, c.n, roundDur(time.Since(c.started)), who(c.client)),
+		Hint: fmt.Sprintf("`polyrepl wait %s` collects it, `polyrepl interrupt %s` stops it; for parallel work use another session name", s.Name, s.Name),
+	}
+}
+
+func who(c api.Client) string {
+	w := c.Who
+	if w == "" {
+		w = "someone"
+	}
+	if c.How != "" {
+		w += " via " + c.How
+	}
+	return w
+}
+
+// Exec starts a cell and waits for it up to timeout.
+func (s *Session) Exec(ctx context.Context, code string, client api.Client, timeout time.Duration) (api.CellResult, error) {
+	s.mu.Lock()
+	switch s.state {
+	case Running:
+		err := s.busyErrorLocked()
+		s.mu.Unlock()
+		return api.CellResult{}, err
+	case Dead:
+		s.mu.Unlock()
+		return api.CellResult{}, s.deadError()
+	}
+	s.cells++
+	c := &cell{
+		n: s.cells, code: code, client: client, started: time.Now(),
+		status: api.StatusRunning,
+		out:    bound.NewSink(api.OutputLimit, s.m.outputDir, fmt.Sprintf("%s-%d-*.txt", s.Name, s.cells)),
+	}
+	// What nobody collected of the previous cell is not dropped: it goes
+	// out as a note with this cell's reply.
+	var pending *api.Note
+	if prev := s.cur; prev != nil && (!prev.delivered || prev.out.Len() > 0) {
+		n := uncollectedNote(s.takeLocked(prev), prev.client)
+		pending = &n
+	}
+	s.cur = c
+	s.state = Running
+	s.lastActive = c.started
+	s.notifyLocked()
+	p := s.p
+	s.mu.Unlock()
+
+	s.m.appendTranscript(s, c)
+	if err := p.Run(c.n, code); err != nil {
+		// The worker is gone; Exited will follow and mark the cell dead.
+		s.waitExited(2 * time.Second)
+	}
+	r, err := s.collect(ctx, c, timeout)
+	if err == nil && pending != nil {
+		r.Notes = append([]api.Note{*pending}, r.Notes...)
+	}
+	return r, err
+}
+
+// uncollectedNote tells, with the next cell's reply, what an earlier cell
+// printed and returned that nobody collected.
+func uncollectedNote(r api.CellResult, client api.Client) api.Note {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Cell %d (sent by %s) %s while nobody was waiting for it.", r.Cell, who(client), finishedWord(r.Status))
+	if r.Output != "" {
+		b.WriteString(" Its output:\n" + r.Output)
+		if !strings.HasSuffix(r.Output, "\n") {
+			b.WriteString("\n")
+		}
+	}
+	if r.OutputCut != nil {
+		b.WriteString(r.OutputCut.Describe("output") + "\n")
+	}
+	if r.Value != "" {
+		fmt.Fprintf(&b, "Out[%d]: %s\n", r.Cell, r.Value)
+	}
+	if r.Error != nil && r.Error.Traceback != "" {
+		b.WriteString(r.Error.Traceback)
+	}
+	for _, n := range r.Notes {
+		b.WriteString(n.Text + "\n")
+	}
+	return api.Note{Kind: api.NoteUncollected, Text: strings.TrimRight(b.String(), "\n")}
+}
+
+// Wait collects the running cell, or whatever of the last one nobody has
+// collected yet.
+func (s *Session) Wait(ctx context.Context, timeout time.Duration) (api.CellResult, error) {
+	s.mu.Lock()
+	c := s.cur
+	if c == nil {
+		r := s.baseResultLocked(nil)
+		r.Status = api.StatusDone
+		r.Notes = append(r.Notes, api.Note{Kind: api.NoteCollected, Text: fmt.Sprintf("Nothing to collect: session %q has run no cell yet.", s.Name)})
+		s.idleNoteLocked(&r)
+		s.mu.Unlock()
+		return r, nil
+	}
+	if c.finished() && c.delivered && c.out.Len() == 0 {
+		r := s.baseResultLocked(c)
+		r.Status = c.status
+		r.Notes = append(r.Notes, api.Note{Kind: api.NoteCollected, Text: fmt.Sprintf("Nothing new to collect: cell %d %s at %s and its result was already collected.", c.n, finishedWord(c.status), c.ended.Format("15:04:05"))})
+		s.idleNoteLocked(&r)
+		s.mu.Unlock()
+		return r, nil
+	}
+	s.mu.Unlock()
+	return s.collect(ctx, c, timeout)
+}
+
+func finishedWord(status string) string {
+	switch status {
+	case api.StatusError:
+		return "raised"
+	case api.StatusInterrupted:
+		return "was interrupted"
+	case api.StatusDead:
+		return "died"
+	}
+	return "finished"
+}
+
+// collect waits for cell c to finish, up to timeout, and returns what it
+// printed since the last reply. A cancelled ctx (the client went away)
+// returns without taking anything, so the next wait gets it all.
+func (s *Session) collect(ctx context.Context, c *cell, timeout time.Duration) (api.CellResult, error) {
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	for {
+		s.mu.Lock()
+		if c.finished() {
+			r := s.takeLocked(c)
+			s.mu.Unlock()
+			return r, nil
+		}
+		ch := s.changed
+		s.mu.Unlock()
+		select {
+		case <-ch:
+		case <-timer.C:
+			s.mu.Lock()
+			r := s.takeLocked(c)
+			s.mu.Unlock()
+			return r, nil
+		case <-ctx.Done():
+			return api.CellResult{}, ctx.Err()
+		}
+	}
+}
+
+// takeLocked builds a reply for cell c from its undelivered output and,
+// if it finished, its result, and marks them delivered.
+func (s *Session) takeLocked(c *cell) api.CellResult {
+	r := s.baseResultLocked(c)
+	text, cut, err := c.out.Take()
+	r.Output = text
+	r.OutputCut = cut
+	if err != nil {
+		r.Notes = append(r.Notes, api.Note{Kind: api.NoteSave, Text: fmt.Sprintf("The whole output could not be saved: %v", err)})
+	}
+	r.Status = c.status
+	if !c.finished() {
+		r.Elapsed = time.Since(c.started).Seconds()
+		r.Notes = append(r.Notes, api.Note{Kind: api.NoteRunning, Text: fmt.Sprintf(
+			"Cell %d is still running after %s; it goes on. `polyrepl wait %s` collects the rest of its output and its result; `polyrepl interrupt %s` stops it.",
+			c.n, roundDur(time.Since(c.started)), s.Name, s.Name)})
+		s.idleNoteLocked(&r)
+		return r
+	}
+	c.delivered = true
+	if res := c.result; res != nil {
+		r.Value = res.Value
+		r.Error = res.Error
+		if res.ValueCut {
+			r.ValueCut = &bound.Cut{Total: res.ValueTotal, Head: api.ValueLimit / 2, Tail: api.ValueLimit - api.ValueLimit/2}
+		}
+		if res.Note != "" {
+			r.Notes = append(r.Notes, api.Note{Kind: api.NoteInfo, Text: res.Note})
+		}
+	}
+	if c.status == api.StatusDead && s.death != nil {
+		r.Error = &api.CellError{Type: "SessionDied", Message: fmt.Sprintf("the session died during cell %d: %s", c.n, s.death.Cause)}
+		r.Notes = append(r.Notes, api.Note{Kind: api.NoteLost, Text: s.lossTextLocked()})
+	}
+	s.idleNoteLocked(&r)
+	return r
+}
+
+func (s *Session) baseResultLocked(c *cell) api.CellResult {
+	r := api.CellResult{Session: s.Name, Generation: s.Generation}
+	if c != nil {
+		r.Cell = c.n
+		end := c.ended
+		if end.IsZero() {
+			end = time.Now()
+		}
+		r.Elapsed = end.Sub(c.started).Seconds()
+	}
+	return r
+}
+
+// idleNoteLocked adds output printed while no cell ran to a reply.
+func (s *Session) idleNoteLocked(r *api.CellResult) {
+	if s.idle.Len() == 0 {
+		return
+	}
+	text, cut, err := s.idle.Take()
+	msg := "Printed by the session while no cell ran:\n" + text
+	if cut != nil {
+		msg += "\n" + cut.Describe("output")
+	}
+	if err != nil {
+		msg += fmt.Sprintf("\n(the whole text could not be saved: %v)", err)
+	}
+	r.Notes = append(r.Notes, api.Note{Kind: api.NoteIdle, Text: msg})
+}
+
+// lossTextLocked says what the session's death lost.
+func (s *Session) lossTextLocked() string {
+	return lossText(s.Name, s.death, s.names, s.cells, s.Transcript)
+}
+
+// Interrupt stops the running cell: SIGINT to the runtime, then to its
+// whole process group (a cell waiting in os.system ignores SIGINT while its
+// child runs), then to the runtime again. It returns the cell's result.
+func (s *Session) Interrupt(ctx context.Context) (api.CellResult, error) {
+	s.mu.Lock()
+	if s.state == Dead {
+		s.mu.Unlock()
+		return api.CellResult{}, s.deadError()
+	}
+	c := s.cur
+	if c == nil || c.finished() {
+		r := s.baseResultLocked(c)
+		if c != nil {
+			r.Status = c.status
+		} else {
+			r.Status = api.StatusDone
+		}
+		r.Notes = append(r.Notes, api.Note{Kind: api.NoteInfo, Text: fmt.Sprintf("Nothing to interrupt: session %q is idle.", s.Name)})
+		s.mu.Unlock()
+		return r, nil
+	}
+	p := s.p
+	s.mu.Unlock()
+
+	steps := []func() error{
+		p.Interrupt,
+		func() error { return p.Tree().SignalGroup(syscall.SIGINT) },
+		p.Interrupt,
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return api.CellResult{}, fmt.Errorf("cannot interrupt session %q: %w", s.Name, err)
+		}
+		if s.waitFinished(c, 250*time.Millisecond) {
+			break
+		}
+	}
+	r, err := s.collect(ctx, c, api.InterruptTimeout)
+	if err == nil && r.Status == api.StatusRunning {
+		r.Notes = append(r.Notes, api.Note{Kind: api.NoteInfo, Text: fmt.Sprintf(
+			"The cell did not stop within %s of SIGINT: it may be stuck in code that never checks for signals. `polyrepl kill %s` ends it (and the namespace).",
+			api.InterruptTimeout, s.Name)})
+	}
+	return r, err
+}
+
+// waitFinished waits up to d for cell c to finish.
+func (s *Session) waitFinished(c *cell, d time.Duration) bool {
+	deadline := time.NewTimer(d)
+	defer deadline.Stop()
+	for {
+		s.mu.Lock()
+		done := c.finished()
+		ch := s.changed
+		s.mu.Unlock()
+		if done {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-deadline.C:
+			return false
+		}
+	}
+}
+
+// kill ends the session's whole process tree and waits until the runtime
+// is reported dead. by and cause say why, for the death note.
+func (s *Session) kill(by, cause string) error {
+	s.mu.Lock()
+	if s.state == Dead {
+		s.mu.Unlock()
+		return nil
+	}
+	s.dying = &api.Death{By: by, Cause: cause, At: time.Now()}
+	tree := s.p.Tree()
+	s.mu.Unlock()
+	survivors, err := tree.Kill(killGrace)
+	if !s.waitExited(5 * time.Second) {
+		return fmt.Errorf("session %q did not end after SIGKILL", s.Name)
+	}
+	if err != nil {
+		return fmt.Errorf("session %q: %d processes survived SIGKILL: %w", s.Name, len(survivors), err)
+	}
+	return nil
+}
+
+func (s *Session) waitExited(d time.Duration) bool {
+	select {
+	case <-s.exited:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
+// deadError says how the session died, for calls other than exec.
+func (s *Session) deadError() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return &Error{Code: "dead", Msg: s.lossTextLocked(), Death: s.death,
+		Hint: fmt.Sprintf("`polyrepl exec %s …` starts a fresh session under that name", s.Name)}
+}
+
+// Info describes the session for listings.
+func (s *Session) Info(withMemory bool) api.SessionInfo {
+	s.mu.Lock()
+	info := api.SessionInfo{
+		Name: s.Name, Generation: s.Generation, Runtime: s.Runtime,
+		Created: s.Created, LastActive: s.lastActive, Cells: s.cells,
+		Cwd: s.Spawn.Cwd, Names: append([]string(nil), s.names...),
+		State: s.state, Death: s.death, Transcript: s.Transcript,
+	}
+	if s.p != nil {
+		info.PID = s.p.PID()
+		info.Version = s.p.Version()
+		info.Exe = s.p.Exe()
+	}
+	if c := s.cur; c != nil {
+		if !c.finished() {
+			info.Running = &api.Running{Cell: c.n, Started: c.started, Client: c.client, Code: firstLine(c.code)}
+		}
+		info.Unread = (c.finished() && !c.delivered) || c.out.Len() > 0
+	}
+	info.Unread = info.Unread || s.idle.Len() > 0
+	p := s.p
+	state := s.state
+	s.mu.Unlock()
+	if withMemory && p != nil && state != Dead {
+		info.Memory = proc.RSS(p.Tree().Members(false))
+	}
+	return info
+}
+
+func firstLine(code string) string {
+	line, _, more := strings.Cut(strings.TrimSpace(code), "\n")
+	if len(line) > 80 {
+		line = string([]rune(line)[:min(len([]rune(line)), 77)]) + "…"
+	} else if more {
+		line += " …"
+	}
+	return line
+}
+
+// roundDur prints a duration the way a person reads it: 850ms, 12s, 3m4s.
+func roundDur(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(100 * time.Millisecond).String()
+	default:
+		return d.Round(time.Second).String()
+	}
+}

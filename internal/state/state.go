@@ -1,0 +1,186 @@
+// Package state owns the daemon's files under the state directory
+// ($XDG_STATE_HOME/polyrepl/<host>/): each session's transcript, the notes
+// kept when a session dies (so the next call under its name can say what
+// was lost), the markers of live sessions (so a daemon that was killed can
+// be found out by the next one), and spooled output too long for a reply.
+// Directories are 0700 and files 0600: transcripts hold whatever secrets
+// were in the code.
+package state
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/paths"
+)
+
+// Dir is an opened state directory.
+type Dir struct {
+	Path string
+}
+
+// Open creates (or checks) the state directory and its subdirectories.
+func Open(path string) (*Dir, error) {
+	// Parents up to .../polyrepl are ours to create private; the base
+	// ($XDG_STATE_HOME) is the user's and may be shared with other tools.
+	if err := paths.EnsurePrivateDir(filepath.Dir(path)); err != nil {
+		return nil, err
+	}
+	if err := paths.EnsurePrivateDir(path); err != nil {
+		return nil, err
+	}
+	d := &Dir{Path: path}
+	for _, sub := range []string{"lost", "live", "output"} {
+		if err := paths.EnsurePrivateDir(filepath.Join(path, sub)); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+// OutputDir is where output too long for a reply is saved whole.
+func (d *Dir) OutputDir() string { return filepath.Join(d.Path, "output") }
+
+// TranscriptPath is the file every cell of a session is appended to. The
+// extension is the runtime's, so editors highlight it.
+func (d *Dir) TranscriptPath(name, ext string) string {
+	return filepath.Join(d.Path, name+ext)
+}
+
+// AppendTranscript adds one cell to a session's transcript. The header is
+// written as a comment line.
+func (d *Dir) AppendTranscript(path, comment, header, code string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("cannot append to the transcript %s: %w", path, err)
+	}
+	var b strings.Builder
+	b.WriteString(comment + " " + header + "\n")
+	b.WriteString(code)
+	if !strings.HasSuffix(code, "\n") {
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+	_, err = f.WriteString(b.String())
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("cannot append to the transcript %s: %w", path, err)
+	}
+	return nil
+}
+
+// Life describes one life of a session: written while it lives (live/) and
+// kept when it dies (lost/) with how it died.
+type Life struct {
+	Name       string     `json:"name"`
+	Generation string     `json:"generation"`
+	Runtime    string     `json:"runtime"`
+	Version    string     `json:"version"`
+	Exe        string     `json:"exe"`
+	PID        int        `json:"pid"`
+	Start      uint64     `json:"start"` // the leader's start time, to re-check the pid
+	Cookie     string     `json:"cookie"`
+	Cwd        string     `json:"cwd"`
+	Created    time.Time  `json:"created"`
+	Cells      int        `json:"cells"`
+	Names      []string   `json:"names"`
+	Transcript string     `json:"transcript"`
+	Death      *api.Death `json:"death,omitempty"`
+}
+
+// SaveLive records a live session, replacing an earlier record of it.
+func (d *Dir) SaveLive(l Life) error {
+	return writeJSON(filepath.Join(d.Path, "live", l.Name+".json"), l)
+}
+
+// RemoveLive forgets a live record.
+func (d *Dir) RemoveLive(name string) error {
+	err := os.Remove(filepath.Join(d.Path, "live", name+".json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// Lives lists the live records, e.g. those a killed daemon left behind.
+func (d *Dir) Lives() ([]Life, error) { return readAll(filepath.Join(d.Path, "live")) }
+
+// SaveLoss keeps the note of a session's death until the next exec under
+// its name reports it.
+func (d *Dir) SaveLoss(l Life) error {
+	return writeJSON(filepath.Join(d.Path, "lost", l.Name+".json"), l)
+}
+
+// Loss returns the death note for name, or nil if there is none.
+func (d *Dir) Loss(name string) (*Life, error) {
+	b, err := os.ReadFile(filepath.Join(d.Path, "lost", name+".json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the death note of %s: %w", name, err)
+	}
+	var l Life
+	if err := json.Unmarshal(b, &l); err != nil {
+		return nil, fmt.Errorf("cannot read the death note of %s: %w", name, err)
+	}
+	return &l, nil
+}
+
+// ClearLoss removes a death note once it has been reported.
+func (d *Dir) ClearLoss(name string) error {
+	err := os.Remove(filepath.Join(d.Path, "lost", name+".json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("cannot encode %s: %w", path, err)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return fmt.Errorf("cannot save %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("cannot save %s: %w", path, err)
+	}
+	return nil
+}
+
+func readAll(dir string) ([]Life, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("cannot list %s: %w", dir, err)
+	}
+	var out []Life
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			continue
+		}
+		var l Life
+		if json.Unmarshal(b, &l) == nil && l.Name != "" {
+			out = append(out, l)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
