@@ -72,13 +72,13 @@ func (c Cut) Describe(what string) string {
 // bounded with the same shape and marker as captured output.
 func HeadTail(s string, limit int) (string, *Cut) {
 	limit = max(limit, 0)
-	if len(s) <= limit {
-		// At most limit bytes means at most limit runes, valid or not.
-		return strings.ToValidUTF8(s, replacement), nil
-	}
 	v := s
 	if !utf8.ValidString(s) {
 		v = strings.ToValidUTF8(s, replacement)
+	}
+	if len(s) <= limit {
+		// At most limit bytes means at most limit runes, valid or not.
+		return v, nil
 	}
 	total := runeCount(v)
 	if total <= limit {

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"os/user"
 	"strconv"
 	"strings"
 	"syscall"
@@ -219,6 +220,9 @@ func label() string {
 	}
 	if u := os.Getenv("USER"); u != "" {
 		return u
+	}
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
 	}
 	return fmt.Sprintf("uid %d", os.Getuid())
 }

@@ -80,7 +80,7 @@ func runStart(e *env, args []string) int {
 	if started {
 		fmt.Fprintf(e.stdout, "Started the daemon (pid %d, polyrepl %s) on %s.\n", st.PID, st.Version, st.Socket)
 	} else {
-		fmt.Fprintf(e.stdout, "The daemon is already running (pid %d, polyrepl %s, %d sessions).\n", st.PID, st.Version, st.Sessions)
+		fmt.Fprintf(e.stdout, "The daemon is already running (pid %d, polyrepl %s, %s).\n", st.PID, st.Version, plural(st.Sessions, "session"))
 	}
 	e.versionWarning()
 	return ExitOK
@@ -116,9 +116,9 @@ func runStop(e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "Stopped the daemon (pid %d); no sessions were running.\n", r.PID)
 		return ExitOK
 	}
-	fmt.Fprintf(e.stdout, "Stopped the daemon (pid %d); ended %d sessions:\n", r.PID, len(r.Ended))
+	fmt.Fprintf(e.stdout, "Stopped the daemon (pid %d); ended %s:\n", r.PID, plural(len(r.Ended), "session"))
 	for _, s := range r.Ended {
-		line := fmt.Sprintf("  %s (%s %s, pid %d, %d cells)", s.Name, s.Runtime, s.Version, s.PID, s.Cells)
+		line := fmt.Sprintf("  %s (%s %s, pid %d, %s)", s.Name, s.Runtime, s.Version, s.PID, plural(s.Cells, "cell"))
 		if len(s.Names) > 0 {
 			line += " — names lost: " + joinNames(s.Names)
 		}
@@ -149,8 +149,8 @@ func runStatus(e *env, args []string) int {
 	if *asJSON {
 		printJSON(e.stdout, st)
 	} else {
-		fmt.Fprintf(e.stdout, "polyrepl daemon pid %d, version %s, up %s, %d sessions\nsocket: %s\nlog:    %s\nstate:  %s\n",
-			st.PID, st.Version, ago(time.Since(st.Started)), st.Sessions, st.Socket, st.Log, st.StateDir)
+		fmt.Fprintf(e.stdout, "polyrepl daemon pid %d, version %s, up %s, %s\nsocket: %s\nlog:    %s\nstate:  %s\n",
+			st.PID, st.Version, ago(time.Since(st.Started)), plural(st.Sessions, "session"), st.Socket, st.Log, st.StateDir)
 	}
 	e.versionWarning()
 	return ExitOK

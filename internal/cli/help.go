@@ -33,6 +33,9 @@ func runHelp(e *env, args []string) int {
 	return ExitOK
 }
 
+// order is how the commands are listed: the everyday ones first.
+var order = []string{"exec", "wait", "interrupt", "restart", "kill", "sessions", "start", "stop", "status", "daemon", "help"}
+
 func printUsage(w io.Writer) {
 	fmt.Fprint(w, `polyrepl: named, persistent REPL sessions for agents and people.
 
@@ -40,11 +43,13 @@ Usage: polyrepl COMMAND [ARGS]
 
 Commands:
 `)
-	for _, c := range commands {
-		fmt.Fprintf(w, "  %-58s %s\n", c.usage, c.summary)
+	for _, name := range order {
+		if c := lookup(name); c != nil {
+			fmt.Fprintf(w, "  %s\n      %s\n", c.usage, c.summary)
+		}
 	}
-	fmt.Fprint(w, `
-  --version                                                  print the version
+	fmt.Fprint(w, `  --version
+      print the version
 
 Examples:
   polyrepl exec chirp 'import json; data = json.load(open("big.json"))'

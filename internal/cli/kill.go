@@ -33,7 +33,7 @@ environment. Every name it held is gone.`,
 func runKill(e *env, args []string) int {
 	return control(e, "kill", args, e.client.Kill, func(r api.KillReply) string {
 		s := r.Session
-		text := fmt.Sprintf("Killed session '%s' (pid %d, %d cells", s.Name, s.PID, s.Cells)
+		text := fmt.Sprintf("Killed session '%s' (pid %d, %s", s.Name, s.PID, plural(s.Cells, "cell"))
 		if len(s.Names) > 0 {
 			text += "; names lost: " + strings.Join(s.Names, ", ")
 		}

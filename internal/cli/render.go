@@ -106,3 +106,11 @@ func ago(d time.Duration) string {
 func megabytes(n uint64) string {
 	return fmt.Sprintf("%d MB", (n+500_000)/1_000_000)
 }
+
+// plural says "1 cell", "3 cells".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}

@@ -58,10 +58,7 @@ func runSessions(e *env, args []string) int {
 const maxListedNames = 40
 
 func printSession(w io.Writer, s api.SessionInfo, now time.Time) {
-	cells := fmt.Sprintf("%d cells", s.Cells)
-	if s.Cells == 1 {
-		cells = "1 cell"
-	}
+	cells := plural(s.Cells, "cell")
 	if s.State == "dead" {
 		cause := ""
 		if s.Death != nil {

@@ -62,9 +62,10 @@ type Process interface {
 	Version() string // the runtime's version, e.g. "3.11.2"
 	Exe() string     // the executable actually running
 	Run(cell int, code string) error
-	// Interrupt asks the running cell to stop the way the runtime expects
-	// (SIGINT for most); the session escalates if it does not.
-	Interrupt() error
+	// Interrupt asks the running cell to stop. The session calls it with
+	// attempt 0, 1, 2… a moment apart for as long as the cell runs on, so a
+	// driver can escalate (SIGINT to the runtime, then to its children).
+	Interrupt(attempt int) error
 }
 
 // Driver starts processes of one runtime.

@@ -382,9 +382,8 @@ func (s *Session) lossTextLocked() string {
 	return lossText(s.Name, s.death, s.names, s.cells, s.Transcript)
 }
 
-// Interrupt stops the running cell: SIGINT to the runtime, then to its
-// whole process group (a cell waiting in os.system ignores SIGINT while its
-// child runs), then to the runtime again. It returns the cell's result.
+// Interrupt stops the running cell, letting the driver escalate while
+// the cell runs on, and returns the cell's result.
 func (s *Session) Interrupt(ctx context.Context) (api.CellResult, error) {
 	s.mu.Lock()
 	if s.state == Dead {
@@ -406,13 +405,8 @@ func (s *Session) Interrupt(ctx context.Context) (api.CellResult, error) {
 	p := s.p
 	s.mu.Unlock()
 
-	steps := []func() error{
-		p.Interrupt,
-		func() error { return p.Tree().SignalGroup(syscall.SIGINT) },
-		p.Interrupt,
-	}
-	for _, step := range steps {
-		if err := step(); err != nil {
+	for attempt := 0; attempt < 3; attempt++ {
+		if err := p.Interrupt(attempt); err != nil {
 			return api.CellResult{}, fmt.Errorf("cannot interrupt session %q: %w", s.Name, err)
 		}
 		if s.waitFinished(c, 250*time.Millisecond) {

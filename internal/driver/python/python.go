@@ -199,11 +199,29 @@ type process struct {
 	outEOF chan struct{}
 }
 
-func (p *process) PID() int         { return p.cmd.Process.Pid }
-func (p *process) Tree() proc.Tree  { return p.tree }
-func (p *process) Version() string  { return p.version }
-func (p *process) Exe() string      { return p.exe }
-func (p *process) Interrupt() error { return proc.Signal(p.tree.Leader, syscall.SIGINT) }
+func (p *process) PID() int        { return p.cmd.Process.Pid }
+func (p *process) Tree() proc.Tree { return p.tree }
+func (p *process) Version() string { return p.version }
+func (p *process) Exe() string     { return p.exe }
+
+// Interrupt raises KeyboardInterrupt in the running cell. First SIGINT to
+// the worker, as a terminal's Ctrl-C would; if the cell runs on, it is
+// probably waiting on a child (os.system ignores SIGINT meanwhile): SIGUSR2
+// to the worker, which raises as soon as the wait returns, and SIGINT to the
+// whole process group to end that child.
+func (p *process) Interrupt(attempt int) error {
+	switch attempt {
+	case 0:
+		return proc.Signal(p.tree.Leader, syscall.SIGINT)
+	case 1:
+		if err := proc.Signal(p.tree.Leader, syscall.SIGUSR2); err != nil {
+			return err
+		}
+		return p.tree.SignalGroup(syscall.SIGINT)
+	default:
+		return proc.Signal(p.tree.Leader, syscall.SIGUSR2)
+	}
+}
 
 // Run sends one cell to the worker.
 func (p *process) Run(cell int, code string) error {

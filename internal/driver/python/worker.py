@@ -72,6 +72,10 @@ def _main():
             raise KeyboardInterrupt
 
     signal.signal(signal.SIGINT, on_sigint)
+    # The daemon also sends SIGUSR2 when SIGINT did not stop the cell:
+    # os.system() ignores SIGINT while its child runs, but a SIGUSR2
+    # handler still runs as soon as it returns.
+    signal.signal(signal.SIGUSR2, on_sigint)
 
     send({"op": "hello", "version": sys.version.split()[0],
           "implementation": sys.implementation.name,
@@ -198,16 +202,14 @@ def describe(exc, tb, worker_file, only=False):
     if only:
         text = "".join(traceback.format_exception_only(type(exc), exc))
     else:
-        # Start at the first frame of the user's code; drop the worker's
+        # Start at the first frame of the user's code, dropping the worker's
         # frames (and asyncio's, for top-level await) above it.
         t = tb
         while t is not None and not t.tb_frame.f_code.co_filename.startswith("<cell "):
             t = t.tb_next
-        if t is None:
-            t = tb
-            while t is not None and t.tb_frame.f_code.co_filename == worker_file:
-                t = t.tb_next
-        text = "".join(traceback.format_exception(type(exc), exc, t))
+        te = traceback.TracebackException(type(exc), exc, t if t is not None else tb)
+        drop_worker_frames(te, worker_file)
+        text = "".join(te.format())
     name = type(exc).__qualname__
     module = type(exc).__module__
     if module not in ("builtins", "__main__"):
@@ -217,6 +219,21 @@ def describe(exc, tb, worker_file, only=False):
     except Exception:
         message = "<str() of the exception failed>"
     return {"type": name, "message": message, "traceback": text}
+
+
+def drop_worker_frames(te, worker_file):
+    """Remove the worker's own frames (e.g. the SIGINT handler that raised
+    KeyboardInterrupt) from a traceback and the exceptions chained to it."""
+    import traceback
+    seen = set()
+    while te is not None and id(te) not in seen:
+        seen.add(id(te))
+        te.stack = traceback.StackSummary.from_list(
+            [f for f in te.stack if f.filename != worker_file])
+        for chained in (te.__cause__, te.__context__):
+            if chained is not None:
+                drop_worker_frames(chained, worker_file)
+        te = None
 
 
 def names(namespace, limit=500):
