@@ -23,9 +23,10 @@ const spoolBuffer = 64 << 10
 // runes, plus up to 3 bytes slack so a rune split across the ring start can
 // be dropped cleanly). Memory stays O(limit) however much is written.
 //
-// Runes are counted as counter does: exactly for valid UTF-8, and for invalid
-// bytes never fewer than strings.ToValidUTF8 would produce, so the bound
-// holds for any input.
+// Runes are counted incrementally, eight bytes at a time without decoding:
+// exactly for valid UTF-8, and for invalid bytes never fewer than
+// strings.ToValidUTF8 would produce, so the bound holds for any input (Total
+// may then count a run of invalid bytes as more than one character).
 //
 // A Sink is not safe for concurrent use: the caller serializes Write, Len,
 // Take and Close (the session holds a lock around its output).
@@ -54,9 +55,9 @@ type Sink struct {
 	shut bool          // Close was called: open no more spool files
 }
 
-// NewSink makes a sink; dir and pattern say where a spool file goes if one is needed
-// (the directory is created 0700 by the caller, not by Sink). A limit below
-// zero counts as zero.
+// NewSink makes a sink, one per output stream that replies deliver; dir and
+// pattern say where a spool file goes if one is needed (the directory is
+// created 0700 by the caller, not by Sink). A limit below zero counts as zero.
 func NewSink(limit int, dir, pattern string) *Sink {
 	limit = max(limit, 0)
 	h, t := split(limit)
@@ -211,7 +212,8 @@ func (s *Sink) Len() int64 {
 
 // Take returns the text accumulated since the last Take, bounded: whole if it
 // fits in limit runes, else head + marker + tail with a Cut whose File is the
-// spool file path (closed and synced before Take returns; the file has the
+// spool file path (closed, not fsynced: it is readable at once, and syncing
+// 100 MB would stall the reply; the file has the
 // complete raw bytes of this segment). It then resets the sink: the next
 // segment starts empty in memory with no file. If the spool file could not be
 // written, the Cut's File is "" and err says what could not be saved and why
@@ -230,8 +232,6 @@ func (s *Sink) Take() (text string, cut *Cut, err error) {
 	if s.file != nil {
 		if ferr := s.w.Flush(); ferr != nil {
 			s.fail("write", ferr)
-		} else if ferr := s.file.Sync(); ferr != nil {
-			s.fail("sync", ferr)
 		} else if ferr := s.file.Close(); ferr != nil {
 			s.file = nil // already closed, whatever the error
 			s.fail("close", ferr)

@@ -17,6 +17,7 @@ import (
 	"syscall"
 
 	"github.com/polyrepl/polyrepl/internal/client"
+	"github.com/polyrepl/polyrepl/internal/paths"
 	"github.com/polyrepl/polyrepl/internal/version"
 )
 
@@ -111,6 +112,9 @@ func (e *env) fail(err error) int {
 		if ae.Code == "dead" {
 			return ExitFailed
 		}
+		return ExitUsage
+	case errors.Is(err, paths.ErrUnsafe):
+		e.errorf("%v", strings.TrimPrefix(err.Error(), paths.ErrUnsafe.Error()+": "))
 		return ExitUsage
 	case errors.As(err, &ce):
 		e.errorf("cannot reach the polyrepl daemon: %v", ce.Err)

@@ -52,6 +52,14 @@ func StateDir() (string, error) {
 	return filepath.Join(base, "polyrepl", host), nil
 }
 
+// ErrUnsafe marks a refusal of a directory someone else could control.
+var ErrUnsafe = errors.New("unsafe directory")
+
+// unsafe wraps a refusal so callers can tell it from an I/O failure.
+func unsafe(format string, a ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrUnsafe}, a...)...)
+}
+
 // EnsurePrivateDir creates dir (and missing parents) with mode 0700 and
 // checks that dir itself is a real directory, not a symlink, owned by us and
 // closed to group and others. An existing directory that fails a check is
@@ -74,20 +82,20 @@ func CheckPrivateDir(dir string) error {
 		return fmt.Errorf("cannot inspect %s: %w", dir, err)
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 {
-		return fmt.Errorf("refusing %s: it is a symlink; remove it so polyrepl can create a private directory there", dir)
+		return unsafe("refusing %s: it is a symlink; remove it so polyrepl can create a private directory there", dir)
 	}
 	if !fi.IsDir() {
-		return fmt.Errorf("refusing %s: it is not a directory; remove it so polyrepl can create a private directory there", dir)
+		return unsafe("refusing %s: it is not a directory; remove it so polyrepl can create a private directory there", dir)
 	}
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
 		return fmt.Errorf("cannot read the owner of %s", dir)
 	}
 	if int(st.Uid) != os.Getuid() {
-		return fmt.Errorf("refusing %s: it is owned by uid %d, not by you (uid %d); someone else may have planted it, remove it", dir, st.Uid, os.Getuid())
+		return unsafe("refusing %s: it is owned by uid %d, not by you (uid %d); someone else may have planted it, remove it", dir, st.Uid, os.Getuid())
 	}
 	if fi.Mode().Perm()&0o077 != 0 {
-		return fmt.Errorf("refusing %s: its mode is %04o, open to other users; run `chmod 700 %s` if you trust its contents", dir, fi.Mode().Perm(), dir)
+		return unsafe("refusing %s: its mode is %04o, open to other users; run `chmod 700 %s` if you trust its contents", dir, fi.Mode().Perm(), dir)
 	}
 	return nil
 }

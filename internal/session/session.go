@@ -126,10 +126,11 @@ func (s *Session) Exited(e driver.Exit) {
 		c.status = api.StatusDead
 		c.ended = d.At
 	}
-	close(s.exited)
 	s.notifyLocked()
 	s.mu.Unlock()
 	s.m.died(s, d)
+	// Only now, with the death note saved, may kill and restart go on.
+	close(s.exited)
 }
 
 func deathFromExit(e driver.Exit) *api.Death {
