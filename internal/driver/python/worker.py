@@ -29,6 +29,7 @@ def _main():
     import types
 
     worker_file = os.path.abspath(__file__)
+    worker_pid = os.getpid()
     sentinel = sys.argv[1].encode()
     # Look like the interactive interpreter: no script name, the cwd first
     # on the import path (not this file's directory).
@@ -88,6 +89,11 @@ def _main():
             continue
         if msg.get("op") == "exec":
             result = run_cell(msg, namespace, state, worker_file)
+            if os.getpid() != worker_pid:
+                # A child forked by the cell ran off its end: it must not
+                # answer for the session or read its commands.
+                flush_all(state, b"")
+                os._exit(0)
             flushed = flush_all(state, sentinel)
             result["flushed"] = flushed
             send(result)
@@ -113,6 +119,8 @@ def flush_all(state, sentinel):
             state["libc"].fflush(None)  # C stdio buffers, e.g. printf
         except Exception:
             pass
+    if not sentinel:
+        return False
     try:
         os.write(1, sentinel)
         return True

@@ -1,0 +1,611 @@
+// Package e2e drives the real polyrepl binary against a real daemon on a
+// temporary XDG_RUNTIME_DIR and XDG_STATE_HOME, with real Python sessions.
+// Every test proves at teardown that no process it caused is left alive.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var (
+	// binary is the polyrepl binary under test, built once by TestMain.
+	binary string
+	// binDir holds the binaries; it is world-readable so a client run as
+	// another user can execute them.
+	binDir string
+	// moduleRoot is the directory holding go.mod.
+	moduleRoot string
+	// python is the interpreter sessions use, or "" with noPython saying why.
+	python   string
+	noPython string
+)
+
+// cmdTimeout bounds every command a test runs, so a hang fails instead of
+// stalling the suite. It is an upper bound, never an expectation.
+const cmdTimeout = 120 * time.Second
+
+func TestMain(m *testing.M) {
+	os.Exit(mainErr(m))
+}
+
+func mainErr(m *testing.M) int {
+	root, err := findModuleRoot()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		return 1
+	}
+	moduleRoot = root
+	dir, err := os.MkdirTemp("", "prbin")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	if err := os.Chmod(dir, 0o755); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		return 1
+	}
+	binDir = dir
+	binary = filepath.Join(dir, "polyrepl")
+	if err := build(binary); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: building polyrepl: %v\n", err)
+		return 1
+	}
+	findPython()
+	return m.Run()
+}
+
+// findModuleRoot asks the go tool where go.mod is, falling back to "..".
+func findModuleRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err == nil {
+		if mod := strings.TrimSpace(string(out)); mod != "" && mod != os.DevNull {
+			return filepath.Dir(mod), nil
+		}
+	}
+	root, err := filepath.Abs("..")
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		return "", fmt.Errorf("cannot find the module root (no go.mod in %s)", root)
+	}
+	return root, nil
+}
+
+// build compiles cmd/polyrepl into out, statically, with extra go build
+// arguments (such as -ldflags).
+func build(out string, extra ...string) error {
+	args := append([]string{"build", "-o", out}, extra...)
+	args = append(args, "./cmd/polyrepl")
+	cmd := exec.Command("go", args...)
+	cmd.Dir = moduleRoot
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, b)
+	}
+	return nil
+}
+
+var (
+	versionedOnce sync.Once
+	versioned     string
+	versionedErr  error
+)
+
+// versionedBinary builds, once, a polyrepl that states version 9.9.9.
+func versionedBinary() (string, error) {
+	versionedOnce.Do(func() {
+		versioned = filepath.Join(binDir, "polyrepl-9.9.9")
+		versionedErr = build(versioned, "-ldflags", "-X github.com/polyrepl/polyrepl/internal/version.Version=9.9.9")
+	})
+	return versioned, versionedErr
+}
+
+// findPython picks $POLYREPL_TEST_PYTHON, else /usr/bin/python3.
+func findPython() {
+	if p := os.Getenv("POLYREPL_TEST_PYTHON"); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			noPython = fmt.Sprintf("POLYREPL_TEST_PYTHON=%s is not usable: %v", p, err)
+			return
+		}
+		python = p
+		return
+	}
+	if _, err := os.Stat("/usr/bin/python3"); err == nil {
+		python = "/usr/bin/python3"
+		return
+	}
+	noPython = "no Python: set POLYREPL_TEST_PYTHON or install /usr/bin/python3"
+}
+
+// needPython skips a test that needs a Python interpreter the machine lacks.
+func needPython(t *testing.T) {
+	t.Helper()
+	if python == "" {
+		t.Skip(noPython)
+	}
+}
+
+// env is one test's private world: its own socket and state directories,
+// home, and a tag carried by every process the test causes.
+type env struct {
+	t       *testing.T
+	bin     string // binary run by run(); tests may swap it
+	runtime string // XDG_RUNTIME_DIR
+	state   string // XDG_STATE_HOME
+	home    string // HOME, and the default working directory
+	tag     string // value of POLYREPL_TEST_TAG
+	vars    []string
+}
+
+// shortTemp makes a temporary directory with a short path: unix socket
+// paths are limited to 108 bytes.
+func shortTemp(t *testing.T) string {
+	t.Helper()
+	base := ""
+	if len(os.TempDir()) > 40 {
+		base = "/tmp"
+	}
+	d, err := os.MkdirTemp(base, "pr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// newEnv prepares a test's world and registers its teardown: stop the
+// daemon, then prove that no process carrying the tag is left.
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	var buf [8]byte
+	rand.Read(buf[:])
+	e := &env{
+		t:       t,
+		bin:     binary,
+		runtime: shortTemp(t),
+		state:   shortTemp(t),
+		home:    shortTemp(t),
+		tag:     hex.EncodeToString(buf[:]),
+	}
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch {
+		case k == "XDG_RUNTIME_DIR", k == "XDG_STATE_HOME", k == "HOME", k == "TMPDIR",
+			strings.HasPrefix(k, "POLYREPL_"):
+			continue
+		}
+		e.vars = append(e.vars, kv)
+	}
+	e.vars = append(e.vars,
+		"XDG_RUNTIME_DIR="+e.runtime,
+		"XDG_STATE_HOME="+e.state,
+		"HOME="+e.home,
+		"POLYREPL_TEST_TAG="+e.tag,
+	)
+	if python != "" {
+		e.vars = append(e.vars, "POLYREPL_PYTHON="+python)
+	}
+	t.Cleanup(e.teardown)
+	return e
+}
+
+// setenv replaces or adds one variable in the env's environment.
+func (e *env) setenv(k, v string) {
+	e.unsetenv(k)
+	e.vars = append(e.vars, k+"="+v)
+}
+
+func (e *env) unsetenv(k string) {
+	out := e.vars[:0]
+	for _, kv := range e.vars {
+		if !strings.HasPrefix(kv, k+"=") {
+			out = append(out, kv)
+		}
+	}
+	e.vars = out
+}
+
+func (e *env) teardown() {
+	t := e.t
+	if _, stderr, code := e.runWith(runOpts{bin: binary}, "stop"); code != 0 {
+		t.Logf("teardown: polyrepl stop exited %d: %s", code, stderr)
+	}
+	// A process that is in the middle of exiting is not left behind; give
+	// the stragglers a moment before calling them leftovers.
+	var left []procInfo
+	for deadline := time.Now().Add(3 * time.Second); ; {
+		left = e.tagged()
+		if len(left) == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if len(left) > 0 {
+		var b strings.Builder
+		for _, p := range left {
+			fmt.Fprintf(&b, "\n  pid %d: %s", p.pid, p.cmdline)
+			syscall.Kill(p.pid, syscall.SIGKILL)
+		}
+		t.Errorf("processes left behind after the test (now killed):%s", b.String())
+	}
+	for _, d := range []string{e.runtime, e.state, e.home} {
+		os.RemoveAll(d)
+	}
+}
+
+// runOpts says how to run one command.
+type runOpts struct {
+	stdin string
+	dir   string   // working directory; default the env's home
+	bin   string   // binary; default e.bin
+	pre   []string // a command prefix, such as setpriv …
+	extra []string // extra environment variables
+}
+
+// run runs polyrepl with args and returns what it printed and its exit
+// status.
+func (e *env) run(args ...string) (stdout, stderr string, code int) {
+	e.t.Helper()
+	return e.runWith(runOpts{}, args...)
+}
+
+// runIn runs polyrepl with stdin as its standard input.
+func (e *env) runIn(stdin string, args ...string) (stdout, stderr string, code int) {
+	e.t.Helper()
+	return e.runWith(runOpts{stdin: stdin}, args...)
+}
+
+// runAt runs polyrepl in the working directory dir.
+func (e *env) runAt(dir string, args ...string) (stdout, stderr string, code int) {
+	e.t.Helper()
+	return e.runWith(runOpts{dir: dir}, args...)
+}
+
+func (e *env) runWith(o runOpts, args ...string) (stdout, stderr string, code int) {
+	e.t.Helper()
+	bin := o.bin
+	if bin == "" {
+		bin = e.bin
+	}
+	argv := append(append(append([]string{}, o.pre...), bin), args...)
+	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = append(append([]string{}, e.vars...), o.extra...)
+	cmd.Dir = e.home
+	if o.dir != "" {
+		cmd.Dir = o.dir
+	}
+	cmd.Stdin = strings.NewReader(o.stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.WaitDelay = 5 * time.Second
+	err := cmd.Run()
+	code = cmd.ProcessState.ExitCode()
+	if ctx.Err() != nil {
+		e.t.Errorf("polyrepl %s: no answer within %s", strings.Join(args, " "), cmdTimeout)
+		code = -1
+	} else if err != nil && code < 0 {
+		e.t.Errorf("polyrepl %s: %v", strings.Join(args, " "), err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// cut is what a reply says it cut.
+type cut struct {
+	Total int    `json:"total"`
+	Head  int    `json:"head"`
+	Tail  int    `json:"tail"`
+	File  string `json:"file"`
+}
+
+type note struct {
+	Kind string `json:"kind"`
+	Text string `json:"text"`
+}
+
+// cellResult is the cell result object of DESIGN.md, as --json prints it.
+type cellResult struct {
+	Session    string  `json:"session"`
+	Generation string  `json:"generation"`
+	Cell       int     `json:"cell"`
+	Status     string  `json:"status"`
+	Output     string  `json:"output"`
+	Value      string  `json:"value"`
+	Elapsed    float64 `json:"elapsed"`
+	Error      *struct {
+		Type      string `json:"type"`
+		Message   string `json:"message"`
+		Traceback string `json:"traceback"`
+	} `json:"error"`
+	OutputCut *cut   `json:"output_cut"`
+	ValueCut  *cut   `json:"value_cut"`
+	Notes     []note `json:"notes"`
+
+	raw    map[string]any
+	stderr string
+	code   int
+}
+
+// notes returns the texts of the notes of one kind.
+func (r cellResult) notesOf(kind string) []string {
+	var out []string
+	for _, n := range r.Notes {
+		if n.Kind == kind {
+			out = append(out, n.Text)
+		}
+	}
+	return out
+}
+
+func (r cellResult) String() string {
+	b, _ := json.Marshal(r.raw)
+	return fmt.Sprintf("exit %d, %s, stderr %q", r.code, b, r.stderr)
+}
+
+// runJSON runs a command with --json and decodes its cell result.
+func (e *env) runJSON(args ...string) cellResult {
+	e.t.Helper()
+	return e.runJSONWith(runOpts{}, args...)
+}
+
+func (e *env) runJSONWith(o runOpts, args ...string) cellResult {
+	e.t.Helper()
+	stdout, stderr, code := e.runWith(o, append(args, "--json")...)
+	var r cellResult
+	r.stderr, r.code = stderr, code
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+		e.t.Fatalf("polyrepl %s --json: exit %d, not one JSON object (%v): stdout %q stderr %q",
+			strings.Join(args, " "), code, err, clip(stdout), stderr)
+	}
+	json.Unmarshal([]byte(stdout), &r.raw)
+	return r
+}
+
+// sessionInfo is one entry of `sessions --json`.
+type sessionInfo struct {
+	Name       string    `json:"name"`
+	Generation string    `json:"generation"`
+	Runtime    string    `json:"runtime"`
+	Version    string    `json:"version"`
+	Exe        string    `json:"exe"`
+	PID        int       `json:"pid"`
+	State      string    `json:"state"`
+	Created    time.Time `json:"created"`
+	LastActive time.Time `json:"last_active"`
+	Cells      int       `json:"cells"`
+	Memory     uint64    `json:"memory"`
+	Cwd        string    `json:"cwd"`
+	Names      []string  `json:"names"`
+	Running    *struct {
+		Cell int `json:"cell"`
+	} `json:"running"`
+	Unread bool `json:"unread"`
+	Death  *struct {
+		Cause  string `json:"cause"`
+		Signal int    `json:"signal"`
+	} `json:"death"`
+	Transcript string `json:"transcript"`
+}
+
+// sessions lists the daemon's sessions.
+func (e *env) sessions() []sessionInfo {
+	e.t.Helper()
+	stdout, stderr, code := e.run("sessions", "--json")
+	if code != 0 {
+		e.t.Fatalf("polyrepl sessions --json: exit %d: %s", code, stderr)
+	}
+	var r struct {
+		Sessions []sessionInfo `json:"sessions"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+		e.t.Fatalf("polyrepl sessions --json: %v: %q", err, stdout)
+	}
+	return r.Sessions
+}
+
+// session returns the named session, failing the test if there is none.
+func (e *env) session(name string) sessionInfo {
+	e.t.Helper()
+	for _, s := range e.sessions() {
+		if s.Name == name {
+			return s
+		}
+	}
+	e.t.Fatalf("no session %q in `polyrepl sessions`", name)
+	return sessionInfo{}
+}
+
+// statusReply is `status --json`.
+type statusReply struct {
+	PID      int    `json:"pid"`
+	Version  string `json:"version"`
+	Socket   string `json:"socket"`
+	Log      string `json:"log"`
+	StateDir string `json:"state_dir"`
+	Sessions int    `json:"sessions"`
+}
+
+func (e *env) status() statusReply {
+	e.t.Helper()
+	stdout, stderr, code := e.run("status", "--json")
+	if code != 0 {
+		e.t.Fatalf("polyrepl status --json: exit %d: %s%s", code, stdout, stderr)
+	}
+	var st statusReply
+	if err := json.Unmarshal([]byte(stdout), &st); err != nil {
+		e.t.Fatalf("polyrepl status --json: %v: %q", err, stdout)
+	}
+	return st
+}
+
+// stateDir is where the daemon keeps this host's state.
+func (e *env) stateDir() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "localhost"
+	}
+	return filepath.Join(e.state, "polyrepl", host)
+}
+
+// socketDir is where the daemon's socket and log are.
+func (e *env) socketDir() string { return filepath.Join(e.runtime, "polyrepl") }
+
+// must runs a command that has to exit with want, failing the test otherwise.
+func (e *env) must(want int, args ...string) (stdout, stderr string) {
+	e.t.Helper()
+	stdout, stderr, code := e.run(args...)
+	if code != want {
+		e.t.Fatalf("polyrepl %s: exit %d, want %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), code, want, clip(stdout), clip(stderr))
+	}
+	return stdout, stderr
+}
+
+// procInfo is one live process.
+type procInfo struct {
+	pid     int
+	cmdline string
+	env     []string
+}
+
+// procs lists live, non-zombie processes whose environment satisfies keep.
+func procs(keep func(env []string) bool) []procInfo {
+	ents, _ := os.ReadDir("/proc")
+	var out []procInfo
+	self := os.Getpid()
+	for _, d := range ents {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		if err != nil || len(raw) == 0 {
+			continue
+		}
+		vars := strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
+		if !keep(vars) {
+			continue
+		}
+		if procState(pid) == 'Z' || procState(pid) == 0 {
+			continue
+		}
+		cl, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		out = append(out, procInfo{pid: pid, cmdline: strings.TrimSpace(strings.ReplaceAll(string(cl), "\x00", " ")), env: vars})
+	}
+	return out
+}
+
+// procState is the state letter of /proc/PID/stat, or 0 if it is gone.
+func procState(pid int) byte {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return 0
+	}
+	return b[i+2]
+}
+
+// statField returns field n (1-based, as in proc(5)) of /proc/PID/stat.
+func statField(pid, n int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ""
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return ""
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if n-3 < 0 || n-3 >= len(f) {
+		return ""
+	}
+	return f[n-3]
+}
+
+func hasVar(vars []string, kv string) bool {
+	for _, v := range vars {
+		if v == kv {
+			return true
+		}
+	}
+	return false
+}
+
+// tagged lists the live processes this test caused.
+func (e *env) tagged() []procInfo {
+	return procs(func(vars []string) bool { return hasVar(vars, "POLYREPL_TEST_TAG="+e.tag) })
+}
+
+// generation lists the live processes of one session generation.
+func (e *env) generation(gen string) []procInfo {
+	return procs(func(vars []string) bool {
+		return hasVar(vars, "POLYREPL_TEST_TAG="+e.tag) && hasVar(vars, "POLYREPL_SESSION="+gen)
+	})
+}
+
+func describe(ps []procInfo) string {
+	var b strings.Builder
+	for _, p := range ps {
+		fmt.Fprintf(&b, "\n  pid %d: %s", p.pid, p.cmdline)
+	}
+	return b.String()
+}
+
+// waitFor polls cond until it holds or the upper bound passes.
+func waitFor(bound time.Duration, cond func() bool) bool {
+	for deadline := time.Now().Add(bound); ; {
+		if cond() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// clip shortens long text for failure messages.
+func clip(s string) string {
+	if len(s) > 2000 {
+		return s[:1000] + fmt.Sprintf("\n…[%d bytes]…\n", len(s)-2000) + s[len(s)-1000:]
+	}
+	return s
+}
+
+// wantContains fails the test for each substring text lacks.
+func wantContains(t *testing.T, what, text string, subs ...string) {
+	t.Helper()
+	for _, s := range subs {
+		if !strings.Contains(text, s) {
+			t.Errorf("%s lacks %q:\n%s", what, s, clip(text))
+		}
+	}
+}
+
+// wantLacks fails the test for each substring text has.
+func wantLacks(t *testing.T, what, text string, subs ...string) {
+	t.Helper()
+	for _, s := range subs {
+		if strings.Contains(text, s) {
+			t.Errorf("%s has %q, which it should not:\n%s", what, s, clip(text))
+		}
+	}
+}

@@ -1,0 +1,163 @@
+package python
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/polyrepl/polyrepl/internal/driver"
+)
+
+func TestMarkerPrefixLen(t *testing.T) {
+	marker := []byte("\x01end\x02")
+	for _, tc := range []struct {
+		data string
+		want int
+	}{
+		{"", 0},
+		{"abc", 0},
+		{"abc\x01", 1},
+		{"abc\x01e", 2},
+		{"abc\x01en", 3},
+		{"abc\x01end", 4},
+		{"\x01en", 3},
+		{"abc\x01x", 0},
+		{"e", 0},
+	} {
+		if got := markerPrefixLen([]byte(tc.data), marker); got != tc.want {
+			t.Errorf("markerPrefixLen(%q) = %d, want %d", tc.data, got, tc.want)
+		}
+	}
+}
+
+// recorder is a driver.Handler that keeps every event in order.
+type recorder struct {
+	mu     sync.Mutex
+	events []string
+	out    bytes.Buffer
+	done   chan driver.Result
+	exit   chan driver.Exit
+}
+
+func newRecorder() *recorder {
+	return &recorder{done: make(chan driver.Result, 8), exit: make(chan driver.Exit, 1)}
+}
+
+func (r *recorder) Output(p []byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.out.Write(p)
+	r.events = append(r.events, "output")
+}
+
+func (r *recorder) CellDone(res driver.Result) {
+	r.mu.Lock()
+	r.events = append(r.events, "done")
+	r.mu.Unlock()
+	r.done <- res
+}
+
+func (r *recorder) Exited(e driver.Exit) { r.exit <- e }
+
+func (r *recorder) takeOutput() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.out.String()
+	r.out.Reset()
+	return s
+}
+
+func testPython(t testing.TB) string {
+	if p := os.Getenv("POLYREPL_TEST_PYTHON"); p != "" {
+		return p
+	}
+	if _, err := os.Stat("/usr/bin/python3"); err == nil {
+		return "/usr/bin/python3"
+	}
+	t.Skip("no Python: install python3 or set POLYREPL_TEST_PYTHON")
+	return ""
+}
+
+func start(t testing.TB) (driver.Process, *recorder) {
+	t.Helper()
+	rec := newRecorder()
+	dir := t.TempDir()
+	p, err := Driver{}.Start(context.Background(), driver.Spec{
+		Exe: testPython(t), Cwd: dir, Env: os.Environ(), Cookie: "POLYREPL_TEST_COOKIE=1",
+		RuntimeDir: dir, ValueLimit: 10000,
+	}, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if _, err := p.Tree().Kill(time.Second); err != nil {
+			t.Errorf("killing the worker: %v", err)
+		}
+		select {
+		case <-rec.exit:
+		case <-time.After(5 * time.Second):
+			t.Error("the worker was not reported as exited")
+		}
+	})
+	return p, rec
+}
+
+func runCell(t testing.TB, p driver.Process, rec *recorder, n int, code string) driver.Result {
+	t.Helper()
+	if err := p.Run(n, code); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-rec.done:
+		return r
+	case <-time.After(10 * time.Second):
+		t.Fatalf("cell %d did not finish", n)
+	}
+	return driver.Result{}
+}
+
+// All output a cell writes, from Python, a subprocess and C, arrives before
+// the cell is reported done, and nothing of the end marker leaks into it.
+func TestOutputBeforeDone(t *testing.T) {
+	p, rec := start(t)
+	r := runCell(t, p, rec, 1, "import os, ctypes\nprint('py')\nos.system('echo sh')\nctypes.CDLL(None).printf(b'c\\n')\n6*7")
+	if r.Status != "done" || r.Value != "42" {
+		t.Fatalf("result = %+v", r)
+	}
+	if got := rec.takeOutput(); got != "py\nsh\nc\n" {
+		t.Errorf("output = %q, want py, sh, c in order", got)
+	}
+	rec.mu.Lock()
+	last := rec.events[len(rec.events)-1]
+	rec.mu.Unlock()
+	if last != "done" {
+		t.Errorf("last event = %s, want done", last)
+	}
+	// A long output crossing many pipe reads keeps its bytes exactly.
+	r = runCell(t, p, rec, 2, "import sys\nfor i in range(20000): sys.stdout.write('%d,' % i)")
+	want := new(strings.Builder)
+	for i := 0; i < 20000; i++ {
+		want.WriteString(strconv.Itoa(i) + ",")
+	}
+	if got := rec.takeOutput(); got != want.String() {
+		t.Errorf("long output differs: got %d bytes, want %d", len(got), want.Len())
+	}
+	if r.Status != "done" {
+		t.Errorf("status = %s", r.Status)
+	}
+}
+
+// BenchmarkCell measures one trivial cell through the worker protocol:
+// the pipe round trip, framing and marker scan, without the daemon.
+func BenchmarkCell(b *testing.B) {
+	p, rec := start(b)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		runCell(b, p, rec, i+1, "1+1")
+	}
+}
