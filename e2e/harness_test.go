@@ -222,6 +222,9 @@ func (e *env) unsetenv(k string) {
 
 func (e *env) teardown() {
 	t := e.t
+	if t.Failed() {
+		t.Logf("daemon log (last lines):\n%s", tail(filepath.Join(e.socketDir(), "daemon.log"), 40))
+	}
 	if _, stderr, code := e.runWith(runOpts{bin: binary}, "stop"); code != 0 {
 		t.Logf("teardown: polyrepl stop exited %d: %s", code, stderr)
 	}
@@ -608,4 +611,17 @@ func wantLacks(t *testing.T, what, text string, subs ...string) {
 			t.Errorf("%s has %q, which it should not:\n%s", what, s, clip(text))
 		}
 	}
+}
+
+// tail returns the last n lines of a file, for failure messages.
+func tail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Sprintf("(cannot read %s: %v)", path, err)
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }

@@ -4,6 +4,8 @@
 package api
 
 import (
+	"fmt"
+	"regexp"
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/bound"
@@ -206,4 +208,20 @@ type ErrorReply struct {
 	Code string `json:"code"`
 	// Death is set when the error is about a session that died.
 	Death *Death `json:"death,omitempty"`
+}
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]*$`)
+
+// ValidateName checks a session name. It becomes a file name and a URL
+// path segment, so it must be short and plain.
+func ValidateName(name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("the session name is empty")
+	case len(name) > MaxNameLen:
+		return fmt.Errorf("the session name is %d characters long; the limit is %d", len(name), MaxNameLen)
+	case !nameRE.MatchString(name):
+		return fmt.Errorf("invalid session name %q", name)
+	}
+	return nil
 }

@@ -175,9 +175,24 @@ func sessionPath(pattern, name string) string {
 	return strings.Replace(pattern, "{name}", url.PathEscape(name), 1)
 }
 
+// checkName refuses a bad session name before it is put in a URL, where
+// "..", say, would be cleaned away into another path.
+func checkName(name string) error {
+	if err := api.ValidateName(name); err != nil {
+		return &APIError{Status: http.StatusBadRequest, ErrorReply: api.ErrorReply{
+			Error: err.Error(), Code: "bad-request",
+			Hint: "session names use " + api.NameChars + ", at most 64 of them",
+		}}
+	}
+	return nil
+}
+
 // Exec runs a cell, creating the session on first use.
 func (c *Client) Exec(ctx context.Context, name string, req api.ExecRequest) (api.CellResult, error) {
 	var r api.CellResult
+	if err := checkName(name); err != nil {
+		return r, err
+	}
 	err := c.do(ctx, http.MethodPost, sessionPath(api.PathExec, name), req, &r)
 	return r, err
 }
@@ -185,6 +200,9 @@ func (c *Client) Exec(ctx context.Context, name string, req api.ExecRequest) (ap
 // Wait collects a running or uncollected cell.
 func (c *Client) Wait(ctx context.Context, name string, req api.WaitRequest) (api.CellResult, error) {
 	var r api.CellResult
+	if err := checkName(name); err != nil {
+		return r, err
+	}
 	err := c.do(ctx, http.MethodPost, sessionPath(api.PathWait, name), req, &r)
 	return r, err
 }
@@ -192,6 +210,9 @@ func (c *Client) Wait(ctx context.Context, name string, req api.WaitRequest) (ap
 // Interrupt stops the running cell and returns its result.
 func (c *Client) Interrupt(ctx context.Context, name string, req api.ControlRequest) (api.CellResult, error) {
 	var r api.CellResult
+	if err := checkName(name); err != nil {
+		return r, err
+	}
 	err := c.do(ctx, http.MethodPost, sessionPath(api.PathInterrupt, name), req, &r)
 	return r, err
 }
@@ -199,6 +220,9 @@ func (c *Client) Interrupt(ctx context.Context, name string, req api.ControlRequ
 // Restart replaces the session's process with a fresh one.
 func (c *Client) Restart(ctx context.Context, name string, req api.ControlRequest) (api.KillReply, error) {
 	var r api.KillReply
+	if err := checkName(name); err != nil {
+		return r, err
+	}
 	err := c.do(ctx, http.MethodPost, sessionPath(api.PathRestart, name), req, &r)
 	return r, err
 }
@@ -206,6 +230,9 @@ func (c *Client) Restart(ctx context.Context, name string, req api.ControlReques
 // Kill ends the session and its whole process tree.
 func (c *Client) Kill(ctx context.Context, name string, req api.ControlRequest) (api.KillReply, error) {
 	var r api.KillReply
+	if err := checkName(name); err != nil {
+		return r, err
+	}
 	err := c.do(ctx, http.MethodPost, sessionPath(api.PathKill, name), req, &r)
 	return r, err
 }
@@ -215,6 +242,9 @@ func (c *Client) Sessions(ctx context.Context, name string) ([]api.SessionInfo, 
 	var r api.SessionsReply
 	path := api.PathSessions
 	if name != "" {
+		if err := checkName(name); err != nil {
+			return nil, err
+		}
 		path = sessionPath(api.PathSession, name)
 	}
 	err := c.do(ctx, http.MethodGet, path, nil, &r)

@@ -144,10 +144,11 @@ func (d *Daemon) Stop(cause string) []api.SessionInfo {
 	d.stopOnce.Do(func() {
 		log.Printf("stopping: %s", cause)
 		ended = d.sessions.StopAll(cause)
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		// Shutdown waits for in-flight replies, including the stop reply.
+		// Shutdown waits for in-flight replies, including the stop reply
+		// being written by our caller.
 		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
 			d.server.Shutdown(ctx)
 			d.lock.Close()
 			close(d.stopped)

@@ -9,7 +9,6 @@ import (
 	"log"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -42,19 +41,10 @@ func badRequest(hint, format string, a ...any) error {
 // double fork.
 const CookieVar = "POLYREPL_SESSION"
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]*$`)
-
-// ValidateName checks a session name: it becomes a file name, so it must
-// be short and plain.
+// ValidateName checks a session name as a refusal the daemon can send.
 func ValidateName(name string) error {
-	hint := "session names use " + api.NameChars + ", at most 64 of them"
-	switch {
-	case name == "":
-		return badRequest(hint, "the session name is empty")
-	case len(name) > api.MaxNameLen:
-		return badRequest(hint, "the session name is %d characters long; the limit is %d", len(name), api.MaxNameLen)
-	case !nameRE.MatchString(name):
-		return badRequest(hint, "invalid session name %q", name)
+	if err := api.ValidateName(name); err != nil {
+		return badRequest("session names use "+api.NameChars+", at most 64 of them", "%v", err)
 	}
 	return nil
 }
@@ -316,9 +306,11 @@ func (m *Manager) forgetDead(s *Session) {
 	if e := m.entries[s.Name]; e != nil && e.s == s {
 		e.s = nil
 	}
+	// Close spool files nobody will collect now, so no descriptor leaks.
 	s.mu.Lock()
-	if s.idle != nil {
-		s.idle.Close()
+	s.idle.Close()
+	if s.cur != nil {
+		s.cur.out.Close()
 	}
 	s.mu.Unlock()
 }

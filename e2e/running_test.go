@@ -1,0 +1,177 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+func mkdir(dir string) error { return os.MkdirAll(dir, 0o755) }
+
+// TestTimeoutThenWait checks that a caller giving up never stops the cell:
+// exec returns 124 with what was printed so far, wait returns the rest and
+// the result, nothing is lost or repeated, a second wait says there is
+// nothing new, and wait itself times out with 124 on a running cell.
+func TestTimeoutThenWait(t *testing.T) {
+	needPython(t)
+	t.Parallel()
+	e := newEnv(t)
+
+	code := "import time\nprint('alpha-mark', flush=True)\ntime.sleep(2)\nprint('beta-mark')\n42"
+	out, errOut, status := e.run("exec", "tw", code, "-t", "1")
+	if status != 124 {
+		t.Fatalf("exec -t 1 of a 2 s cell: exit %d, want 124\n%s%s", status, out, errOut)
+	}
+	wantContains(t, "exec output", out, "alpha-mark", "wait")
+	wantLacks(t, "exec output", out, "beta-mark", "Out[")
+
+	out, errOut, status = e.run("wait", "tw")
+	if status != 0 {
+		t.Fatalf("wait: exit %d, want 0\n%s%s", status, out, errOut)
+	}
+	wantContains(t, "wait output", out, "beta-mark\n", "Out[1]: 42\n")
+	wantLacks(t, "wait output", out, "alpha-mark")
+
+	out, _ = e.must(0, "wait", "tw")
+	wantContains(t, "second wait", out, "Nothing new")
+	wantLacks(t, "second wait", out, "beta-mark", "Out[1]")
+
+	// Output printed across the timeout is split between exec and wait,
+	// exactly once each.
+	r1 := e.runJSON("exec", "tw", "for i in range(30):\n    print(i, flush=True)\n    time.sleep(0.05)\n'end'", "-t", "0.5")
+	if r1.code != 124 || r1.Status != "running" || len(r1.notesOf("running")) == 0 {
+		t.Fatalf("exec -t 0.5 of a 1.5 s cell: want exit 124, status running and a running note: %v", r1)
+	}
+	r2 := e.runJSON("wait", "tw")
+	if r2.code != 0 || r2.Status != "done" || r2.Value != "'end'" || r2.Cell != 2 {
+		t.Fatalf("wait: want status done, value 'end', cell 2: %v", r2)
+	}
+	var want strings.Builder
+	for i := range 30 {
+		fmt.Fprintf(&want, "%d\n", i)
+	}
+	if got := r1.Output + r2.Output; got != want.String() {
+		t.Errorf("exec output + wait output = %q, want 0..29 once each", got)
+	}
+
+	// wait -t on a cell that still runs.
+	e.must(124, "exec", "tw", "time.sleep(3)", "-t", "0.3")
+	out, _, status = e.run("wait", "tw", "-t", "1")
+	if status != 124 {
+		t.Errorf("wait -t 1 on a running cell: exit %d, want 124: %s", status, out)
+	}
+	r := e.runJSON("wait", "tw")
+	if r.code != 0 || r.Status != "done" || r.Cell != 3 {
+		t.Errorf("final wait: %v", r)
+	}
+}
+
+// TestBusyRefusal checks that an exec on a session that is running a cell
+// is refused at once, naming the running cell, how long it has run and who
+// sent it, and pointing at wait and interrupt; the refused code does not run.
+func TestBusyRefusal(t *testing.T) {
+	needPython(t)
+	t.Parallel()
+	e := newEnv(t)
+	e.must(0, "exec", "busy", "import time\nn = 0")
+	e.must(124, "exec", "busy", "time.sleep(4)", "-t", "0.5")
+	out, errOut, code := e.run("exec", "busy", "n = 1")
+	if code != 2 {
+		t.Fatalf("exec on a busy session: exit %d, want 2\n%s%s", code, out, errOut)
+	}
+	wantContains(t, "busy refusal", errOut, "cell 2", "running for", "sent by", "wait", "interrupt")
+	e.must(0, "wait", "busy")
+	out, _ = e.must(0, "exec", "busy", "n")
+	if out != "Out[3]: 0\n" {
+		t.Errorf("after the refusal: %q, want %q (the refused cell must not run or count)", out, "Out[3]: 0\n")
+	}
+}
+
+// TestInterrupt checks that interrupt raises KeyboardInterrupt in a cell
+// sleeping, spinning in Python or waiting on a subprocess, that the
+// session keeps its names, and that interrupting an idle session says so.
+func TestInterrupt(t *testing.T) {
+	needPython(t)
+	t.Parallel()
+	e := newEnv(t)
+	e.must(0, "exec", "intr", "import os, time\nkeep = 7")
+
+	cases := []struct {
+		name string
+		code string
+	}{
+		{"time.sleep", "time.sleep(100)"},
+		{"busy loop", "while True:\n    pass"},
+		{"os.system", "os.system('sleep 100')"},
+	}
+	for _, c := range cases {
+		before := e.session("intr")
+		out, errOut, code := e.run("exec", "intr", c.code, "-t", "0.5")
+		if code != 124 {
+			t.Errorf("%s: exec -t 0.5: exit %d, want 124\n%s%s", c.name, code, out, errOut)
+			continue
+		}
+		out, errOut, code = e.run("interrupt", "intr")
+		if code != 0 {
+			t.Errorf("%s: interrupt: exit %d, want 0\n%s%s", c.name, code, out, errOut)
+		}
+		if c.name != "os.system" {
+			wantContains(t, c.name+": interrupt", out, "KeyboardInterrupt")
+		}
+		wantLacks(t, c.name+": interrupt", out, "worker")
+		s := e.session("intr")
+		if s.State != "idle" || s.Generation != before.Generation {
+			t.Errorf("%s: after interrupt the session is %q, generation %s (was %s); want the same session, idle", c.name, s.State, s.Generation, before.Generation)
+		}
+		if out, _ := e.must(0, "exec", "intr", "keep"); !regexp.MustCompile(`^Out\[\d+\]: 7\n$`).MatchString(out) {
+			t.Errorf("%s: names after interrupt: %q", c.name, out)
+		}
+		if c.name == "os.system" {
+			left := func() []procInfo {
+				var ps []procInfo
+				for _, p := range e.generation(s.Generation) {
+					if p.cmdline == "sleep 100" {
+						ps = append(ps, p)
+					}
+				}
+				return ps
+			}
+			if !waitFor(5*time.Second, func() bool { return len(left()) == 0 }) {
+				t.Errorf("os.system: the interrupted `sleep 100` still runs:%s", describe(left()))
+			}
+		}
+	}
+
+	r := e.runJSON("interrupt", "intr")
+	if r.code != 0 {
+		t.Errorf("interrupt on an idle session: %v", r)
+	}
+	out, _ := e.must(0, "interrupt", "intr")
+	wantContains(t, "interrupt on an idle session", out, "Nothing to interrupt")
+}
+
+// TestOtherSessionsNoted checks that every reply mentions other sessions
+// with a cell running or with output nobody has read.
+func TestOtherSessionsNoted(t *testing.T) {
+	needPython(t)
+	t.Parallel()
+	e := newEnv(t)
+	e.must(124, "exec", "busybee", "import time\ntime.sleep(10)", "-t", "0.3")
+	e.must(124, "exec", "chatty", "import time\ntime.sleep(0.5)\nprint('unread-mark')", "-t", "0.2")
+	if !waitFor(20*time.Second, func() bool { return e.session("chatty").State == "idle" }) {
+		t.Fatalf("chatty never finished its cell")
+	}
+	if s := e.session("chatty"); !s.Unread {
+		t.Errorf("sessions --json: chatty's uncollected output is not marked unread: %+v", s)
+	}
+	out, _ := e.must(0, "exec", "quiet", "1")
+	wantContains(t, "exec on another session", out, "Other sessions", "busybee", "chatty")
+	r := e.runJSON("exec", "quiet", "2")
+	others := strings.Join(r.notesOf("others"), "\n")
+	wantContains(t, "the others note", others, "busybee", "chatty")
+	wantLacks(t, "the others note", others, "quiet")
+	e.must(0, "interrupt", "busybee")
+}
