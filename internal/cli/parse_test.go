@@ -1,0 +1,46 @@
+package cli
+
+import (
+	"reflect"
+	"testing"
+)
+
+// Flags may come before, between or after the positional arguments, as
+// people type them; "--" ends the flags so code may start with '-'.
+func TestParseInterspersed(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		pos     []string
+		timeout float64
+		json    bool
+		wantErr bool
+	}{
+		{args: []string{"s", "1+1"}, pos: []string{"s", "1+1"}},
+		{args: []string{"s", "1+1", "-t", "5"}, pos: []string{"s", "1+1"}, timeout: 5},
+		{args: []string{"-t", "2.5", "s", "1+1", "--json"}, pos: []string{"s", "1+1"}, timeout: 2.5, json: true},
+		{args: []string{"s", "--timeout=7", "-"}, pos: []string{"s", "-"}, timeout: 7},
+		{args: []string{"s", "--", "-1"}, pos: []string{"s", "-1"}},
+		{args: []string{"s", "-x"}, wantErr: true},
+		{args: []string{"s", "code", "-t"}, wantErr: true},
+		{args: []string{"s", "code", "-t", "0"}, wantErr: true},
+		{args: []string{"s", "code", "-t", "601"}, wantErr: true},
+		{args: []string{"s", "code", "-t", "NaN"}, wantErr: true},
+	} {
+		fs := flags("exec")
+		var timeout secondsFlag
+		fs.Var(&timeout, "t", "")
+		fs.Var(&timeout, "timeout", "")
+		asJSON := fs.Bool("json", false, "")
+		pos, err := parse(fs, tc.args)
+		if (err != nil) != tc.wantErr {
+			t.Errorf("parse(%q) error = %v, want error %v", tc.args, err, tc.wantErr)
+			continue
+		}
+		if tc.wantErr {
+			continue
+		}
+		if !reflect.DeepEqual(pos, tc.pos) || timeout.v != tc.timeout || *asJSON != tc.json {
+			t.Errorf("parse(%q) = %q, t=%v, json=%v; want %q, t=%v, json=%v", tc.args, pos, timeout.v, *asJSON, tc.pos, tc.timeout, tc.json)
+		}
+	}
+}
