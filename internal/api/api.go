@@ -74,6 +74,9 @@ type ExecRequest struct {
 	Spawn      Spawn   `json:"spawn"`
 	Client     Client  `json:"client"`
 	Generation string  `json:"generation,omitempty"` // if set, refuse unless it matches the live session
+	// Progress, if above 0, asks for a stream (NDJSON StreamEvents) with a
+	// progress event at least this often, in seconds, while the cell runs.
+	Progress float64 `json:"progress,omitempty"`
 }
 
 // WaitRequest collects a running or finished cell.
@@ -81,7 +84,27 @@ type WaitRequest struct {
 	Timeout    float64 `json:"timeout,omitempty"`
 	Client     Client  `json:"client"`
 	Generation string  `json:"generation,omitempty"`
+	Progress   float64 `json:"progress,omitempty"` // as in ExecRequest
 }
+
+// Progress says how a running cell is doing, for clients that must show
+// signs of life on long calls.
+type Progress struct {
+	Cell     int     `json:"cell"`
+	Elapsed  float64 `json:"elapsed"`   // seconds since the cell started
+	LastLine string  `json:"last_line"` // the latest line the cell printed, bounded
+}
+
+// StreamEvent is one line of a streamed reply: progress events, then
+// exactly one result or error.
+type StreamEvent struct {
+	Progress *Progress   `json:"progress,omitempty"`
+	Result   *CellResult `json:"result,omitempty"`
+	Error    *ErrorReply `json:"error,omitempty"`
+}
+
+// StreamType is the content type of a streamed reply.
+const StreamType = "application/x-ndjson"
 
 // ControlRequest is the body of interrupt, restart and kill.
 type ControlRequest struct {

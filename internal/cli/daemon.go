@@ -8,6 +8,7 @@ import (
 
 	"github.com/polyrepl/polyrepl/internal/client"
 	"github.com/polyrepl/polyrepl/internal/daemon"
+	"github.com/polyrepl/polyrepl/internal/render"
 )
 
 func init() {
@@ -80,7 +81,7 @@ func runStart(e *env, args []string) int {
 	if started {
 		fmt.Fprintf(e.stdout, "Started the daemon (pid %d, polyrepl %s) on %s.\n", st.PID, st.Version, st.Socket)
 	} else {
-		fmt.Fprintf(e.stdout, "The daemon is already running (pid %d, polyrepl %s, %s).\n", st.PID, st.Version, plural(st.Sessions, "session"))
+		fmt.Fprintf(e.stdout, "The daemon is already running (pid %d, polyrepl %s, %s).\n", st.PID, st.Version, render.Plural(st.Sessions, "session"))
 	}
 	e.versionWarning()
 	return ExitOK
@@ -116,11 +117,11 @@ func runStop(e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "Stopped the daemon (pid %d); no sessions were running.\n", r.PID)
 		return ExitOK
 	}
-	fmt.Fprintf(e.stdout, "Stopped the daemon (pid %d); ended %s:\n", r.PID, plural(len(r.Ended), "session"))
+	fmt.Fprintf(e.stdout, "Stopped the daemon (pid %d); ended %s:\n", r.PID, render.Plural(len(r.Ended), "session"))
 	for _, s := range r.Ended {
-		line := fmt.Sprintf("  %s (%s %s, pid %d, %s)", s.Name, s.Runtime, s.Version, s.PID, plural(s.Cells, "cell"))
+		line := fmt.Sprintf("  %s (%s %s, pid %d, %s)", s.Name, s.Runtime, s.Version, s.PID, render.Plural(s.Cells, "cell"))
 		if len(s.Names) > 0 {
-			line += " — names lost: " + joinNames(s.Names)
+			line += " — names lost: " + render.Names(s.Names)
 		}
 		fmt.Fprintln(e.stdout, line)
 	}
@@ -150,7 +151,7 @@ func runStatus(e *env, args []string) int {
 		printJSON(e.stdout, st)
 	} else {
 		fmt.Fprintf(e.stdout, "polyrepl daemon pid %d, version %s, up %s, %s\nsocket: %s\nlog:    %s\nstate:  %s\n",
-			st.PID, st.Version, ago(time.Since(st.Started)), plural(st.Sessions, "session"), st.Socket, st.Log, st.StateDir)
+			st.PID, st.Version, render.Ago(time.Since(st.Started)), render.Plural(st.Sessions, "session"), st.Socket, st.Log, st.StateDir)
 	}
 	e.versionWarning()
 	return ExitOK

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/render"
 )
 
 func init() {
@@ -86,7 +87,7 @@ func (e *env) result(r api.CellResult, asJSON bool) int {
 	if asJSON {
 		printJSON(e.stdout, r)
 	} else {
-		printResult(e.stdout, r)
+		render.Result(e.stdout, r)
 	}
 	e.versionWarning()
 	return exitFor(r.Status)

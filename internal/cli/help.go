@@ -34,7 +34,7 @@ func runHelp(e *env, args []string) int {
 }
 
 // order is how the commands are listed: the everyday ones first.
-var order = []string{"exec", "wait", "interrupt", "restart", "kill", "sessions", "start", "stop", "status", "daemon", "help"}
+var order = []string{"exec", "wait", "interrupt", "restart", "kill", "sessions", "mcp", "start", "stop", "status", "daemon", "help"}
 
 func printUsage(w io.Writer) {
 	fmt.Fprint(w, `polyrepl: named, persistent REPL sessions for agents and people.
@@ -65,13 +65,6 @@ func printHelp(w io.Writer, c *command) {
 	if c.help != "" {
 		fmt.Fprintf(w, "\n%s\n", c.help)
 	}
-}
-
-func joinNames(names []string) string {
-	if len(names) > maxListedNames {
-		return strings.Join(names[:maxListedNames], ", ") + fmt.Sprintf(" … and %d more", len(names)-maxListedNames)
-	}
-	return strings.Join(names, ", ")
 }
 
 func isNoDaemon(err error) bool {

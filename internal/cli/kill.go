@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/render"
 )
 
 func init() {
@@ -33,7 +34,7 @@ environment. Every name it held is gone.`,
 func runKill(e *env, args []string) int {
 	return control(e, "kill", args, e.client.Kill, func(r api.KillReply) string {
 		s := r.Session
-		text := fmt.Sprintf("Killed session '%s' (pid %d, %s", s.Name, s.PID, plural(s.Cells, "cell"))
+		text := fmt.Sprintf("Killed session '%s' (pid %d, %s", s.Name, s.PID, render.Plural(s.Cells, "cell"))
 		if len(s.Names) > 0 {
 			text += "; names lost: " + strings.Join(s.Names, ", ")
 		}
@@ -70,7 +71,7 @@ func control(e *env, name string, args []string,
 			fmt.Fprintln(e.stdout, text)
 		}
 		for _, n := range r.Notes {
-			fmt.Fprint(e.stdout, bracket(n.Text))
+			fmt.Fprint(e.stdout, render.Bracket(n.Text))
 		}
 	}
 	e.versionWarning()

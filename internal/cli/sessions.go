@@ -2,11 +2,10 @@ package cli
 
 import (
 	"fmt"
-	"io"
-	"strings"
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/render"
 )
 
 func init() {
@@ -47,42 +46,9 @@ func runSessions(e *env, args []string) int {
 			fmt.Fprintln(e.stdout, "No sessions. `polyrepl exec NAME CODE` creates one.")
 		}
 		for _, s := range list {
-			printSession(e.stdout, s, time.Now())
+			render.Session(e.stdout, s, time.Now())
 		}
 	}
 	e.versionWarning()
 	return ExitOK
-}
-
-// maxListedNames keeps a namespace with thousands of names to one line.
-const maxListedNames = 40
-
-func printSession(w io.Writer, s api.SessionInfo, now time.Time) {
-	cells := plural(s.Cells, "cell")
-	if s.State == "dead" {
-		cause := ""
-		if s.Death != nil {
-			cause = s.Death.Cause + " " + ago(now.Sub(s.Death.At)) + " ago"
-		}
-		fmt.Fprintf(w, "%s  dead: %s  %s  cwd %s\n", s.Name, cause, cells, s.Cwd)
-	} else {
-		activity := "idle " + ago(now.Sub(s.LastActive))
-		if r := s.Running; r != nil {
-			activity = fmt.Sprintf("running cell %d for %s (%s via %s)", r.Cell, ago(now.Sub(r.Started)), r.Client.Who, r.Client.How)
-		}
-		fmt.Fprintf(w, "%s  pid %d  %s %s  up %s  %s  %s  %s  cwd %s\n",
-			s.Name, s.PID, s.Runtime, s.Version, ago(now.Sub(s.Created)), activity, cells, megabytes(s.Memory), s.Cwd)
-	}
-	if s.Unread {
-		fmt.Fprintf(w, "    unread output: `polyrepl wait %s` collects it\n", s.Name)
-	}
-	if len(s.Names) > 0 {
-		names := s.Names
-		more := ""
-		if len(names) > maxListedNames {
-			more = fmt.Sprintf(" … and %d more", len(names)-maxListedNames)
-			names = names[:maxListedNames]
-		}
-		fmt.Fprintf(w, "    names: %s%s\n", strings.Join(names, ", "), more)
-	}
 }

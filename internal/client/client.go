@@ -108,18 +108,24 @@ func dirOf(p string) string { return filepath.Dir(p) }
 
 // do sends one request and decodes the reply into out.
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
-	err := c.roundTrip(ctx, method, path, in, out)
+	return c.doStream(ctx, method, path, in, out, nil)
+}
+
+// doStream is do for calls that may answer with a stream of progress
+// events before their result.
+func (c *Client) doStream(ctx context.Context, method, path string, in, out any, prog func(api.Progress)) error {
+	err := c.roundTrip(ctx, method, path, in, out, prog)
 	var ce *ConnError
 	if errors.As(err, &ce) && c.AutoStart && ctx.Err() == nil && isNotRunning(ce.Err) {
 		if serr := c.startDaemon(ctx); serr != nil {
 			return &ConnError{serr}
 		}
-		err = c.roundTrip(ctx, method, path, in, out)
+		err = c.roundTrip(ctx, method, path, in, out, prog)
 	}
 	return err
 }
 
-func (c *Client) roundTrip(ctx context.Context, method, path string, in, out any) error {
+func (c *Client) roundTrip(ctx context.Context, method, path string, in, out any, prog func(api.Progress)) error {
 	var body io.Reader
 	if in != nil {
 		b, err := json.Marshal(in)
@@ -162,6 +168,9 @@ func (c *Client) roundTrip(ctx context.Context, method, path string, in, out any
 		}
 		return e
 	}
+	if resp.Header.Get("Content-Type") == api.StreamType {
+		return readStream(dec, out, prog)
+	}
 	if out == nil {
 		return nil
 	}
@@ -169,6 +178,29 @@ func (c *Client) roundTrip(ctx context.Context, method, path string, in, out any
 		return &ConnError{fmt.Errorf("cannot read the daemon's reply: %w", err)}
 	}
 	return nil
+}
+
+// readStream reads progress events until the result or the error.
+func readStream(dec *json.Decoder, out any, prog func(api.Progress)) error {
+	for {
+		var ev api.StreamEvent
+		if err := dec.Decode(&ev); err != nil {
+			return &ConnError{fmt.Errorf("the daemon's reply stream broke off: %w", err)}
+		}
+		switch {
+		case ev.Progress != nil:
+			if prog != nil {
+				prog(*ev.Progress)
+			}
+		case ev.Error != nil:
+			return &APIError{Status: http.StatusOK, ErrorReply: *ev.Error}
+		case ev.Result != nil:
+			if r, ok := out.(*api.CellResult); ok {
+				*r = *ev.Result
+			}
+			return nil
+		}
+	}
 }
 
 func sessionPath(pattern, name string) string {
@@ -189,21 +221,32 @@ func checkName(name string) error {
 
 // Exec runs a cell, creating the session on first use.
 func (c *Client) Exec(ctx context.Context, name string, req api.ExecRequest) (api.CellResult, error) {
+	return c.ExecProgress(ctx, name, req, nil)
+}
+
+// ExecProgress is Exec with progress events every req.Progress seconds
+// while the cell runs.
+func (c *Client) ExecProgress(ctx context.Context, name string, req api.ExecRequest, prog func(api.Progress)) (api.CellResult, error) {
 	var r api.CellResult
 	if err := checkName(name); err != nil {
 		return r, err
 	}
-	err := c.do(ctx, http.MethodPost, sessionPath(api.PathExec, name), req, &r)
+	err := c.doStream(ctx, http.MethodPost, sessionPath(api.PathExec, name), req, &r, prog)
 	return r, err
 }
 
 // Wait collects a running or uncollected cell.
 func (c *Client) Wait(ctx context.Context, name string, req api.WaitRequest) (api.CellResult, error) {
+	return c.WaitProgress(ctx, name, req, nil)
+}
+
+// WaitProgress is Wait with progress events, as ExecProgress.
+func (c *Client) WaitProgress(ctx context.Context, name string, req api.WaitRequest, prog func(api.Progress)) (api.CellResult, error) {
 	var r api.CellResult
 	if err := checkName(name); err != nil {
 		return r, err
 	}
-	err := c.do(ctx, http.MethodPost, sessionPath(api.PathWait, name), req, &r)
+	err := c.doStream(ctx, http.MethodPost, sessionPath(api.PathWait, name), req, &r, prog)
 	return r, err
 }
 
@@ -254,14 +297,14 @@ func (c *Client) Sessions(ctx context.Context, name string) ([]api.SessionInfo, 
 // Status describes the running daemon. It never starts one.
 func (c *Client) Status(ctx context.Context) (api.StatusReply, error) {
 	var r api.StatusReply
-	err := c.roundTrip(ctx, http.MethodGet, api.PathStatus, nil, &r)
+	err := c.roundTrip(ctx, http.MethodGet, api.PathStatus, nil, &r, nil)
 	return r, err
 }
 
 // Stop ends the daemon and every session. It never starts one.
 func (c *Client) Stop(ctx context.Context) (api.StopReply, error) {
 	var r api.StopReply
-	err := c.roundTrip(ctx, http.MethodPost, api.PathStop, nil, &r)
+	err := c.roundTrip(ctx, http.MethodPost, api.PathStop, nil, &r, nil)
 	return r, err
 }
 

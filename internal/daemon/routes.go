@@ -74,12 +74,9 @@ func (d *Daemon) exec(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	res, err := d.sessions.Exec(r.Context(), r.PathValue("name"), req)
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	reply(w, res)
+	st := &stream{w: w, on: req.Progress > 0}
+	res, err := d.sessions.Exec(r.Context(), r.PathValue("name"), req, st.progress())
+	st.finish(res, err)
 }
 
 func (d *Daemon) wait(w http.ResponseWriter, r *http.Request) {
@@ -87,12 +84,58 @@ func (d *Daemon) wait(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	res, err := d.sessions.Wait(r.Context(), r.PathValue("name"), req)
-	if err != nil {
-		fail(w, err)
-		return
+	st := &stream{w: w, on: req.Progress > 0}
+	res, err := d.sessions.Wait(r.Context(), r.PathValue("name"), req, st.progress())
+	st.finish(res, err)
+}
+
+// stream answers a call that asked for progress: plain JSON if it ends
+// before the first progress event, else NDJSON events ending with the
+// result or the error.
+type stream struct {
+	w       http.ResponseWriter
+	on      bool
+	started bool
+}
+
+func (st *stream) progress() session.Progress {
+	if !st.on {
+		return nil
 	}
-	reply(w, res)
+	return func(p api.Progress) {
+		if !st.started {
+			st.started = true
+			st.w.Header().Set("Content-Type", api.StreamType)
+			st.w.WriteHeader(http.StatusOK)
+		}
+		st.send(api.StreamEvent{Progress: &p})
+	}
+}
+
+func (st *stream) send(ev api.StreamEvent) {
+	if err := json.NewEncoder(st.w).Encode(ev); err != nil {
+		return // the client went away; the cell goes on
+	}
+	if f, ok := st.w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (st *stream) finish(res api.CellResult, err error) {
+	switch {
+	case !st.started && err != nil:
+		fail(st.w, err)
+	case !st.started:
+		reply(st.w, res)
+	case err != nil:
+		if errors.Is(err, context.Canceled) {
+			return
+		}
+		body, _ := errorReply(err)
+		st.send(api.StreamEvent{Error: &body})
+	default:
+		st.send(api.StreamEvent{Result: &res})
+	}
 }
 
 func (d *Daemon) interrupt(w http.ResponseWriter, r *http.Request) {
@@ -177,6 +220,17 @@ var statusOf = map[string]int{
 }
 
 func fail(w http.ResponseWriter, err error) {
+	if errors.Is(err, context.Canceled) {
+		return // the client went away: nobody to answer
+	}
+	body, status := errorReply(err)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(body)
+}
+
+// errorReply turns an error into its reply body and HTTP status.
+func errorReply(err error) (api.ErrorReply, int) {
 	body := api.ErrorReply{Error: err.Error(), Code: "internal"}
 	status := http.StatusInternalServerError
 	var se *session.Error
@@ -186,10 +240,5 @@ func fail(w http.ResponseWriter, err error) {
 			status = s
 		}
 	}
-	if errors.Is(err, context.Canceled) {
-		return // the client went away: nobody to answer
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(body)
+	return body, status
 }

@@ -99,7 +99,7 @@ func (m *Manager) set(e *entry, s *Session) {
 
 // Exec runs a cell in the named session, creating it first if the name
 // has no live session.
-func (m *Manager) Exec(ctx context.Context, name string, req api.ExecRequest) (api.CellResult, error) {
+func (m *Manager) Exec(ctx context.Context, name string, req api.ExecRequest, prog Progress) (api.CellResult, error) {
 	if err := ValidateName(name); err != nil {
 		return api.CellResult{}, err
 	}
@@ -135,7 +135,7 @@ func (m *Manager) Exec(ctx context.Context, name string, req api.ExecRequest) (a
 		}
 	}
 	e.life.Unlock()
-	r, err := s.Exec(ctx, req.Code, req.Client, timeout)
+	r, err := s.Exec(ctx, req.Code, req.Client, timeout, prog, progressEvery(req.Progress))
 	if err != nil {
 		return r, err
 	}
@@ -156,6 +156,16 @@ func Timeout(secs float64) (time.Duration, error) {
 		return 0, badRequest("the cell keeps running after the timeout; `polyrepl wait` collects it later", "the timeout %vs is over the limit of 600s", secs)
 	}
 	return time.Duration(secs * float64(time.Second)), nil
+}
+
+// progressEvery turns a requested progress interval into a duration,
+// kept between a quarter second and five seconds.
+func progressEvery(secs float64) time.Duration {
+	if secs <= 0 || secs != secs {
+		return 0
+	}
+	d := time.Duration(secs * float64(time.Second))
+	return min(max(d, 250*time.Millisecond), 5*time.Second)
 }
 
 func (s *Session) isDead() bool {
@@ -347,7 +357,7 @@ func (m *Manager) noSession(name string) error {
 }
 
 // Wait collects the named session's running or uncollected cell.
-func (m *Manager) Wait(ctx context.Context, name string, req api.WaitRequest) (api.CellResult, error) {
+func (m *Manager) Wait(ctx context.Context, name string, req api.WaitRequest, prog Progress) (api.CellResult, error) {
 	timeout, err := Timeout(req.Timeout)
 	if err != nil {
 		return api.CellResult{}, err
@@ -367,7 +377,7 @@ func (m *Manager) Wait(ctx context.Context, name string, req api.WaitRequest) (a
 			return api.CellResult{}, s.deadError()
 		}
 	}
-	r, err := s.Wait(ctx, timeout)
+	r, err := s.Wait(ctx, timeout, prog, progressEvery(req.Progress))
 	if err == nil {
 		r.Notes = append(r.Notes, m.othersNotes(name)...)
 	}

@@ -55,7 +55,14 @@ type Session struct {
 	death      *api.Death
 	dying      *api.Death    // set by Kill before the process ends
 	exited     chan struct{} // closed when the process has ended
+	recent     []byte        // the last bytes the running cell printed, for progress
 }
+
+// Progress reports on a running cell while a call waits for it.
+type Progress func(api.Progress)
+
+// recentMax bounds what is kept to find the latest line for progress.
+const recentMax = 512
 
 // cell is one run of code.
 type cell struct {
@@ -85,6 +92,14 @@ func (s *Session) Output(p []byte) {
 	defer s.mu.Unlock()
 	if s.cur != nil && !s.cur.finished() {
 		s.cur.out.Write(p)
+		if len(p) >= recentMax {
+			s.recent = append(s.recent[:0], p[len(p)-recentMax:]...)
+		} else {
+			if len(s.recent)+len(p) > recentMax {
+				s.recent = append(s.recent[:0], s.recent[len(s.recent)+len(p)-recentMax:]...)
+			}
+			s.recent = append(s.recent, p...)
+		}
 		return
 	}
 	s.idle.Write(p)
@@ -177,7 +192,7 @@ func who(c api.Client) string {
 }
 
 // Exec starts a cell and waits for it up to timeout.
-func (s *Session) Exec(ctx context.Context, code string, client api.Client, timeout time.Duration) (api.CellResult, error) {
+func (s *Session) Exec(ctx context.Context, code string, client api.Client, timeout time.Duration, prog Progress, every time.Duration) (api.CellResult, error) {
 	s.mu.Lock()
 	switch s.state {
 	case Running:
@@ -202,6 +217,7 @@ func (s *Session) Exec(ctx context.Context, code string, client api.Client, time
 		pending = &n
 	}
 	s.cur = c
+	s.recent = s.recent[:0]
 	s.state = Running
 	s.lastActive = c.started
 	s.notifyLocked()
@@ -213,7 +229,7 @@ func (s *Session) Exec(ctx context.Context, code string, client api.Client, time
 		// The worker is gone; Exited will follow and mark the cell dead.
 		s.waitExited(2 * time.Second)
 	}
-	r, err := s.collect(ctx, c, timeout)
+	r, err := s.collect(ctx, c, timeout, prog, every)
 	if err == nil && pending != nil {
 		r.Notes = append([]api.Note{*pending}, r.Notes...)
 	}
@@ -248,7 +264,7 @@ func uncollectedNote(r api.CellResult, client api.Client) api.Note {
 
 // Wait collects the running cell, or whatever of the last one nobody has
 // collected yet.
-func (s *Session) Wait(ctx context.Context, timeout time.Duration) (api.CellResult, error) {
+func (s *Session) Wait(ctx context.Context, timeout time.Duration, prog Progress, every time.Duration) (api.CellResult, error) {
 	s.mu.Lock()
 	c := s.cur
 	if c == nil {
@@ -268,7 +284,7 @@ func (s *Session) Wait(ctx context.Context, timeout time.Duration) (api.CellResu
 		return r, nil
 	}
 	s.mu.Unlock()
-	return s.collect(ctx, c, timeout)
+	return s.collect(ctx, c, timeout, prog, every)
 }
 
 func finishedWord(status string) string {
@@ -285,10 +301,17 @@ func finishedWord(status string) string {
 
 // collect waits for cell c to finish, up to timeout, and returns what it
 // printed since the last reply. A cancelled ctx (the client went away)
-// returns without taking anything, so the next wait gets it all.
-func (s *Session) collect(ctx context.Context, c *cell, timeout time.Duration) (api.CellResult, error) {
+// returns without taking anything, so the next wait gets it all. If prog is
+// set, it is called every so often while the cell runs.
+func (s *Session) collect(ctx context.Context, c *cell, timeout time.Duration, prog Progress, every time.Duration) (api.CellResult, error) {
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
+	var tick <-chan time.Time
+	if prog != nil && every > 0 {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		tick = t.C
+	}
 	for {
 		s.mu.Lock()
 		if c.finished() {
@@ -300,6 +323,11 @@ func (s *Session) collect(ctx context.Context, c *cell, timeout time.Duration) (
 		s.mu.Unlock()
 		select {
 		case <-ch:
+		case <-tick:
+			s.mu.Lock()
+			p := api.Progress{Cell: c.n, Elapsed: time.Since(c.started).Seconds(), LastLine: lastLine(s.recent)}
+			s.mu.Unlock()
+			prog(p)
 		case <-timer.C:
 			s.mu.Lock()
 			r := s.takeLocked(c)
@@ -309,6 +337,19 @@ func (s *Session) collect(ctx context.Context, c *cell, timeout time.Duration) (
 			return api.CellResult{}, ctx.Err()
 		}
 	}
+}
+
+// lastLine is the latest non-empty line in b, bounded and valid UTF-8.
+func lastLine(b []byte) string {
+	t := strings.TrimRight(string(b), "\r\n \t")
+	if i := strings.LastIndexAny(t, "\r\n"); i >= 0 {
+		t = t[i+1:]
+	}
+	t = strings.ToValidUTF8(t, "\uFFFD")
+	if r := []rune(t); len(r) > 200 {
+		t = "…" + string(r[len(r)-199:])
+	}
+	return t
 }
 
 // takeLocked builds a reply for cell c from its undelivered output and,
@@ -414,7 +455,7 @@ func (s *Session) Interrupt(ctx context.Context) (api.CellResult, error) {
 			break
 		}
 	}
-	r, err := s.collect(ctx, c, api.InterruptTimeout)
+	r, err := s.collect(ctx, c, api.InterruptTimeout, nil, 0)
 	if err == nil && r.Status == api.StatusRunning {
 		r.Notes = append(r.Notes, api.Note{Kind: api.NoteInfo, Text: fmt.Sprintf(
 			"The cell did not stop within %s of SIGINT: it may be stuck in code that never checks for signals. `polyrepl kill %s` ends it (and the namespace).",

@@ -1,0 +1,331 @@
+// Package mcp is polyrepl's MCP server: the tools an agent uses (exec, wait,
+// interrupt, restart, kill, sessions), forwarded to the daemon through the
+// same client as the CLI, so an agent's sessions are the ones a person sees.
+// It owns the tool schemas, the text written for a model to read, progress
+// notifications on long calls and the labelling of each call with the MCP
+// client's name.
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/client"
+	"github.com/polyrepl/polyrepl/internal/version"
+)
+
+// ProgressEvery is how often a call waiting on a running cell sends a
+// progress notification, when the client asked for them: well inside the
+// five seconds after which some clients give up on a silent call.
+const ProgressEvery = 3 * time.Second
+
+// Instructions tell a model when to reach for these tools.
+const Instructions = `polyrepl runs code in named, persistent REPL sessions (Python) that keep their namespace — imports, loaded data, functions — between calls and across conversations.
+
+Use it instead of "python3 -c" or throwaway scripts whenever you would run Python: load data once, then ask many questions of it.
+- Call "sessions" first and reuse a session whose cwd and names match your task; otherwise pick a short new name, and "exec" creates it.
+- "exec" runs one cell; a final expression's value comes back as Out[n]. It waits up to "timeout" seconds (default 30, max 600); a cell still running then keeps running: call "wait" to collect it, "interrupt" to stop it. Never re-run a cell just because it timed out.
+- A session runs one cell at a time; use another session for parallel work.
+- "restart" and "kill" lose the namespace. Write results that matter to files.
+Replies may mention other sessions with work in flight, and what a session lost if it died.`
+
+// Server is polyrepl's MCP server.
+type Server struct {
+	client *client.Client
+	server *mcp.Server
+	cwd    string
+	env    []string
+}
+
+// New makes the server. Sessions it creates start in cwd with env, the
+// environment the agent launched `polyrepl mcp` with.
+func New(c *client.Client, cwd string, env []string) *Server {
+	s := &Server{client: c, cwd: cwd, env: env}
+	s.server = mcp.NewServer(&mcp.Implementation{Name: "polyrepl", Title: "polyrepl", Version: version.Version},
+		&mcp.ServerOptions{Instructions: Instructions, Capabilities: &mcp.ServerCapabilities{}})
+	s.addTools()
+	return s
+}
+
+// Run serves one client over t until it disconnects.
+func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
+	return s.server.Run(ctx, t)
+}
+
+// Connect serves one client over t in the background (for tests).
+func (s *Server) Connect(ctx context.Context, t mcp.Transport) (*mcp.ServerSession, error) {
+	return s.server.Connect(ctx, t, nil)
+}
+
+// Tool inputs. Fields without omitempty are required in the schema.
+type (
+	execIn struct {
+		Session string  `json:"session" jsonschema:"session name (letters, digits, '.', '_', '-'; at most 64); the session is created on first use"`
+		Code    string  `json:"code" jsonschema:"code to run as one cell; a final expression's value is returned as Out[n]"`
+		Timeout float64 `json:"timeout,omitempty" jsonschema:"seconds to wait for the cell (default 30, at most 600); the cell keeps running after it and wait collects it"`
+		Cwd     string  `json:"cwd,omitempty" jsonschema:"working directory for a new session (default: where the MCP server runs); ignored for an existing session"`
+		Python  string  `json:"python,omitempty" jsonschema:"Python interpreter for a new session (default: $POLYREPL_PYTHON, else python3 on PATH); ignored for an existing session"`
+	}
+	waitIn struct {
+		Session string  `json:"session" jsonschema:"session name"`
+		Timeout float64 `json:"timeout,omitempty" jsonschema:"seconds to wait (default 30, at most 600)"`
+	}
+	sessionIn struct {
+		Session string `json:"session" jsonschema:"session name"`
+	}
+	sessionsIn struct {
+		Session string `json:"session,omitempty" jsonschema:"only this session (default: all)"`
+	}
+)
+
+func boolp(b bool) *bool { return &b }
+
+func (s *Server) addTools() {
+	addTool(s, &mcp.Tool{
+		Name:        "exec",
+		Description: "Run code as one cell in a named persistent session (created on first use) and return its output and the value of a final expression. Waits up to timeout seconds; a cell still running then goes on, and wait collects it.",
+		Annotations: &mcp.ToolAnnotations{Title: "Run a cell", DestructiveHint: boolp(true), OpenWorldHint: boolp(true)},
+	}, s.exec)
+	addTool(s, &mcp.Tool{
+		Name:        "wait",
+		Description: "Collect the output and result of a session's running cell (waiting up to timeout seconds), or what nobody collected of its last one.",
+		Annotations: &mcp.ToolAnnotations{Title: "Collect a cell", DestructiveHint: boolp(false), OpenWorldHint: boolp(false)},
+	}, s.wait)
+	addTool(s, &mcp.Tool{
+		Name:        "interrupt",
+		Description: "Stop a session's running cell (KeyboardInterrupt, also inside sleep or a subprocess) and return its result; the namespace is kept.",
+		Annotations: &mcp.ToolAnnotations{Title: "Interrupt a cell", DestructiveHint: boolp(false), OpenWorldHint: boolp(false)},
+	}, s.interrupt)
+	addTool(s, &mcp.Tool{
+		Name:        "restart",
+		Description: "Replace a session's process with a fresh one (same interpreter, directory, environment). Every name it held is lost.",
+		Annotations: &mcp.ToolAnnotations{Title: "Restart a session", DestructiveHint: boolp(true), OpenWorldHint: boolp(false)},
+	}, s.restart)
+	addTool(s, &mcp.Tool{
+		Name:        "kill",
+		Description: "End a session and its whole process tree. Every name it held is lost.",
+		Annotations: &mcp.ToolAnnotations{Title: "Kill a session", DestructiveHint: boolp(true), IdempotentHint: true, OpenWorldHint: boolp(false)},
+	}, s.kill)
+	addTool(s, &mcp.Tool{
+		Name:        "sessions",
+		Description: "List sessions: runtime and version, state, uptime, idle time or running cell, cells run, memory, working directory and the names defined in each. Call it first to reuse a session.",
+		Annotations: &mcp.ToolAnnotations{Title: "List sessions", ReadOnlyHint: true, OpenWorldHint: boolp(false)},
+	}, s.sessions)
+}
+
+// handler is a typed tool: it returns the structured result and the text
+// a model reads.
+type handler[In, Out any] func(ctx context.Context, req *mcp.CallToolRequest, in In) (Out, string, error)
+
+// addTool registers a typed tool. Unlike the SDK's own helper, it checks
+// the arguments itself, so a mistake comes back as a tool error that tells
+// the model what to send instead.
+func addTool[In, Out any](s *Server, t *mcp.Tool, h handler[In, Out]) {
+	in, err := jsonschema.For[In](nil)
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: input schema: %v", t.Name, err))
+	}
+	out, err := jsonschema.For[Out](&jsonschema.ForOptions{IgnoreInvalidTypes: true})
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: output schema: %v", t.Name, err))
+	}
+	t.InputSchema, t.OutputSchema = in, out
+	s.server.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var args In
+		if err := decodeArgs(req.Params.Arguments, &args, in); err != nil {
+			return toolError(fmt.Sprintf("%s: %v. Send the arguments as described by the tool's input schema.", t.Name, err)), nil
+		}
+		res, text, err := h(ctx, req, args)
+		if err != nil {
+			return toolError(errorText(err)), nil
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: res}, nil
+	})
+}
+
+// decodeArgs reads the arguments strictly and names a missing required one.
+func decodeArgs(raw json.RawMessage, v any, schema *jsonschema.Schema) error {
+	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
+		raw = json.RawMessage("{}")
+	}
+	var present map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &present); err != nil {
+		return fmt.Errorf("the arguments must be a JSON object")
+	}
+	for _, name := range schema.Required {
+		if _, ok := present[name]; !ok {
+			return fmt.Errorf("the required argument %q is missing (%s)", name, schema.Properties[name].Description)
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return fmt.Errorf("the argument %q must be a %s, not %s", te.Field, te.Type, te.Value)
+		}
+		return fmt.Errorf("invalid arguments: %v", err)
+	}
+	return nil
+}
+
+func toolError(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+}
+
+// errorText says what went wrong and what to do next.
+func errorText(err error) string {
+	var ae *client.APIError
+	var ce *client.ConnError
+	switch {
+	case errors.As(err, &ae):
+		t := "Error: " + ae.ErrorReply.Error
+		if ae.Hint != "" {
+			t += "\nWhat to do: " + toolHint(ae.Hint)
+		}
+		return t
+	case errors.As(err, &ce):
+		return "Error: cannot reach the polyrepl daemon: " + ce.Err.Error() + "\nWhat to do: tell the user; `polyrepl status` and the daemon log show why."
+	case errors.Is(err, context.Canceled):
+		return "Cancelled: the call stopped waiting; any cell goes on running, and wait collects it."
+	}
+	return "Error: " + err.Error()
+}
+
+// toolHint rewrites the CLI's hints in terms of the tools.
+func toolHint(h string) string {
+	r := strings.NewReplacer(
+		"`polyrepl wait ", "the wait tool (session ",
+		"`polyrepl interrupt ", "the interrupt tool (session ",
+		"`polyrepl exec ", "the exec tool (session ",
+		"`polyrepl kill ", "the kill tool (session ",
+		" CODE`", ")", " …`", ")", "`", ")",
+	)
+	return r.Replace(h)
+}
+
+// who labels calls with the MCP client's name from the handshake.
+func who(req *mcp.CallToolRequest) api.Client {
+	c := api.Client{Who: "an MCP client", How: "mcp"}
+	if req.Session != nil {
+		if p := req.Session.InitializeParams(); p != nil && p.ClientInfo != nil {
+			if p.ClientInfo.Title != "" {
+				c.Who = p.ClientInfo.Title
+			} else if p.ClientInfo.Name != "" {
+				c.Who = p.ClientInfo.Name
+			}
+		}
+	}
+	return c
+}
+
+// progress returns a callback sending progress notifications, or nil if
+// the client gave no progress token.
+func progress(ctx context.Context, req *mcp.CallToolRequest, session string) func(api.Progress) {
+	tok := req.Params.GetProgressToken()
+	if tok == nil || req.Session == nil {
+		return nil
+	}
+	return func(p api.Progress) {
+		msg := fmt.Sprintf("session %s: cell %d running for %.0fs", session, p.Cell, p.Elapsed)
+		if p.LastLine != "" {
+			msg += "; last output: " + p.LastLine
+		}
+		req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: p.Elapsed, Message: msg})
+	}
+}
+
+func progressSeconds(prog func(api.Progress)) float64 {
+	if prog == nil {
+		return 0
+	}
+	return ProgressEvery.Seconds()
+}
+
+func (s *Server) exec(ctx context.Context, req *mcp.CallToolRequest, in execIn) (api.CellResult, string, error) {
+	cwd := in.Cwd
+	if cwd == "" {
+		cwd = s.cwd
+	} else if !filepath.IsAbs(cwd) {
+		cwd = filepath.Join(s.cwd, cwd)
+	}
+	py := in.Python
+	if py != "" && strings.Contains(py, "/") && !filepath.IsAbs(py) {
+		py = filepath.Join(s.cwd, py)
+	}
+	prog := progress(ctx, req, in.Session)
+	r, err := s.client.ExecProgress(ctx, in.Session, api.ExecRequest{
+		Code: in.Code, Timeout: in.Timeout, Progress: progressSeconds(prog),
+		Spawn:  api.Spawn{Exe: py, Cwd: cwd, Env: s.env},
+		Client: who(req),
+	}, prog)
+	if err != nil {
+		return r, "", err
+	}
+	return r, s.text(r), nil
+}
+
+func (s *Server) wait(ctx context.Context, req *mcp.CallToolRequest, in waitIn) (api.CellResult, string, error) {
+	prog := progress(ctx, req, in.Session)
+	r, err := s.client.WaitProgress(ctx, in.Session, api.WaitRequest{Timeout: in.Timeout, Progress: progressSeconds(prog), Client: who(req)}, prog)
+	if err != nil {
+		return r, "", err
+	}
+	return r, s.text(r), nil
+}
+
+func (s *Server) interrupt(ctx context.Context, req *mcp.CallToolRequest, in sessionIn) (api.CellResult, string, error) {
+	r, err := s.client.Interrupt(ctx, in.Session, api.ControlRequest{Client: who(req)})
+	if err != nil {
+		return r, "", err
+	}
+	return r, s.text(r), nil
+}
+
+func (s *Server) restart(ctx context.Context, req *mcp.CallToolRequest, in sessionIn) (api.KillReply, string, error) {
+	r, err := s.client.Restart(ctx, in.Session, api.ControlRequest{Client: who(req)})
+	if err != nil {
+		return r, "", err
+	}
+	return r, notesText("", r.Notes) + s.versionNote(), nil
+}
+
+func (s *Server) kill(ctx context.Context, req *mcp.CallToolRequest, in sessionIn) (api.KillReply, string, error) {
+	r, err := s.client.Kill(ctx, in.Session, api.ControlRequest{Client: who(req)})
+	if err != nil {
+		return r, "", err
+	}
+	text := fmt.Sprintf("Killed session '%s' (pid %d, %d cells).", r.Session.Name, r.Session.PID, r.Session.Cells)
+	if len(r.Session.Names) > 0 {
+		text += " Names lost: " + strings.Join(r.Session.Names, ", ") + "."
+	}
+	return r, notesText(text+"\n", r.Notes) + s.versionNote(), nil
+}
+
+func (s *Server) sessions(ctx context.Context, req *mcp.CallToolRequest, in sessionsIn) (api.SessionsReply, string, error) {
+	list, err := s.client.Sessions(ctx, in.Session)
+	if err != nil {
+		return api.SessionsReply{}, "", err
+	}
+	if list == nil {
+		list = []api.SessionInfo{}
+	}
+	return api.SessionsReply{Sessions: list}, sessionsText(list, time.Now()) + s.versionNote(), nil
+}
+
+func (s *Server) versionNote() string {
+	if m := s.client.VersionMismatch(); m != "" {
+		return "\n[polyrepl: " + m + "]"
+	}
+	return ""
+}

@@ -1,0 +1,64 @@
+package mcp
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/render"
+)
+
+// text writes a cell result for a model: short, the output first, the
+// notes after it.
+func (s *Server) text(r api.CellResult) string {
+	var b strings.Builder
+	if r.Output != "" {
+		b.WriteString(r.Output)
+		if !strings.HasSuffix(r.Output, "\n") {
+			b.WriteString("\n")
+		}
+	}
+	if r.OutputCut != nil {
+		b.WriteString(render.Bracket(r.OutputCut.Describe("output")))
+	}
+	if r.Value != "" {
+		fmt.Fprintf(&b, "Out[%d]: %s\n", r.Cell, r.Value)
+		if r.ValueCut != nil {
+			b.WriteString(render.Bracket(r.ValueCut.Describe("value")))
+		}
+	}
+	if e := r.Error; e != nil {
+		if e.Traceback != "" {
+			b.WriteString(strings.TrimRight(e.Traceback, "\n") + "\n")
+		} else {
+			fmt.Fprintf(&b, "%s: %s\n", e.Type, e.Message)
+		}
+	}
+	if b.Len() == 0 && r.Status == api.StatusDone {
+		fmt.Fprintf(&b, "(cell %d finished with no output)\n", r.Cell)
+	}
+	return strings.TrimRight(notesText(b.String(), r.Notes), "\n") + s.versionNote()
+}
+
+// notesText appends notes to text, each set apart in brackets.
+func notesText(text string, notes []api.Note) string {
+	var b strings.Builder
+	b.WriteString(text)
+	for _, n := range notes {
+		b.WriteString(render.Bracket(strings.ReplaceAll(n.Text, "`polyrepl wait NAME`", "the wait tool")))
+	}
+	return b.String()
+}
+
+// sessionsText lists sessions as the CLI does.
+func sessionsText(list []api.SessionInfo, now time.Time) string {
+	if len(list) == 0 {
+		return "No sessions. The exec tool creates one on first use of a name."
+	}
+	var b strings.Builder
+	for _, s := range list {
+		render.Session(&b, s, now)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}

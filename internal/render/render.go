@@ -1,0 +1,140 @@
+// Package render writes results and session listings as text, for people
+// at a terminal (the CLI) and for models (the MCP server), so both say the
+// same things the same way.
+package render
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+)
+
+// Result shows a cell's result the way a REPL would: what happened
+// before (a loss, a new session), the output, the value or the error, then
+// what the caller should know (still running, other sessions).
+func Result(w io.Writer, r api.CellResult) {
+	var b strings.Builder
+	note := func(kinds ...string) {
+		for _, n := range r.Notes {
+			for _, k := range kinds {
+				if n.Kind == k {
+					b.WriteString(Bracket(n.Text))
+				}
+			}
+		}
+	}
+	note(api.NoteLost, api.NoteCreated, api.NoteIdle, api.NoteUncollected)
+	if r.Output != "" {
+		b.WriteString(r.Output)
+		if !strings.HasSuffix(r.Output, "\n") {
+			b.WriteString("\n")
+		}
+	}
+	if r.OutputCut != nil {
+		b.WriteString(r.OutputCut.Describe("output") + "\n")
+	}
+	if r.Value != "" {
+		fmt.Fprintf(&b, "Out[%d]: %s\n", r.Cell, r.Value)
+		if r.ValueCut != nil {
+			b.WriteString(r.ValueCut.Describe("value") + "\n")
+		}
+	}
+	if e := r.Error; e != nil {
+		switch {
+		case e.Traceback != "":
+			b.WriteString(e.Traceback)
+			if !strings.HasSuffix(e.Traceback, "\n") {
+				b.WriteString("\n")
+			}
+		case e.Message != "":
+			fmt.Fprintf(&b, "%s: %s\n", e.Type, e.Message)
+		default:
+			b.WriteString(e.Type + "\n")
+		}
+	}
+	for _, n := range r.Notes {
+		switch n.Kind {
+		case api.NoteLost, api.NoteCreated, api.NoteIdle, api.NoteUncollected:
+		default:
+			b.WriteString(Bracket(n.Text))
+		}
+	}
+	io.WriteString(w, b.String())
+}
+
+// Bracket sets a note apart from the cell's own output.
+func Bracket(text string) string {
+	return "[" + strings.TrimRight(text, "\n") + "]\n"
+}
+
+// Ago prints a duration compactly, as `sessions` shows it: 40s, 2m, 3h,
+// 2d.
+func Ago(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+// Megabytes prints a memory size in MB.
+func Megabytes(n uint64) string {
+	return fmt.Sprintf("%d MB", (n+500_000)/1_000_000)
+}
+
+// Plural says "1 cell", "3 cells".
+func Plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// MaxListedNames keeps a namespace with thousands of names to one line.
+const MaxListedNames = 40
+
+// Session writes one session as `polyrepl sessions` lists it.
+func Session(w io.Writer, s api.SessionInfo, now time.Time) {
+	cells := Plural(s.Cells, "cell")
+	if s.State == "dead" {
+		cause := ""
+		if s.Death != nil {
+			cause = s.Death.Cause + " " + Ago(now.Sub(s.Death.At)) + " ago"
+		}
+		fmt.Fprintf(w, "%s  dead: %s  %s  cwd %s\n", s.Name, cause, cells, s.Cwd)
+	} else {
+		activity := "idle " + Ago(now.Sub(s.LastActive))
+		if r := s.Running; r != nil {
+			activity = fmt.Sprintf("running cell %d for %s (%s via %s)", r.Cell, Ago(now.Sub(r.Started)), r.Client.Who, r.Client.How)
+		}
+		fmt.Fprintf(w, "%s  pid %d  %s %s  up %s  %s  %s  %s  cwd %s\n",
+			s.Name, s.PID, s.Runtime, s.Version, Ago(now.Sub(s.Created)), activity, cells, Megabytes(s.Memory), s.Cwd)
+	}
+	if s.Unread {
+		fmt.Fprintf(w, "    unread output: `polyrepl wait %s` collects it\n", s.Name)
+	}
+	if len(s.Names) > 0 {
+		names := s.Names
+		more := ""
+		if len(names) > MaxListedNames {
+			more = fmt.Sprintf(" … and %d more", len(names)-MaxListedNames)
+			names = names[:MaxListedNames]
+		}
+		fmt.Fprintf(w, "    names: %s%s\n", strings.Join(names, ", "), more)
+	}
+}
+
+// Names joins names, at most MaxListedNames of them.
+func Names(names []string) string {
+	if len(names) > MaxListedNames {
+		return strings.Join(names[:MaxListedNames], ", ") + fmt.Sprintf(" … and %d more", len(names)-MaxListedNames)
+	}
+	return strings.Join(names, ", ")
+}
