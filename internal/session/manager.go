@@ -205,13 +205,7 @@ func (m *Manager) create(ctx context.Context, e *entry, name string, sp api.Spaw
 	if sp.Exe == "" {
 		sp.Exe = drv.DefaultExe(sp.Env)
 	}
-	s := &Session{
-		Name: name, Generation: newGeneration(), Created: time.Now(), Spawn: sp,
-		Runtime: sp.Runtime, Transcript: m.state.TranscriptPath(name, ".py"),
-		m: m, drv: drv, changed: make(chan struct{}), state: Starting,
-		exited: make(chan struct{}),
-		idle:   bound.NewSink(api.OutputLimit, m.outputDir, name+"-idle-*.txt"),
-	}
+	s := m.newSession(name, sp, drv)
 	if err := m.start(ctx, s); err != nil {
 		return nil, nil, err
 	}
@@ -225,6 +219,17 @@ func (m *Manager) create(ctx context.Context, e *entry, name string, sp api.Spaw
 	notes = append(notes, api.Note{Kind: api.NoteCreated, Text: fmt.Sprintf("Created session '%s' (%s %s, cwd %s).", name, s.Runtime, s.p.Version(), sp.Cwd)})
 	m.set(e, s)
 	return s, notes, nil
+}
+
+// newSession makes a session, not yet started, for a new life of name.
+func (m *Manager) newSession(name string, sp api.Spawn, drv driver.Driver) *Session {
+	return &Session{
+		Name: name, Generation: newGeneration(), Created: time.Now(), Spawn: sp,
+		Runtime: sp.Runtime, Transcript: m.state.TranscriptPath(name, ".py"),
+		m: m, drv: drv, changed: make(chan struct{}), state: Starting,
+		exited: make(chan struct{}),
+		idle:   bound.NewSink(api.OutputLimit, m.outputDir, name+"-idle-*.txt"),
+	}
 }
 
 // start launches s's runtime process and records it as live.
@@ -439,13 +444,7 @@ func (m *Manager) Restart(ctx context.Context, name string, req api.ControlReque
 		return api.KillReply{}, err
 	}
 	m.forgetDead(old)
-	s := &Session{
-		Name: name, Generation: newGeneration(), Created: time.Now(), Spawn: old.Spawn,
-		Runtime: old.Runtime, Transcript: old.Transcript,
-		m: m, drv: old.drv, changed: make(chan struct{}), state: Starting,
-		exited: make(chan struct{}),
-		idle:   bound.NewSink(api.OutputLimit, m.outputDir, name+"-idle-*.txt"),
-	}
+	s := m.newSession(name, old.Spawn, old.drv)
 	if err := m.start(ctx, s); err != nil {
 		return api.KillReply{}, err
 	}
