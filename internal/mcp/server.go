@@ -191,7 +191,7 @@ func errorText(err error) string {
 	case errors.As(err, &ae):
 		t := "Error: " + ae.ErrorReply.Error
 		if ae.Hint != "" {
-			t += "\nWhat to do: " + toolHint(ae.Hint)
+			t += "\nWhat to do: " + ae.Hint
 		}
 		return t
 	case errors.As(err, &ce):
@@ -200,18 +200,6 @@ func errorText(err error) string {
 		return "Cancelled: the call stopped waiting; any cell goes on running, and wait collects it."
 	}
 	return "Error: " + err.Error()
-}
-
-// toolHint rewrites the CLI's hints in terms of the tools.
-func toolHint(h string) string {
-	r := strings.NewReplacer(
-		"`polyrepl wait ", "the wait tool (session ",
-		"`polyrepl interrupt ", "the interrupt tool (session ",
-		"`polyrepl exec ", "the exec tool (session ",
-		"`polyrepl kill ", "the kill tool (session ",
-		" CODE`", ")", " …`", ")", "`", ")",
-	)
-	return r.Replace(h)
 }
 
 // who labels calls with the MCP client's name from the handshake.

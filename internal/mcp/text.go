@@ -46,7 +46,7 @@ func notesText(text string, notes []api.Note) string {
 	var b strings.Builder
 	b.WriteString(text)
 	for _, n := range notes {
-		b.WriteString(render.Bracket(strings.ReplaceAll(n.Text, "`polyrepl wait NAME`", "the wait tool")))
+		b.WriteString(render.Bracket(n.Text))
 	}
 	return b.String()
 }

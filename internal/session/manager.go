@@ -103,13 +103,13 @@ func (m *Manager) Exec(ctx context.Context, name string, req api.ExecRequest, pr
 	if err := ValidateName(name); err != nil {
 		return api.CellResult{}, err
 	}
-	timeout, err := Timeout(req.Timeout)
+	timeout, err := Timeout(req.Timeout, req.Client)
 	if err != nil {
 		return api.CellResult{}, err
 	}
 	switch {
 	case strings.TrimSpace(req.Code) == "":
-		return api.CellResult{}, badRequest("give the code as an argument, or `-` to read it from standard input", "the code is empty")
+		return api.CellResult{}, badRequest(adviceFor(req.Client).giveCode(), "the code is empty")
 	case len(req.Code) > api.MaxCodeBytes:
 		return api.CellResult{}, badRequest("put the data in a file and read it from the cell", "the code is %d bytes; the limit is %d bytes (2 MiB)", len(req.Code), api.MaxCodeBytes)
 	case strings.ContainsRune(req.Code, 0):
@@ -140,20 +140,20 @@ func (m *Manager) Exec(ctx context.Context, name string, req api.ExecRequest, pr
 		return r, err
 	}
 	r.Notes = append(opening, r.Notes...)
-	r.Notes = append(r.Notes, m.othersNotes(name)...)
+	r.Notes = append(r.Notes, m.othersNotes(name, req.Client)...)
 	return r, nil
 }
 
 // Timeout turns a requested timeout in seconds into a duration, refusing
 // what cannot be meant.
-func Timeout(secs float64) (time.Duration, error) {
+func Timeout(secs float64, asker api.Client) (time.Duration, error) {
 	switch {
 	case secs == 0:
 		return api.DefaultTimeout, nil
 	case secs < 0 || secs != secs:
 		return 0, badRequest("give a timeout in seconds between 0 and 600", "invalid timeout %v", secs)
 	case secs > api.MaxTimeout.Seconds():
-		return 0, badRequest("the cell keeps running after the timeout; `polyrepl wait` collects it later", "the timeout %vs is over the limit of 600s", secs)
+		return 0, badRequest(adviceFor(asker).collectLater(), "the timeout %vs is over the limit of 600s", secs)
 	}
 	return time.Duration(secs * float64(time.Second)), nil
 }
@@ -331,7 +331,7 @@ func (m *Manager) forgetDead(s *Session) {
 }
 
 // lookup finds the session for wait/interrupt, or says why there is none.
-func (m *Manager) lookup(name, gen string) (*Session, error) {
+func (m *Manager) lookup(name, gen string, asker api.Client) (*Session, error) {
 	if err := ValidateName(name); err != nil {
 		return nil, err
 	}
@@ -344,17 +344,17 @@ func (m *Manager) lookup(name, gen string) (*Session, error) {
 	}
 	if loss, _ := m.state.Loss(name); loss != nil {
 		return nil, &Error{Code: "dead", Msg: lossText(name, loss.Death, loss.Names, loss.Cells, loss.Transcript), Death: loss.Death,
-			Hint: fmt.Sprintf("`polyrepl exec %s …` starts a fresh session under that name", name)}
+			Hint: adviceFor(asker).execFresh(name)}
 	}
-	return nil, m.noSession(name)
+	return nil, m.noSession(name, asker)
 }
 
-func (m *Manager) noSession(name string) error {
+func (m *Manager) noSession(name string, asker api.Client) error {
 	var live []string
 	for _, i := range m.List(false) {
 		live = append(live, i.Name)
 	}
-	hint := "`polyrepl exec " + name + " CODE` creates it"
+	hint := adviceFor(asker).execFresh(name)
 	if len(live) > 0 {
 		hint += "; sessions now: " + strings.Join(live, ", ")
 	}
@@ -363,11 +363,11 @@ func (m *Manager) noSession(name string) error {
 
 // Wait collects the named session's running or uncollected cell.
 func (m *Manager) Wait(ctx context.Context, name string, req api.WaitRequest, prog Progress) (api.CellResult, error) {
-	timeout, err := Timeout(req.Timeout)
+	timeout, err := Timeout(req.Timeout, req.Client)
 	if err != nil {
 		return api.CellResult{}, err
 	}
-	s, err := m.lookup(name, req.Generation)
+	s, err := m.lookup(name, req.Generation, req.Client)
 	if err != nil {
 		return api.CellResult{}, err
 	}
@@ -379,25 +379,25 @@ func (m *Manager) Wait(ctx context.Context, name string, req api.WaitRequest, pr
 		pending := c != nil && (!c.delivered || c.out.Len() > 0)
 		s.mu.Unlock()
 		if !pending {
-			return api.CellResult{}, s.deadError()
+			return api.CellResult{}, s.deadError(req.Client)
 		}
 	}
-	r, err := s.Wait(ctx, timeout, prog, progressEvery(req.Progress))
+	r, err := s.Wait(ctx, timeout, req.Client, prog, progressEvery(req.Progress))
 	if err == nil {
-		r.Notes = append(r.Notes, m.othersNotes(name)...)
+		r.Notes = append(r.Notes, m.othersNotes(name, req.Client)...)
 	}
 	return r, err
 }
 
 // Interrupt stops the named session's running cell.
 func (m *Manager) Interrupt(ctx context.Context, name string, req api.ControlRequest) (api.CellResult, error) {
-	s, err := m.lookup(name, req.Generation)
+	s, err := m.lookup(name, req.Generation, req.Client)
 	if err != nil {
 		return api.CellResult{}, err
 	}
-	r, err := s.Interrupt(ctx)
+	r, err := s.Interrupt(ctx, req.Client)
 	if err == nil {
-		r.Notes = append(r.Notes, m.othersNotes(name)...)
+		r.Notes = append(r.Notes, m.othersNotes(name, req.Client)...)
 	}
 	return r, err
 }
@@ -410,19 +410,19 @@ func (m *Manager) Kill(name string, req api.ControlRequest) (api.KillReply, erro
 	e := m.entry(name)
 	e.life.Lock()
 	defer e.life.Unlock()
-	s, err := m.lookup(name, req.Generation)
+	s, err := m.lookup(name, req.Generation, req.Client)
 	if err != nil {
 		return api.KillReply{}, err
 	}
 	info := s.Info(true)
-	kerr := s.kill("kill", fmt.Sprintf("killed by `polyrepl kill` (%s)", who(req.Client)))
+	kerr := s.kill("kill", fmt.Sprintf("killed with %s by %s", adviceFor(req.Client).do("kill", name), who(req.Client)))
 	m.forgetDead(s)
 	reply := api.KillReply{Session: s.Info(false)}
 	reply.Session.Memory = info.Memory
 	if kerr != nil {
 		return reply, kerr
 	}
-	reply.Notes = m.othersNotes(name)
+	reply.Notes = m.othersNotes(name, req.Client)
 	return reply, nil
 }
 
@@ -435,7 +435,7 @@ func (m *Manager) Restart(ctx context.Context, name string, req api.ControlReque
 	e := m.entry(name)
 	e.life.Lock()
 	defer e.life.Unlock()
-	old, err := m.lookup(name, req.Generation)
+	old, err := m.lookup(name, req.Generation, req.Client)
 	if err != nil {
 		return api.KillReply{}, err
 	}
@@ -453,7 +453,7 @@ func (m *Manager) Restart(ctx context.Context, name string, req api.ControlReque
 	if len(before.Names) > 0 {
 		text += "; the names it held are gone: " + strings.Join(before.Names, ", ")
 	}
-	return api.KillReply{Session: s.Info(false), Notes: append([]api.Note{{Kind: api.NoteInfo, Text: text + "."}}, m.othersNotes(name)...)}, nil
+	return api.KillReply{Session: s.Info(false), Notes: append([]api.Note{{Kind: api.NoteInfo, Text: text + "."}}, m.othersNotes(name, req.Client)...)}, nil
 }
 
 // List describes every session, sorted by name.
@@ -476,7 +476,7 @@ func (m *Manager) List(withMemory bool) []api.SessionInfo {
 
 // Describe lists one session, or says why there is none.
 func (m *Manager) Describe(name string) (api.SessionInfo, error) {
-	s, err := m.lookup(name, "")
+	s, err := m.lookup(name, "", api.Client{How: "cli"})
 	if err != nil {
 		return api.SessionInfo{}, err
 	}
@@ -485,7 +485,7 @@ func (m *Manager) Describe(name string) (api.SessionInfo, error) {
 
 // othersNotes mentions the other sessions that have a cell running or
 // something nobody collected, so no client forgets work in flight.
-func (m *Manager) othersNotes(except string) []api.Note {
+func (m *Manager) othersNotes(except string, asker api.Client) []api.Note {
 	var parts []string
 	for _, i := range m.List(false) {
 		if i.Name == except {
@@ -503,7 +503,7 @@ func (m *Manager) othersNotes(except string) []api.Note {
 	if len(parts) == 0 {
 		return nil
 	}
-	return []api.Note{{Kind: api.NoteOthers, Text: "Other sessions: " + strings.Join(parts, "; ") + ". `polyrepl wait NAME` collects."}}
+	return []api.Note{{Kind: api.NoteOthers, Text: "Other sessions: " + strings.Join(parts, "; ") + ". " + adviceFor(asker).waitAny()}}
 }
 
 // StopAll ends every session, for a daemon that is stopping.

@@ -170,13 +170,14 @@ func unixSignalName(sig int) string {
 }
 
 // busyError is the refusal of a cell while another runs.
-func (s *Session) busyErrorLocked() error {
+func (s *Session) busyErrorLocked(asker api.Client) error {
 	c := s.cur
 	return &Error{
 		Code: "busy",
 		Msg: fmt.Sprintf("session %q is busy: cell %d has been running for %s, sent by %s",
 			s.Name, c.n, roundDur(time.Since(c.started)), who(c.client)),
-		Hint: fmt.Sprintf("`polyrepl wait %s` collects it, `polyrepl interrupt %s` stops it; for parallel work use another session name", s.Name, s.Name),
+		Hint: fmt.Sprintf("%s collects it, %s stops it; for parallel work use another session name",
+			adviceFor(asker).do("wait", s.Name), adviceFor(asker).do("interrupt", s.Name)),
 	}
 }
 
@@ -196,12 +197,12 @@ func (s *Session) Exec(ctx context.Context, code string, client api.Client, time
 	s.mu.Lock()
 	switch s.state {
 	case Running:
-		err := s.busyErrorLocked()
+		err := s.busyErrorLocked(client)
 		s.mu.Unlock()
 		return api.CellResult{}, err
 	case Dead:
 		s.mu.Unlock()
-		return api.CellResult{}, s.deadError()
+		return api.CellResult{}, s.deadError(client)
 	}
 	s.cells++
 	c := &cell{
@@ -213,7 +214,7 @@ func (s *Session) Exec(ctx context.Context, code string, client api.Client, time
 	// out as a note with this cell's reply.
 	var pending *api.Note
 	if prev := s.cur; prev != nil && (!prev.delivered || prev.out.Len() > 0) {
-		n := uncollectedNote(s.takeLocked(prev), prev.client)
+		n := uncollectedNote(s.takeLocked(prev, client), prev.client)
 		pending = &n
 	}
 	s.cur = c
@@ -229,7 +230,7 @@ func (s *Session) Exec(ctx context.Context, code string, client api.Client, time
 		// The worker is gone; Exited will follow and mark the cell dead.
 		s.waitExited(2 * time.Second)
 	}
-	r, err := s.collect(ctx, c, timeout, prog, every)
+	r, err := s.collect(ctx, c, timeout, client, prog, every)
 	if err == nil && pending != nil {
 		r.Notes = append([]api.Note{*pending}, r.Notes...)
 	}
@@ -264,7 +265,7 @@ func uncollectedNote(r api.CellResult, client api.Client) api.Note {
 
 // Wait collects the running cell, or whatever of the last one nobody has
 // collected yet.
-func (s *Session) Wait(ctx context.Context, timeout time.Duration, prog Progress, every time.Duration) (api.CellResult, error) {
+func (s *Session) Wait(ctx context.Context, timeout time.Duration, asker api.Client, prog Progress, every time.Duration) (api.CellResult, error) {
 	s.mu.Lock()
 	c := s.cur
 	if c == nil {
@@ -284,7 +285,7 @@ func (s *Session) Wait(ctx context.Context, timeout time.Duration, prog Progress
 		return r, nil
 	}
 	s.mu.Unlock()
-	return s.collect(ctx, c, timeout, prog, every)
+	return s.collect(ctx, c, timeout, asker, prog, every)
 }
 
 func finishedWord(status string) string {
@@ -303,7 +304,7 @@ func finishedWord(status string) string {
 // printed since the last reply. A cancelled ctx (the client went away)
 // returns without taking anything, so the next wait gets it all. If prog is
 // set, it is called every so often while the cell runs.
-func (s *Session) collect(ctx context.Context, c *cell, timeout time.Duration, prog Progress, every time.Duration) (api.CellResult, error) {
+func (s *Session) collect(ctx context.Context, c *cell, timeout time.Duration, asker api.Client, prog Progress, every time.Duration) (api.CellResult, error) {
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	var tick <-chan time.Time
@@ -315,7 +316,7 @@ func (s *Session) collect(ctx context.Context, c *cell, timeout time.Duration, p
 	for {
 		s.mu.Lock()
 		if c.finished() {
-			r := s.takeLocked(c)
+			r := s.takeLocked(c, asker)
 			s.mu.Unlock()
 			return r, nil
 		}
@@ -330,7 +331,7 @@ func (s *Session) collect(ctx context.Context, c *cell, timeout time.Duration, p
 			prog(p)
 		case <-timer.C:
 			s.mu.Lock()
-			r := s.takeLocked(c)
+			r := s.takeLocked(c, asker)
 			s.mu.Unlock()
 			return r, nil
 		case <-ctx.Done():
@@ -354,7 +355,7 @@ func lastLine(b []byte) string {
 
 // takeLocked builds a reply for cell c from its undelivered output and,
 // if it finished, its result, and marks them delivered.
-func (s *Session) takeLocked(c *cell) api.CellResult {
+func (s *Session) takeLocked(c *cell, asker api.Client) api.CellResult {
 	r := s.baseResultLocked(c)
 	text, cut, err := c.out.Take()
 	r.Output = text
@@ -366,8 +367,8 @@ func (s *Session) takeLocked(c *cell) api.CellResult {
 	if !c.finished() {
 		r.Elapsed = time.Since(c.started).Seconds()
 		r.Notes = append(r.Notes, api.Note{Kind: api.NoteRunning, Text: fmt.Sprintf(
-			"Cell %d is still running after %s; it goes on. `polyrepl wait %s` collects the rest of its output and its result; `polyrepl interrupt %s` stops it.",
-			c.n, roundDur(time.Since(c.started)), s.Name, s.Name)})
+			"Cell %d is still running after %s; it goes on. %s collects the rest of its output and its result; %s stops it.",
+			c.n, roundDur(time.Since(c.started)), adviceFor(asker).do("wait", s.Name), adviceFor(asker).do("interrupt", s.Name))})
 		s.idleNoteLocked(&r)
 		return r
 	}
@@ -426,11 +427,11 @@ func (s *Session) lossTextLocked() string {
 
 // Interrupt stops the running cell, letting the driver escalate while
 // the cell runs on, and returns the cell's result.
-func (s *Session) Interrupt(ctx context.Context) (api.CellResult, error) {
+func (s *Session) Interrupt(ctx context.Context, asker api.Client) (api.CellResult, error) {
 	s.mu.Lock()
 	if s.state == Dead {
 		s.mu.Unlock()
-		return api.CellResult{}, s.deadError()
+		return api.CellResult{}, s.deadError(asker)
 	}
 	c := s.cur
 	if c == nil || c.finished() {
@@ -455,11 +456,11 @@ func (s *Session) Interrupt(ctx context.Context) (api.CellResult, error) {
 			break
 		}
 	}
-	r, err := s.collect(ctx, c, api.InterruptTimeout, nil, 0)
+	r, err := s.collect(ctx, c, api.InterruptTimeout, asker, nil, 0)
 	if err == nil && r.Status == api.StatusRunning {
 		r.Notes = append(r.Notes, api.Note{Kind: api.NoteInfo, Text: fmt.Sprintf(
-			"The cell did not stop within %s of SIGINT: it may be stuck in code that never checks for signals. `polyrepl kill %s` ends it (and the namespace).",
-			api.InterruptTimeout, s.Name)})
+			"The cell did not stop within %s of SIGINT: it may be stuck in code that never checks for signals. %s ends it (and the namespace).",
+			api.InterruptTimeout, adviceFor(asker).do("kill", s.Name))})
 	}
 	return r, err
 }
@@ -515,11 +516,11 @@ func (s *Session) waitExited(d time.Duration) bool {
 }
 
 // deadError says how the session died, for calls other than exec.
-func (s *Session) deadError() error {
+func (s *Session) deadError(asker api.Client) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return &Error{Code: "dead", Msg: s.lossTextLocked(), Death: s.death,
-		Hint: fmt.Sprintf("`polyrepl exec %s …` starts a fresh session under that name", s.Name)}
+		Hint: adviceFor(asker).execFresh(s.Name)}
 }
 
 // Info describes the session for listings.

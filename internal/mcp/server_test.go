@@ -1,0 +1,805 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/client"
+	"github.com/polyrepl/polyrepl/internal/daemon"
+)
+
+// callTimeout bounds every tool call, so a hang fails instead of stalling
+// the suite. It is an upper bound, never an expectation.
+const callTimeout = 60 * time.Second
+
+// testAgent is how the test's MCP client introduces itself.
+var testAgent = &mcp.Implementation{Name: "test-agent", Title: "Test Agent", Version: "1.0"}
+
+// fixture is one test's world: an in-process daemon on private XDG
+// directories and the MCP server under test, talking to it through a
+// client that never starts a daemon of its own.
+type fixture struct {
+	t      *testing.T
+	srv    *Server
+	client *client.Client
+	cwd    string // where the server "runs": new sessions start here
+	python string // "" if the machine has none
+	tag    string // carried in the environment of every session process
+}
+
+// testPython picks $POLYREPL_TEST_PYTHON, else /usr/bin/python3, or says
+// why there is none.
+func testPython() (string, string) {
+	if p := os.Getenv("POLYREPL_TEST_PYTHON"); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Sprintf("POLYREPL_TEST_PYTHON=%s is not usable: %v", p, err)
+		}
+		return p, ""
+	}
+	if _, err := os.Stat("/usr/bin/python3"); err == nil {
+		return "/usr/bin/python3", ""
+	}
+	return "", "no Python: set POLYREPL_TEST_PYTHON or install /usr/bin/python3"
+}
+
+// shortTemp makes a directory with a short path: unix socket paths are
+// limited to 108 bytes.
+func shortTemp(t *testing.T) string {
+	t.Helper()
+	base := ""
+	if len(os.TempDir()) > 40 {
+		base = "/tmp"
+	}
+	d, err := os.MkdirTemp(base, "pm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// syncBuffer collects the daemon's log lines from many goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// newFixture starts a daemon in this process and the MCP server. With
+// needPython, it skips the test on a machine without Python.
+func newFixture(t *testing.T, needPython bool) *fixture {
+	t.Helper()
+	py, why := testPython()
+	if needPython && py == "" {
+		t.Skip(why)
+	}
+	runtimeDir, stateDir, cwd := shortTemp(t), shortTemp(t), shortTemp(t)
+	t.Setenv("XDG_RUNTIME_DIR", runtimeDir)
+	t.Setenv("XDG_STATE_HOME", stateDir)
+
+	logs := &syncBuffer{}
+	prevOut, prevFlags := log.Writer(), log.Flags()
+	log.SetOutput(logs)
+
+	d, err := daemon.Listen()
+	if err != nil {
+		log.SetOutput(prevOut)
+		t.Fatalf("daemon.Listen: %v", err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- d.Serve() }()
+
+	var buf [8]byte
+	rand.Read(buf[:])
+	f := &fixture{t: t, cwd: cwd, python: py, tag: hex.EncodeToString(buf[:])}
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "POLYREPL_") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "POLYREPL_TEST_TAG="+f.tag)
+	if py != "" {
+		env = append(env, "POLYREPL_PYTHON="+py)
+	}
+	f.client = client.New()
+	f.client.AutoStart = false
+	f.srv = New(f.client, cwd, env)
+
+	t.Cleanup(func() {
+		d.Stop("the test ended")
+		select {
+		case <-served:
+		case <-time.After(30 * time.Second):
+			t.Errorf("the daemon did not stop within 30 s")
+		}
+		var left []string
+		for deadline := time.Now().Add(5 * time.Second); ; {
+			left = tagged(f.tag)
+			if len(left) == 0 || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if len(left) > 0 {
+			t.Errorf("session processes left after the daemon stopped:\n  %s", strings.Join(left, "\n  "))
+		}
+		log.SetOutput(prevOut)
+		log.SetFlags(prevFlags)
+		if t.Failed() {
+			t.Logf("daemon log:\n%s", logs.String())
+		}
+		for _, dir := range []string{runtimeDir, stateDir, cwd} {
+			os.RemoveAll(dir)
+		}
+	})
+	return f
+}
+
+// tagged lists the live processes whose environment carries tag.
+func tagged(tag string) []string {
+	ents, _ := os.ReadDir("/proc")
+	var out []string
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		if err != nil || !slices.Contains(strings.Split(string(env), "\x00"), "POLYREPL_TEST_TAG="+tag) {
+			continue
+		}
+		stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if i := bytes.LastIndexByte(stat, ')'); i > 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
+			continue
+		}
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		out = append(out, fmt.Sprintf("pid %d: %s", pid, strings.ReplaceAll(string(cmdline), "\x00", " ")))
+	}
+	return out
+}
+
+// agent is one MCP client connected to the server under test.
+type agent struct {
+	t  *testing.T
+	cs *mcp.ClientSession
+
+	mu       sync.Mutex
+	progress []mcp.ProgressNotificationParams
+}
+
+// connect attaches a new MCP client, introducing itself as impl.
+func (f *fixture) connect(impl *mcp.Implementation) *agent {
+	t := f.t
+	t.Helper()
+	ctx := context.Background()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := f.srv.Connect(ctx, st)
+	if err != nil {
+		t.Fatalf("server Connect: %v", err)
+	}
+	a := &agent{t: t}
+	c := mcp.NewClient(impl, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			a.progress = append(a.progress, *req.Params)
+		},
+	})
+	cs, err := c.Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatalf("client Connect: %v", err)
+	}
+	a.cs = cs
+	t.Cleanup(func() {
+		cs.Close()
+		ss.Wait()
+	})
+	return a
+}
+
+func (a *agent) progressSeen() []mcp.ProgressNotificationParams {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.progress)
+}
+
+// call calls a tool and fails the test on a protocol error.
+func (a *agent) call(tool string, args any) *mcp.CallToolResult {
+	a.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	res, err := a.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		a.t.Fatalf("%s %v: protocol error: %v", tool, args, err)
+	}
+	return res
+}
+
+// ok calls a tool that must succeed and returns its result.
+func (a *agent) ok(tool string, args any) *mcp.CallToolResult {
+	a.t.Helper()
+	res := a.call(tool, args)
+	if res.IsError {
+		a.t.Fatalf("%s %v: tool error: %s", tool, args, text(res))
+	}
+	return res
+}
+
+// cell calls exec, wait or interrupt and decodes the cell result.
+func (a *agent) cell(tool string, args any) (api.CellResult, string) {
+	a.t.Helper()
+	res := a.ok(tool, args)
+	var r api.CellResult
+	structured(a.t, res, &r)
+	return r, text(res)
+}
+
+// text joins a result's text content.
+func text(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// structured decodes a result's structured content into v.
+func structured(t *testing.T, res *mcp.CallToolResult, v any) {
+	t.Helper()
+	if res.StructuredContent == nil {
+		t.Fatalf("no structured content; text: %s", text(res))
+	}
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Decode into a zero value, so nothing from an earlier result stays.
+	rv := reflect.ValueOf(v).Elem()
+	rv.SetZero()
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("structured content %s: %v", b, err)
+	}
+}
+
+func notesOf(r api.CellResult, kind string) []string {
+	var out []string
+	for _, n := range r.Notes {
+		if n.Kind == kind {
+			out = append(out, n.Text)
+		}
+	}
+	return out
+}
+
+func wantContains(t *testing.T, what, text string, subs ...string) {
+	t.Helper()
+	for _, s := range subs {
+		if !strings.Contains(text, s) {
+			t.Errorf("%s lacks %q:\n%s", what, s, text)
+		}
+	}
+}
+
+func wantLacks(t *testing.T, what, text string, subs ...string) {
+	t.Helper()
+	for _, s := range subs {
+		if strings.Contains(text, s) {
+			t.Errorf("%s has %q, which it should not:\n%s", what, s, text)
+		}
+	}
+}
+
+// cliAdvice is what text for a model must not carry: the CLI's commands
+// and flags (the model has tools, not a shell prompt of ours), or the
+// remains of a botched rewrite of them.
+var cliAdvice = []string{"`", "polyrepl exec", "polyrepl wait", "polyrepl interrupt", "polyrepl kill", ")-)", ")polyrepl", "standard input"}
+
+// mustStart runs a trivial cell so the session exists before a timed step.
+func (a *agent) mustStart(session string) {
+	a.t.Helper()
+	if r, _ := a.cell("exec", map[string]any{"session": session, "code": "0"}); r.Status != api.StatusDone {
+		a.t.Fatalf("exec 0 in %s: status %q, want done", session, r.Status)
+	}
+}
+
+func TestToolsList(t *testing.T) {
+	f := newFixture(t, false)
+	a := f.connect(testAgent)
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+
+	init := a.cs.InitializeResult()
+	wantContains(t, "server instructions", init.Instructions, "sessions", "python3 -c")
+
+	res, err := a.cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatalf("tools/list: %v", err)
+	}
+	tools := map[string]*mcp.Tool{}
+	for _, tool := range res.Tools {
+		tools[tool.Name] = tool
+	}
+	var names []string
+	for n := range tools {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	if want := []string{"exec", "interrupt", "kill", "restart", "sessions", "wait"}; !slices.Equal(names, want) {
+		t.Fatalf("tools = %v, want %v", names, want)
+	}
+
+	type schema struct {
+		Type       string `json:"type"`
+		Properties map[string]struct {
+			Type        any    `json:"type"`
+			Description string `json:"description"`
+		} `json:"properties"`
+		Required []string `json:"required"`
+	}
+	for _, tc := range []struct {
+		tool        string
+		required    []string
+		optional    []string
+		readOnly    bool
+		destructive bool
+	}{
+		{tool: "exec", required: []string{"code", "session"}, optional: []string{"cwd", "python", "timeout"}},
+		{tool: "wait", required: []string{"session"}, optional: []string{"timeout"}},
+		{tool: "interrupt", required: []string{"session"}},
+		{tool: "restart", required: []string{"session"}, destructive: true},
+		{tool: "kill", required: []string{"session"}, destructive: true},
+		{tool: "sessions", optional: []string{"session"}, readOnly: true},
+	} {
+		t.Run(tc.tool, func(t *testing.T) {
+			tool := tools[tc.tool]
+			if tool.Description == "" {
+				t.Errorf("no description")
+			}
+			var in schema
+			b, _ := json.Marshal(tool.InputSchema)
+			if err := json.Unmarshal(b, &in); err != nil {
+				t.Fatalf("input schema %s: %v", b, err)
+			}
+			if in.Type != "object" {
+				t.Errorf("input schema type %q, want object", in.Type)
+			}
+			var props []string
+			for name, p := range in.Properties {
+				props = append(props, name)
+				if strings.TrimSpace(p.Description) == "" {
+					t.Errorf("input property %q has no description", name)
+				}
+			}
+			slices.Sort(props)
+			want := slices.Sorted(slices.Values(append(slices.Clone(tc.required), tc.optional...)))
+			if !slices.Equal(props, want) {
+				t.Errorf("input properties %v, want %v", props, want)
+			}
+			req := slices.Sorted(slices.Values(in.Required))
+			if !slices.Equal(req, tc.required) {
+				t.Errorf("required %v, want %v", req, tc.required)
+			}
+
+			if tool.OutputSchema == nil {
+				t.Errorf("no output schema")
+			} else {
+				var out schema
+				b, _ := json.Marshal(tool.OutputSchema)
+				if err := json.Unmarshal(b, &out); err != nil || out.Type != "object" || len(out.Properties) == 0 {
+					t.Errorf("output schema %s: want an object with properties (%v)", b, err)
+				}
+				if tc.tool == "exec" || tc.tool == "wait" || tc.tool == "interrupt" {
+					for _, p := range []string{"session", "cell", "status", "output", "value", "error"} {
+						if _, ok := out.Properties[p]; !ok {
+							t.Errorf("output schema lacks the cell result's %q: %s", p, b)
+						}
+					}
+				}
+			}
+
+			an := tool.Annotations
+			if an == nil {
+				t.Fatalf("no annotations")
+			}
+			if an.ReadOnlyHint != tc.readOnly {
+				t.Errorf("readOnlyHint %v, want %v", an.ReadOnlyHint, tc.readOnly)
+			}
+			if tc.destructive && (an.DestructiveHint == nil || !*an.DestructiveHint) {
+				t.Errorf("destructiveHint %v, want true", an.DestructiveHint)
+			}
+		})
+	}
+}
+
+func TestArgumentErrors(t *testing.T) {
+	f := newFixture(t, false)
+	a := f.connect(testAgent)
+	for _, tc := range []struct {
+		name string
+		tool string
+		args any
+		want []string
+	}{
+		{"exec without code", "exec", map[string]any{"session": "v"}, []string{`"code"`, "missing"}},
+		{"exec with empty code", "exec", map[string]any{"session": "v", "code": ""}, []string{"code", "empty"}},
+		{"exec with blank code", "exec", map[string]any{"session": "v", "code": "  \n"}, []string{"code", "empty"}},
+		{"exec without session", "exec", map[string]any{"code": "1"}, []string{`"session"`, "missing"}},
+		{"bad session name", "exec", map[string]any{"session": "a/b", "code": "1"}, []string{"a/b", "session name", "letters, digits"}},
+		{"timeout of the wrong type", "exec", map[string]any{"session": "v", "code": "1", "timeout": "abc"}, []string{"timeout"}},
+		{"timeout over the limit", "exec", map[string]any{"session": "v", "code": "1", "timeout": 601}, []string{"600"}},
+		{"negative timeout", "exec", map[string]any{"session": "v", "code": "1", "timeout": -1}, []string{"timeout"}},
+		{"unknown argument", "exec", map[string]any{"session": "v", "code": "1", "bogus": true}, []string{"bogus"}},
+		{"arguments not an object", "exec", []any{"v", "1"}, []string{"object"}},
+		{"wait on an unknown session", "wait", map[string]any{"session": "nosuch"}, []string{"nosuch", "no session", "exec"}},
+		{"interrupt on an unknown session", "interrupt", map[string]any{"session": "nosuch"}, []string{"nosuch", "no session", "exec"}},
+		{"kill without session", "kill", map[string]any{}, []string{`"session"`, "missing"}},
+		{"restart on an unknown session", "restart", map[string]any{"session": "nosuch"}, []string{"nosuch", "no session"}},
+		{"sessions with a bad name", "sessions", map[string]any{"session": "../x"}, []string{"session name"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+			defer cancel()
+			res, err := a.cs.CallTool(ctx, &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})
+			if err != nil {
+				t.Fatalf("got a protocol error, want a tool error: %v", err)
+			}
+			txt := text(res)
+			if !res.IsError {
+				t.Fatalf("IsError false, want true; text: %s", txt)
+			}
+			wantContains(t, "error text", txt, tc.want...)
+			wantLacks(t, "error text", txt, cliAdvice...)
+		})
+	}
+	// Bad input changes nothing: no session was made.
+	var list api.SessionsReply
+	structured(t, a.ok("sessions", nil), &list)
+	if len(list.Sessions) != 0 {
+		t.Errorf("sessions after bad calls: %+v, want none", list.Sessions)
+	}
+}
+
+func TestExecResult(t *testing.T) {
+	f := newFixture(t, true)
+	a := f.connect(testAgent)
+
+	res := a.ok("exec", map[string]any{"session": "st", "code": "print('hi')\n10"})
+	var raw map[string]any
+	structured(t, res, &raw)
+	for _, k := range []string{"session", "generation", "cell", "status", "output", "value", "elapsed"} {
+		if _, ok := raw[k]; !ok {
+			t.Errorf("structured content lacks %q: %v", k, raw)
+		}
+	}
+	var r api.CellResult
+	structured(t, res, &r)
+	if r.Session != "st" || r.Cell != 1 || r.Status != api.StatusDone || r.Value != "10" || r.Output != "hi\n" || r.Error != nil {
+		t.Errorf("structured result %+v, want session st, cell 1, status done, value 10, output \"hi\\n\"", r)
+	}
+	if len(notesOf(r, api.NoteCreated)) != 1 {
+		t.Errorf("notes %+v, want one %q note", r.Notes, api.NoteCreated)
+	}
+	txt := text(res)
+	if !strings.HasPrefix(txt, "hi\nOut[1]: 10\n") {
+		t.Errorf("text %q: want the output first, then Out[1]: 10", txt)
+	}
+	if i, j := strings.Index(txt, "Out[1]: 10"), strings.Index(txt, "[Created session 'st'"); j < 0 || j < i {
+		t.Errorf("text %q: want the note [Created session 'st' …] after the output", txt)
+	}
+
+	// A cell that raises: the tool worked, the cell failed.
+	res = a.call("exec", map[string]any{"session": "st", "code": "def f():\n    return 1/0\nf()"})
+	if res.IsError {
+		t.Errorf("a raising cell gave IsError true; it is the cell that failed, not the tool: %s", text(res))
+	}
+	structured(t, res, &r)
+	if r.Status != api.StatusError || r.Error == nil || r.Error.Type != "ZeroDivisionError" || r.Value != "" {
+		t.Fatalf("structured result %+v, want status error with a ZeroDivisionError", r)
+	}
+	wantContains(t, "traceback", r.Error.Traceback, "ZeroDivisionError", "return 1/0")
+	wantContains(t, "error text", text(res), "ZeroDivisionError", "return 1/0")
+
+	// The names stay; a cell with no output says so.
+	r, txt = a.cell("exec", map[string]any{"session": "st", "code": "y = 2"})
+	if r.Status != api.StatusDone || r.Cell != 3 {
+		t.Errorf("exec y = 2: %+v, want done, cell 3", r)
+	}
+	wantContains(t, "text of a silent cell", txt, "no output")
+
+	// cwd (relative to where the server runs) and python are used for a
+	// new session.
+	sub := filepath.Join(f.cwd, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r, _ = a.cell("exec", map[string]any{"session": "cw", "cwd": "sub", "python": f.python,
+		"code": "import os, sys\n(os.getcwd(), sys.executable)"})
+	if r.Status != api.StatusDone {
+		t.Fatalf("exec with cwd and python: %+v", r)
+	}
+	wantContains(t, "value of (getcwd(), executable)", r.Value, "'"+sub+"'")
+}
+
+func TestClientLabels(t *testing.T) {
+	f := newFixture(t, true)
+	a := f.connect(testAgent)
+	a.mustStart("lab")
+
+	r, _ := a.cell("exec", map[string]any{"session": "lab", "code": "import time\ntime.sleep(3)", "timeout": 0.5})
+	if r.Status != api.StatusRunning {
+		t.Fatalf("exec timeout 0.5 of sleep(3): status %q, want running", r.Status)
+	}
+
+	// A second cell is refused, naming who runs the first and through what.
+	res := a.call("exec", map[string]any{"session": "lab", "code": "1"})
+	if !res.IsError {
+		t.Fatalf("exec on a busy session: IsError false, want a busy refusal; text: %s", text(res))
+	}
+	wantContains(t, "busy refusal", text(res), "busy", "Test Agent via mcp", "wait tool")
+	wantLacks(t, "busy refusal", text(res), cliAdvice...)
+
+	var list api.SessionsReply
+	structured(t, a.ok("sessions", map[string]any{"session": "lab"}), &list)
+	if len(list.Sessions) != 1 || list.Sessions[0].Running == nil {
+		t.Fatalf("sessions lab: %+v, want one session with a running cell", list.Sessions)
+	}
+	if got, want := list.Sessions[0].Running.Client, (api.Client{Who: "Test Agent", How: "mcp"}); got != want {
+		t.Errorf("running.client = %+v, want %+v", got, want)
+	}
+	if r, _ := a.cell("interrupt", map[string]any{"session": "lab"}); r.Status != api.StatusInterrupted {
+		t.Errorf("interrupt: status %q, want interrupted", r.Status)
+	}
+
+	// A client with a name and no title is labelled by its name.
+	b := f.connect(&mcp.Implementation{Name: "bare-agent", Version: "0.1"})
+	r, _ = b.cell("exec", map[string]any{"session": "lab", "code": "time.sleep(3)", "timeout": 0.5})
+	if r.Status != api.StatusRunning {
+		t.Fatalf("exec timeout 0.5 of sleep(3): status %q, want running", r.Status)
+	}
+	structured(t, a.ok("sessions", map[string]any{"session": "lab"}), &list)
+	if len(list.Sessions) != 1 || list.Sessions[0].Running == nil {
+		t.Fatalf("sessions lab: %+v, want one session with a running cell", list.Sessions)
+	}
+	if got, want := list.Sessions[0].Running.Client, (api.Client{Who: "bare-agent", How: "mcp"}); got != want {
+		t.Errorf("running.client = %+v, want %+v", got, want)
+	}
+	b.ok("interrupt", map[string]any{"session": "lab"})
+}
+
+var elapsedRE = regexp.MustCompile(`\b\d+(\.\d+)?\s?s\b`)
+
+func TestProgress(t *testing.T) {
+	f := newFixture(t, true)
+	withToken := f.connect(testAgent)
+	without := f.connect(testAgent)
+	withToken.mustStart("pa")
+	without.mustStart("pb")
+
+	code := "import time\nprint('first line')\nprint('latest line')\ntime.sleep(7.5)\n'fin'"
+	var wg sync.WaitGroup
+	results := make([]api.CellResult, 2)
+	errs := make([]error, 2)
+	for i, a := range []*agent{withToken, without} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := &mcp.CallToolParams{Name: "exec", Arguments: map[string]any{"session": []string{"pa", "pb"}[i], "code": code}}
+			if i == 0 {
+				p.SetProgressToken("tok-1")
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+			defer cancel()
+			res, err := a.cs.CallTool(ctx, p)
+			if err == nil && res.IsError {
+				err = fmt.Errorf("tool error: %s", text(res))
+			}
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			b, _ := json.Marshal(res.StructuredContent)
+			errs[i] = json.Unmarshal(b, &results[i])
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+		if r := results[i]; r.Status != api.StatusDone || r.Value != "'fin'" {
+			t.Errorf("call %d: %+v, want done with 'fin'", i, r)
+		}
+	}
+
+	got := withToken.progressSeen()
+	if len(got) < 2 {
+		t.Errorf("with a progress token: %d progress notifications over a 7.5 s cell, want at least 2: %+v", len(got), got)
+	}
+	last := 0.0
+	for _, p := range got {
+		t.Logf("progress %.1f: %s", p.Progress, p.Message)
+		if p.ProgressToken != "tok-1" {
+			t.Errorf("progress token %v, want tok-1", p.ProgressToken)
+		}
+		if p.Progress <= last {
+			t.Errorf("progress %v after %v: want it to increase", p.Progress, last)
+		}
+		last = p.Progress
+		if !elapsedRE.MatchString(p.Message) {
+			t.Errorf("progress message %q lacks the elapsed time", p.Message)
+		}
+		wantContains(t, "progress message", p.Message, "latest line")
+	}
+	if n := without.progressSeen(); len(n) != 0 {
+		t.Errorf("without a progress token: got %d progress notifications, want none: %+v", len(n), n)
+	}
+}
+
+func TestCancelKeepsTheCell(t *testing.T) {
+	f := newFixture(t, true)
+	a := f.connect(testAgent)
+	a.mustStart("cx")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type outcome struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := a.cs.CallTool(ctx, &mcp.CallToolParams{Name: "exec", Arguments: map[string]any{
+			"session": "cx", "code": "import time\ntime.sleep(3)\nprint('done')\n7"}})
+		done <- outcome{res, err}
+	}()
+	// Cancel once the cell runs (about half a second in).
+	time.Sleep(500 * time.Millisecond)
+	running := false
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		list, err := f.client.Sessions(context.Background(), "cx")
+		if err == nil && len(list) == 1 && list[0].Running != nil {
+			running = true
+			break
+		}
+	}
+	if !running {
+		t.Fatalf("the cell never showed as running")
+	}
+	cancel()
+	select {
+	case o := <-done:
+		if o.err == nil {
+			t.Fatalf("cancelled call returned no error; result: %s", text(o.res))
+		}
+	case <-time.After(callTimeout):
+		t.Fatalf("the cancelled call did not return")
+	}
+
+	// The cell ran on, and wait collects all of it.
+	r, txt := a.cell("wait", map[string]any{"session": "cx", "timeout": 30})
+	if r.Status != api.StatusDone || r.Output != "done\n" || r.Value != "7" {
+		t.Errorf("wait after a cancelled exec: %+v, want done with output \"done\\n\" and value 7", r)
+	}
+	wantContains(t, "wait text", txt, "done\n", "Out[2]: 7")
+}
+
+func TestTimeoutThenWait(t *testing.T) {
+	f := newFixture(t, true)
+	a := f.connect(testAgent)
+	a.mustStart("tw")
+
+	r, txt := a.cell("exec", map[string]any{"session": "tw", "timeout": 1,
+		"code": "import time\nprint('first part')\ntime.sleep(2)\nprint('rest part')\n6*7"})
+	if r.Status != api.StatusRunning || r.Output != "first part\n" || r.Value != "" {
+		t.Fatalf("exec timeout 1 of a 2 s cell: %+v, want running with output \"first part\\n\"", r)
+	}
+	if len(notesOf(r, api.NoteRunning)) != 1 {
+		t.Errorf("notes %+v, want one %q note", r.Notes, api.NoteRunning)
+	}
+	wantContains(t, "text of a running cell", txt, "first part\n", "still running", "wait")
+	wantLacks(t, "text of a running cell", txt, cliAdvice...)
+
+	r, txt = a.cell("wait", map[string]any{"session": "tw"})
+	if r.Status != api.StatusDone || r.Output != "rest part\n" || r.Value != "42" || r.Cell != 2 {
+		t.Errorf("wait: %+v, want done, cell 2, output \"rest part\\n\", value 42", r)
+	}
+	wantContains(t, "wait text", txt, "rest part\nOut[2]: 42")
+	wantLacks(t, "wait text", txt, "first part")
+
+	r, txt = a.cell("wait", map[string]any{"session": "tw"})
+	if r.Output != "" || r.Value != "" {
+		t.Errorf("second wait: %+v, want nothing new", r)
+	}
+	wantContains(t, "second wait text", txt, "Nothing new")
+}
+
+func TestInterruptRestartKill(t *testing.T) {
+	f := newFixture(t, true)
+	a := f.connect(testAgent)
+	a.ok("exec", map[string]any{"session": "ir", "code": "import time\nx = 5"})
+
+	r, _ := a.cell("exec", map[string]any{"session": "ir", "code": "time.sleep(100)", "timeout": 0.5})
+	if r.Status != api.StatusRunning {
+		t.Fatalf("exec timeout 0.5 of sleep(100): status %q, want running", r.Status)
+	}
+	start := time.Now()
+	r, txt := a.cell("interrupt", map[string]any{"session": "ir"})
+	if r.Status != api.StatusInterrupted || r.Cell != 2 {
+		t.Errorf("interrupt: %+v, want status interrupted, cell 2", r)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("interrupt took %s", d)
+	}
+	wantContains(t, "interrupt text", txt, "KeyboardInterrupt")
+
+	// The names are kept.
+	if r, _ := a.cell("exec", map[string]any{"session": "ir", "code": "x"}); r.Value != "5" {
+		t.Errorf("x after interrupt: %+v, want 5", r)
+	}
+	var list api.SessionsReply
+	res := a.ok("sessions", nil)
+	structured(t, res, &list)
+	if len(list.Sessions) != 1 || list.Sessions[0].Name != "ir" || !slices.Contains(list.Sessions[0].Names, "x") {
+		t.Errorf("sessions: %+v, want ir with the name x", list.Sessions)
+	}
+	wantContains(t, "sessions text", text(res), "ir", "x")
+	pid := list.Sessions[0].PID
+
+	// restart clears the names and says which were lost.
+	var kr api.KillReply
+	res = a.ok("restart", map[string]any{"session": "ir"})
+	structured(t, res, &kr)
+	if kr.Session.Name != "ir" || kr.Session.PID == pid || len(kr.Session.Names) != 0 {
+		t.Errorf("restart: session %+v, want ir with a new pid and no names", kr.Session)
+	}
+	wantContains(t, "restart text", text(res), "Restarted", "x")
+	if r, _ := a.cell("exec", map[string]any{"session": "ir", "code": "x"}); r.Status != api.StatusError || r.Error == nil || r.Error.Type != "NameError" {
+		t.Errorf("x after restart: %+v, want a NameError", r)
+	}
+
+	// kill reports the names lost.
+	a.ok("exec", map[string]any{"session": "ir", "code": "yy = 1"})
+	res = a.ok("kill", map[string]any{"session": "ir"})
+	structured(t, res, &kr)
+	if !slices.Contains(kr.Session.Names, "yy") {
+		t.Errorf("kill: session %+v, want the name yy", kr.Session)
+	}
+	wantContains(t, "kill text", text(res), "Killed session 'ir'", "Names lost", "yy")
+	structured(t, a.ok("sessions", nil), &list)
+	for _, s := range list.Sessions {
+		if s.Name == "ir" && s.State != "dead" {
+			t.Errorf("sessions after kill: %+v, want ir gone", s)
+		}
+	}
+}
