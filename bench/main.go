@@ -53,7 +53,7 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	c.createReps, c.interruptReps, c.concRounds, c.throughputReps = 12, 10, 5, 3
+	c.createReps, c.interruptReps, c.concRounds, c.throughputReps = 15, 10, 5, 3
 	c.idleCounts = []int{0, 10, 100}
 	if c.quick {
 		c.createReps, c.interruptReps, c.concRounds, c.throughputReps = 2, 3, 1, 1

@@ -273,7 +273,7 @@ func (r *report) body() string {
 	rows = nil
 	for _, a := range r.through {
 		growth := "–"
-		if !a.ref {
+		if !math.IsNaN(a.extra.max()) {
 			growth = fmt.Sprintf("%s (median %s)", fmtMB(a.extra.max()), fmtMB(a.extra.median()))
 		}
 		rows = append(rows, []string{label(a), fmtDur(a.samples.median()), fmt.Sprintf("%.0f MB/s", throughputBytes/a.samples.median()/1e6), fmt.Sprint(a.samples.n()), growth})
@@ -310,12 +310,16 @@ func (r *report) body() string {
 	rows = nil
 	if c := r.conc; c != nil && c.pooled != nil {
 		for i, n := range c.clients {
+			cpu := c.cpu[i]
 			rows = append(rows, []string{fmt.Sprint(n), fmtDur(c.pooled[i].median()), fmtDur(c.pooled[i].p99()), fmt.Sprint(c.pooled[i].n()),
-				fmtRatio(pairedRatio(c.rounds[i], c.rounds[0])), fmt.Sprintf("%.0f", c.rate[i])})
+				fmtRatio(pairedRatio(c.rounds[i], c.rounds[0])), fmt.Sprintf("%.0f", c.rate[i]),
+				fmt.Sprintf("%s / %s / %s", fmtDur(cpu[0]), fmtDur(cpu[1]), fmtDur(cpu[2]))})
 		}
 	}
-	p("%s\n", table([]string{"clients at once", "p50", "p99", "n", "p50 ÷ one client's p50 (paired per round)", "cells/s in all"}, rows))
-	p("Each client is its own `client.New()` in a goroutine of the harness, on its own session, running `1+1` back to back; the client counts take turns, round by round.\n\n")
+	p("%s\n", table([]string{"clients at once", "p50", "p99", "n", "p50 ÷ one client's p50 (paired per round)", "cells/s in all", "CPU per cell: daemon / clients / python workers"}, rows))
+	p("Each client is its own `client.New()` in a goroutine of the harness, on its own session, running `1+1` back to back; the client counts take turns, round by round. ")
+	p("CPU per cell is from `/proc/PID/task/*/schedstat` of the daemon, of the harness (the clients) and of the sessions' workers, over the bursts. ")
+	p("With every client busy, a cell's round trip is at least the clients × the CPU per cell ÷ the cores (Little's law).\n\n")
 
 	if len(r.skips) > 0 {
 		p("## Not measured here\n\n")

@@ -269,6 +269,12 @@ func roundTrips(ctx context.Context, w *world, c config) (trivial, big []*alt, r
 		}
 		rts = append(rts, res)
 	}
+	trivial = append(trivial, &alt{key: "status", label: "polyrepl, Go client in-process: `Status` (the HTTP round trip alone, no session)", ref: true,
+		run: func(int) (float64, error) {
+			t0 := time.Now()
+			_, err := cl.Status(ctx)
+			return secs(time.Since(t0)), err
+		}})
 	if w.jup != nil {
 		trivial = append(trivial,
 			&alt{key: "jupyter", label: "Jupyter kernel via jupyter_client (from Go, through the driver's pipe)",

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -153,7 +154,10 @@ type concResult struct {
 	pooled  []series // every sample per client count
 	rounds  []series // per count, the p50 of each round
 	rate    []float64
-	err     error
+	// cpu is the CPU time per cell, in seconds, of the daemon, the clients
+	// (this process) and the python workers, per client count.
+	cpu [][3]float64
+	err error
 }
 
 // concurrency runs rounds of 1, 10 and 50 clients at once, each on its own
@@ -177,6 +181,25 @@ func concurrency(ctx context.Context, w *world, c config) *concResult {
 	for i := range res.rounds {
 		res.rounds[i] = nanSeries(c.concRounds)
 	}
+	pids := map[string]int{}
+	infos, err := w.newClient().Sessions(ctx, "")
+	if err != nil {
+		res.err = err
+		w.skip("concurrency rows", err.Error())
+		return res
+	}
+	for _, in := range infos {
+		pids[in.Name] = in.PID
+	}
+	cpuOf := func(names []string) [3]time.Duration {
+		var t [3]time.Duration
+		t[0], t[1] = cpuTime(w.daemonPID), cpuTime(os.Getpid())
+		for _, n := range names {
+			t[2] += cpuTime(pids[n])
+		}
+		return t
+	}
+	res.cpu = make([][3]float64, len(res.clients))
 	var elapsed = make([]time.Duration, len(res.clients))
 	var cells = make([]int, len(res.clients))
 	logf("concurrency: %v clients × %d rounds", res.clients, c.concRounds)
@@ -185,7 +208,12 @@ func concurrency(ctx context.Context, w *world, c config) *concResult {
 			i := (round + k) % len(res.clients)
 			n := res.clients[i]
 			per := max(20, 200/n)
+			before := cpuOf(names[:n])
 			lat, took, err := burst(ctx, w, names[:n], per)
+			after := cpuOf(names[:n])
+			for k := range 3 {
+				res.cpu[i][k] += (after[k] - before[k]).Seconds()
+			}
 			if err != nil {
 				res.err = err
 				w.skip("concurrency rows", err.Error())
@@ -199,6 +227,9 @@ func concurrency(ctx context.Context, w *world, c config) *concResult {
 	}
 	for i := range res.clients {
 		res.rate[i] = float64(cells[i]) / elapsed[i].Seconds()
+		for k := range 3 {
+			res.cpu[i][k] /= float64(cells[i])
+		}
 	}
 	return res
 }
@@ -276,60 +307,80 @@ func (w *world) createSessions(ctx context.Context, names []string, parallel int
 const (
 	throughputBytes = 100 << 20
 	throughputCell  = "import sys\nfor i in range(100): sys.stdout.write(\"x\"*(1<<20))"
+	// throughputBytesCell writes one preallocated megabyte a hundred times:
+	// the same bytes through the daemon without the cost of making them.
+	throughputBytesCell = "for i in range(100): sys.stdout.buffer.write(_mb)"
 )
 
 // throughput prints 100 MB through the daemon to an in-process client,
-// sampling the daemon's RSS every 10 ms (extra: peak growth in bytes), and
-// the same cell through a fresh python3 whose stdout Go drains, for scale.
+// sampling the daemon's RSS every 10 ms (extra: peak growth in bytes). For
+// scale, the same cell in a fresh python3 writing to /dev/null (the cell's
+// own cost) and to a pipe that Go drains, and a cell writing preallocated
+// bytes through the daemon (the daemon's share).
 func throughput(ctx context.Context, w *world, c config) []*alt {
 	cl := w.newClient()
 	const name = "tp"
-	if _, err := cl.Exec(ctx, name, w.execReq("import sys")); err != nil {
+	if _, err := cl.Exec(ctx, name, w.execReq("import sys; _mb = b'x'*(1<<20)")); err != nil {
 		w.skip("throughput rows", err.Error())
 		return nil
 	}
-	pd := &alt{key: "client", label: "polyrepl, Go client in-process (output bounded, the whole saved to a file)"}
-	pd.run = func(rep int) (float64, error) {
-		base := vmRSS(w.daemonPID)
-		stop := make(chan struct{})
-		peak := make(chan uint64)
-		go func() {
-			top := base
-			t := time.NewTicker(10 * time.Millisecond)
-			defer t.Stop()
-			for {
-				if r := vmRSS(w.daemonPID); r > top {
-					top = r
+	through := func(a *alt, code string) func(int) (float64, error) {
+		return func(rep int) (float64, error) {
+			base := vmRSS(w.daemonPID)
+			stop := make(chan struct{})
+			peak := make(chan uint64)
+			go func() {
+				top := base
+				t := time.NewTicker(10 * time.Millisecond)
+				defer t.Stop()
+				for {
+					if r := vmRSS(w.daemonPID); r > top {
+						top = r
+					}
+					select {
+					case <-stop:
+						peak <- top
+						return
+					case <-t.C:
+					}
 				}
-				select {
-				case <-stop:
-					peak <- top
-					return
-				case <-t.C:
+			}()
+			t, err := clientExec(ctx, cl, name, w.execReq(code), func(r api.CellResult) error {
+				if r.OutputCut == nil || r.OutputCut.Total != throughputBytes {
+					return fmt.Errorf("want a cut output of %d characters, got %+v", throughputBytes, r.OutputCut)
 				}
-			}
-		}()
-		t, err := clientExec(ctx, cl, name, w.execReq(throughputCell), func(r api.CellResult) error {
-			if r.OutputCut == nil || r.OutputCut.Total != throughputBytes {
-				return fmt.Errorf("want a cut output of %d characters, got %+v", throughputBytes, r.OutputCut)
-			}
-			return nil
-		})
-		close(stop)
-		top := <-peak
-		setExtra(pd, rep, float64(top-base))
-		return t, err
+				return nil
+			})
+			close(stop)
+			top := <-peak
+			setExtra(a, rep, float64(top-base))
+			return t, err
+		}
 	}
-	py := &alt{key: "python", ref: true, label: fmt.Sprintf("a fresh `%s -c` whose stdout Go drains (includes its start)", c.python),
-		run: func(int) (float64, error) {
+	pd := &alt{key: "client", label: "polyrepl, Go client in-process (output bounded, the whole saved to a file)"}
+	pd.run = through(pd, throughputCell)
+	pb := &alt{key: "bytes", ref: true, label: "polyrepl, the same 100 MB from a preallocated `bytes` (`sys.stdout.buffer.write`)"}
+	pb.run = through(pb, throughputBytesCell)
+	fresh := func(stdout io.Writer) func(int) (float64, error) {
+		return func(int) (float64, error) {
 			cmd := w.command(c.python, "-c", throughputCell)
-			cmd.Stdout = io.Discard
+			cmd.Stdout = stdout
 			t0 := time.Now()
 			err := cmd.Run()
 			return secs(time.Since(t0)), err
-		}}
-	alts := []*alt{pd, py}
+		}
+	}
+	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		w.skip("throughput rows", err.Error())
+		return nil
+	}
+	alts := []*alt{pd, pb,
+		{key: "null", ref: true, label: fmt.Sprintf("the cell in a fresh `%s -c`, stdout to /dev/null (includes its start)", c.python), run: fresh(devnull)},
+		{key: "pipe", ref: true, label: fmt.Sprintf("the cell in a fresh `%s -c`, stdout a pipe Go drains (includes its start)", c.python), run: fresh(io.Discard)},
+	}
 	interleave("100 MB throughput", alts, 0, c.throughputReps)
+	devnull.Close()
 	return alts
 }
 
@@ -372,4 +423,21 @@ func settledRSS(pid int) float64 {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return s.median()
+}
+
+// cpuTime is the CPU time so far of all live threads of pid, from
+// /proc/PID/task/*/schedstat (its first field is nanoseconds on a CPU).
+func cpuTime(pid int) time.Duration {
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	var total time.Duration
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", pid, t.Name()))
+		if err != nil {
+			continue
+		}
+		var ns int64
+		fmt.Sscan(string(b), &ns)
+		total += time.Duration(ns)
+	}
+	return total
 }
