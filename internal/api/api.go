@@ -5,7 +5,6 @@ package api
 
 import (
 	"fmt"
-	"regexp"
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/bound"
@@ -233,8 +232,6 @@ type ErrorReply struct {
 	Death *Death `json:"death,omitempty"`
 }
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]*$`)
-
 // ValidateName checks a session name. It becomes a file name and a URL
 // path segment, so it must be short and plain.
 func ValidateName(name string) error {
@@ -243,8 +240,23 @@ func ValidateName(name string) error {
 		return fmt.Errorf("the session name is empty")
 	case len(name) > MaxNameLen:
 		return fmt.Errorf("the session name is %d characters long; the limit is %d", len(name), MaxNameLen)
-	case !nameRE.MatchString(name):
+	case !plainName(name):
 		return fmt.Errorf("invalid session name %q", name)
 	}
 	return nil
+}
+
+// plainName is the pattern ^[A-Za-z0-9_][A-Za-z0-9._-]*$, checked by hand:
+// a regexp compiled at init would cost every CLI start.
+func plainName(name string) bool {
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_':
+		case (c == '.' || c == '-') && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
 }

@@ -250,9 +250,15 @@ func (m *Manager) start(ctx context.Context, s *Session) error {
 	s.mu.Unlock()
 	header := fmt.Sprintf("=== session %q generation %s created %s: %s %s (%s), cwd %s ===",
 		s.Name, s.Generation, s.Created.Format(time.RFC3339), s.Runtime, p.Version(), p.Exe(), s.Spawn.Cwd)
-	if err := m.state.AppendTranscript(s.Transcript, "#", header, ""); err != nil {
+	t, err := state.OpenTranscript(s.Transcript)
+	if err != nil {
+		log.Printf("session %s: %v", s.Name, err)
+	} else if err := t.Append("#", header, ""); err != nil {
 		log.Printf("session %s: %v", s.Name, err)
 	}
+	s.mu.Lock()
+	s.transcript = t
+	s.mu.Unlock()
 	if err := m.state.SaveLive(m.life(s)); err != nil {
 		log.Printf("session %s: cannot record it as live: %v", s.Name, err)
 	}
@@ -288,7 +294,13 @@ func (m *Manager) noteNames(s *Session) {
 // appendTranscript adds a cell to the session's transcript.
 func (m *Manager) appendTranscript(s *Session, c *cell) {
 	header := fmt.Sprintf("[%d] %s · %s", c.n, c.started.Format("2006-01-02 15:04:05"), who(c.client))
-	if err := m.state.AppendTranscript(s.Transcript, "#", header, c.code); err != nil {
+	s.mu.Lock()
+	t := s.transcript
+	s.mu.Unlock()
+	if t == nil {
+		return // the failure to open it was logged
+	}
+	if err := t.Append("#", header, c.code); err != nil {
 		log.Printf("session %s: %v", s.Name, err)
 	}
 }
@@ -311,6 +323,12 @@ func (m *Manager) died(s *Session, d *api.Death) {
 	if err := m.state.RemoveLive(s.Name); err != nil {
 		log.Printf("session %s: cannot remove its live record: %v", s.Name, err)
 	}
+	s.mu.Lock()
+	if s.transcript != nil {
+		s.transcript.Close()
+		s.transcript = nil
+	}
+	s.mu.Unlock()
 	log.Printf("session %s (generation %s, pid %d) died: %s", s.Name, s.Generation, l.PID, d.Cause)
 }
 

@@ -7,6 +7,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -16,6 +17,7 @@ import (
 	"github.com/polyrepl/polyrepl/internal/bound"
 	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/proc"
+	"github.com/polyrepl/polyrepl/internal/state"
 	"golang.org/x/sys/unix"
 )
 
@@ -56,6 +58,7 @@ type Session struct {
 	dying      *api.Death    // set by Kill before the process ends
 	exited     chan struct{} // closed when the process has ended
 	recent     []byte        // the last bytes the running cell printed, for progress
+	transcript *state.Transcript
 }
 
 // Progress reports on a running cell while a call waits for it.
@@ -117,14 +120,17 @@ func (s *Session) CellDone(r driver.Result) {
 	c.status = r.Status
 	c.ended = time.Now()
 	s.lastActive = c.ended
-	if r.Names != nil {
+	changed := r.Names != nil && !slices.Equal(r.Names, s.names)
+	if changed {
 		s.names = r.Names
 	}
 	if s.state == Running {
 		s.state = Idle
 	}
 	s.notifyLocked()
-	go s.m.noteNames(s)
+	if changed {
+		go s.m.noteNames(s)
+	}
 }
 
 // Exited implements driver.Handler: the runtime process ended, by our hand

@@ -55,29 +55,40 @@ func (d *Dir) TranscriptPath(name, ext string) string {
 	return filepath.Join(d.Path, name+ext)
 }
 
-// AppendTranscript adds one cell to a session's transcript. The header is
-// written as a comment line.
-func (d *Dir) AppendTranscript(path, comment, header, code string) error {
+// Transcript is a session's transcript, open for appending: each cell is
+// one write, with no open and close on the path of every cell.
+type Transcript struct {
+	path string
+	f    *os.File
+}
+
+// OpenTranscript opens (creating it 0600) the transcript at path.
+func OpenTranscript(path string) (*Transcript, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
-		return fmt.Errorf("cannot append to the transcript %s: %w", path, err)
+		return nil, fmt.Errorf("cannot open the transcript %s: %w", path, err)
 	}
+	return &Transcript{path: path, f: f}, nil
+}
+
+// Append adds one entry: a comment line with the header, then the code.
+func (t *Transcript) Append(comment, header, code string) error {
 	var b strings.Builder
+	b.Grow(len(header) + len(code) + 8)
 	b.WriteString(comment + " " + header + "\n")
 	b.WriteString(code)
-	if !strings.HasSuffix(code, "\n") {
+	if code != "" && !strings.HasSuffix(code, "\n") {
 		b.WriteString("\n")
 	}
 	b.WriteString("\n")
-	_, err = f.WriteString(b.String())
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("cannot append to the transcript %s: %w", path, err)
+	if _, err := t.f.WriteString(b.String()); err != nil {
+		return fmt.Errorf("cannot append to the transcript %s: %w", t.path, err)
 	}
 	return nil
 }
+
+// Close closes the transcript.
+func (t *Transcript) Close() error { return t.f.Close() }
 
 // Life describes one life of a session: written while it lives (live/) and
 // kept when it dies (lost/) with how it died.

@@ -225,13 +225,11 @@ func (p *process) Interrupt(attempt int) error {
 
 // Run sends one cell to the worker.
 func (p *process) Run(cell int, code string) error {
-	msg, err := json.Marshal(map[string]any{"op": "exec", "cell": cell, "code": code, "value_limit": p.valueLim})
-	if err != nil {
-		return fmt.Errorf("cannot encode the cell: %w", err)
-	}
+	msg := fmt.Appendf(nil, "exec %d %d %d\n", cell, p.valueLim, len(code))
+	msg = append(msg, code...)
 	p.cmdMu.Lock()
 	defer p.cmdMu.Unlock()
-	if _, err := p.cmds.Write(append(msg, '\n')); err != nil {
+	if _, err := p.cmds.Write(msg); err != nil {
 		return fmt.Errorf("cannot send the cell to the worker (it may have died): %w", err)
 	}
 	return nil

@@ -2,7 +2,8 @@
 #
 # The daemon starts it as `python -u worker.py SENTINEL` and talks to it over
 # three channels:
-#   fd 3  commands in, one JSON object per line ({"op": "exec", ...})
+#   fd 3  commands in: a header line "exec CELL VALUE_LIMIT NBYTES" and then
+#         NBYTES of UTF-8 code (no JSON: the decoder would import re)
 #   fd 4  events out, one JSON object per line ({"op": "hello"|"done", ...})
 #   fd 1  and fd 2 are one pipe that carries every byte the cell prints: its
 #         own prints, its subprocesses' and C code's. After a cell ends, the
@@ -12,7 +13,8 @@
 # Everything the worker needs lives inside functions, so the user's namespace
 # (a fresh module installed as __main__) holds only what the user defined.
 # Keep this file valid Python 3.8 and free of heavy imports: it is on the path
-# of every session's start.
+# of every session's start, where json, signal (enum), ast, inspect and
+# linecache (re) would each cost milliseconds. It uses their C halves.
 import os
 import sys
 
@@ -24,9 +26,7 @@ def _main():
         sys.exit(3)
 
     import builtins
-    import json
-    import signal
-    import types
+    import _signal
 
     worker_file = os.path.abspath(__file__)
     worker_pid = os.getpid()
@@ -54,17 +54,17 @@ def _main():
             pass
 
     def send(obj):
-        events.write(json.dumps(obj).encode() + b"\n")
+        events.write(dumps(obj).encode() + b"\n")
         events.flush()
 
     # A real __main__ module, so that functions and classes defined in the
     # session pickle by reference the way they would in a script.
-    main_module = types.ModuleType("__main__")
+    main_module = type(sys)("__main__")
     main_module.__dict__["__builtins__"] = builtins
     sys.modules["__main__"] = main_module
     namespace = main_module.__dict__
 
-    state = {"running": False, "loop": None, "libc": False}
+    state = {"running": False, "loop": None, "libc": False, "sources": {}, "fed": False}
 
     def on_sigint(signum, frame):
         # Only a running cell is interrupted; a late SIGINT that arrives
@@ -72,31 +72,54 @@ def _main():
         if state["running"]:
             raise KeyboardInterrupt
 
-    signal.signal(signal.SIGINT, on_sigint)
+    _signal.signal(_signal.SIGINT, on_sigint)
     # The daemon also sends SIGUSR2 when SIGINT did not stop the cell:
     # os.system() ignores SIGINT while its child runs, but a SIGUSR2
     # handler still runs as soon as it returns.
-    signal.signal(signal.SIGUSR2, on_sigint)
+    _signal.signal(_signal.SIGUSR2, on_sigint)
 
     send({"op": "hello", "version": sys.version.split()[0],
           "implementation": sys.implementation.name,
           "executable": sys.executable, "pid": os.getpid()})
 
-    for line in commands:
-        try:
-            msg = json.loads(line)
-        except ValueError:
+    while True:
+        header = commands.readline()
+        if not header:
+            break  # the daemon closed the channel: end quietly
+        parts = header.split()
+        if len(parts) != 4 or parts[0] != b"exec":
             continue
-        if msg.get("op") == "exec":
-            result = run_cell(msg, namespace, state, worker_file)
-            if os.getpid() != worker_pid:
-                # A child forked by the cell ran off its end: it must not
-                # answer for the session or read its commands.
-                flush_all(state, b"")
-                os._exit(0)
-            flushed = flush_all(state, sentinel)
-            result["flushed"] = flushed
-            send(result)
+        cell, value_limit, size = int(parts[1]), int(parts[2]), int(parts[3])
+        code = commands.read(size).decode("utf-8", "surrogateescape")
+        result = run_cell(cell, code, value_limit, namespace, state, worker_file)
+        if os.getpid() != worker_pid:
+            # A child forked by the cell ran off its end: it must not
+            # answer for the session or read its commands.
+            flush_all(state, b"")
+            os._exit(0)
+        result["flushed"] = flush_all(state, sentinel)
+        send(result)
+
+
+def dumps(obj):
+    """JSON for the few shapes the worker sends, with the C string encoder
+    of the json package (importing json itself would import re)."""
+    from _json import encode_basestring_ascii as quote
+    if obj is None:
+        return "null"
+    if obj is True:
+        return "true"
+    if obj is False:
+        return "false"
+    if isinstance(obj, int):
+        return str(int(obj))
+    if isinstance(obj, str):
+        return quote(obj)
+    if isinstance(obj, dict):
+        return "{" + ",".join(quote(str(k)) + ":" + dumps(v) for k, v in obj.items()) + "}"
+    if isinstance(obj, (list, tuple)):
+        return "[" + ",".join(dumps(v) for v in obj) + "]"
+    return quote(str(obj))
 
 
 def flush_all(state, sentinel):
@@ -128,34 +151,30 @@ def flush_all(state, sentinel):
         return False  # fd 1 was closed by the cell; the daemon won't wait
 
 
-def run_cell(msg, namespace, state, worker_file):
-    import ast
+def run_cell(cell, code, value_limit, namespace, state, worker_file):
+    import _ast
 
-    cell = msg["cell"]
-    code = msg["code"]
-    value_limit = msg.get("value_limit", 10000)
     filename = "<cell %d>" % cell
-    import linecache
-    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    remember_source(state, filename, code)
 
     result = {"op": "done", "cell": cell, "status": "done"}
-    flags = getattr(ast, "PyCF_ALLOW_TOP_LEVEL_AWAIT", 0)
+    flags = getattr(_ast, "PyCF_ALLOW_TOP_LEVEL_AWAIT", 0)
     try:
         try:
-            tree = compile(code, filename, "exec", ast.PyCF_ONLY_AST | flags, dont_inherit=True)
+            tree = compile(code, filename, "exec", _ast.PyCF_ONLY_AST | flags, dont_inherit=True)
         except (SyntaxError, ValueError, OverflowError) as e:
             result["status"] = "error"
-            result["error"] = describe(e, None, worker_file, only=True)
+            result["error"] = describe(e, None, worker_file, state, only=True)
             return result
         last = None
         # REPL semantics: a final expression's value is shown, unless the
         # cell ends with ';' (as in IPython).
-        if tree.body and isinstance(tree.body[-1], ast.Expr) and not code.rstrip().endswith(";"):
-            last = ast.Expression(tree.body.pop().value)
+        if tree.body and isinstance(tree.body[-1], _ast.Expr) and not code.rstrip().endswith(";"):
+            last = _ast.Expression(tree.body.pop().value)
         state["running"] = True
         try:
             if tree.body:
-                run(compile(ast.Module(tree.body, []), filename, "exec", flags, dont_inherit=True),
+                run(compile(_ast.Module(tree.body, []), filename, "exec", flags, dont_inherit=True),
                     namespace, state)
             if last is not None:
                 value = run(compile(last, filename, "eval", flags, dont_inherit=True), namespace, state)
@@ -174,28 +193,30 @@ def run_cell(msg, namespace, state, worker_file):
             state["running"] = False
     except KeyboardInterrupt as e:
         result["status"] = "interrupted"
-        result["error"] = describe(e, e.__traceback__, worker_file)
+        result["error"] = describe(e, e.__traceback__, worker_file, state)
     except SystemExit as e:
         code = e.code
         if code is None or code == 0:
             result["note"] = "sys.exit(%s) was caught; the session stays up" % ("" if code is None else code)
         else:
             result["status"] = "error"
-            result["error"] = describe(e, e.__traceback__, worker_file)
+            result["error"] = describe(e, e.__traceback__, worker_file, state)
             result["note"] = "SystemExit was caught; the session stays up"
     except BaseException as e:
         result["status"] = "error"
-        result["error"] = describe(e, e.__traceback__, worker_file)
+        result["error"] = describe(e, e.__traceback__, worker_file, state)
     finally:
         state["running"] = False
     result["names"] = names(namespace)
     return result
 
 
+CO_COROUTINE = 0x0080  # inspect.CO_COROUTINE, without importing inspect
+
+
 def run(code, namespace, state):
-    import inspect
     value = eval(code, namespace)
-    if code.co_flags & inspect.CO_COROUTINE:
+    if code.co_flags & CO_COROUTINE:
         # Top-level await: run the cell on the session's own event loop.
         import asyncio
         if state["loop"] is None or state["loop"].is_closed():
@@ -204,9 +225,25 @@ def run(code, namespace, state):
     return value
 
 
-def describe(exc, tb, worker_file, only=False):
+def remember_source(state, filename, code):
+    """Keep a cell's source for tracebacks and inspect.getsource. linecache
+    imports re, so it is only fed once something else imported it."""
+    entry = (len(code), None, code.splitlines(True), filename)
+    state["sources"][filename] = entry
+    linecache = sys.modules.get("linecache")
+    if linecache is not None:
+        if not state["fed"]:
+            linecache.cache.update(state["sources"])
+            state["fed"] = True
+        linecache.cache[filename] = entry
+
+
+def describe(exc, tb, worker_file, state, only=False):
     """The error as the user would see it in a REPL: their frames only."""
+    import linecache
     import traceback
+    linecache.cache.update(state["sources"])
+    state["fed"] = True
     if only:
         text = "".join(traceback.format_exception_only(type(exc), exc))
     else:
