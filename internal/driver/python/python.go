@@ -27,6 +27,7 @@ import (
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/proc"
+	"golang.org/x/sys/unix"
 )
 
 //go:embed worker.py
@@ -41,6 +42,10 @@ const StartTimeout = 30 * time.Second
 // cell done, so it is normally already there; a cell that redirected fd 1
 // elsewhere would otherwise stall the session.
 const sentinelWait = 5 * time.Second
+
+// outputPipeSize is the capacity asked for the output pipe (the default
+// /proc/sys/fs/pipe-max-size allows it to any user).
+const outputPipeSize = 1 << 20
 
 func init() { driver.Register(Driver{}) }
 
@@ -79,6 +84,9 @@ func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (
 	if err != nil {
 		return nil, fmt.Errorf("cannot create the output pipe: %w", err)
 	}
+	// A larger pipe means fewer wake-ups of the worker and the daemon when
+	// a cell prints a lot; the kernel may refuse, which only costs speed.
+	unix.FcntlInt(outW.Fd(), unix.F_SETPIPE_SZ, outputPipeSize)
 	cmdR, cmdW, err := os.Pipe()
 	if err != nil {
 		closeAll(outR, outW)
@@ -303,7 +311,7 @@ func (p *process) deliver(f func()) {
 func (p *process) readOutput(r *os.File) {
 	defer close(p.outEOF)
 	defer r.Close()
-	buf := make([]byte, 64*1024)
+	buf := make([]byte, 256*1024)
 	var carry []byte // bytes at the end of the last read that may start a marker
 	var work []byte
 	for {
