@@ -6,6 +6,7 @@
 package client
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -19,6 +20,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/paths"
@@ -31,23 +33,26 @@ type Client struct {
 	// AutoStart starts the daemon when none answers.
 	AutoStart bool
 
-	http *http.Client
-
 	mu            sync.Mutex
 	daemonVersion string
+	idle          []*conn // connections kept open for the next request
 }
+
+// conn is one connection to the daemon. Requests on it are written and
+// their replies read by the calling goroutine itself: no transport
+// goroutines to wake, which is most of a round trip's latency here.
+type conn struct {
+	net.Conn
+	br *bufio.Reader
+}
+
+// maxIdle bounds the connections kept open between requests.
+const maxIdle = 16
 
 // New makes a client for the default socket that starts the daemon on
 // first use.
 func New() *Client {
-	c := &Client{Socket: paths.Socket(), AutoStart: true}
-	c.http = &http.Client{Transport: &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return c.dial(ctx)
-		},
-		MaxIdleConnsPerHost: 64,
-	}}
-	return c
+	return &Client{Socket: paths.Socket(), AutoStart: true}
 }
 
 // APIError is a refusal from the daemon: bad input, no such session, busy.
@@ -126,34 +131,99 @@ func (c *Client) doStream(ctx context.Context, method, path string, in, out any,
 }
 
 func (c *Client) roundTrip(ctx context.Context, method, path string, in, out any, prog func(api.Progress)) error {
-	var body io.Reader
+	var body []byte
 	if in != nil {
 		b, err := json.Marshal(in)
 		if err != nil {
 			return fmt.Errorf("cannot encode the request: %w", err)
 		}
-		body = bytes.NewReader(b)
+		body = b
 	}
-	req, err := http.NewRequestWithContext(ctx, method, "http://polyrepl"+path, body)
+	cn, reused, err := c.getConn(ctx)
 	if err != nil {
-		return fmt.Errorf("cannot make the request: %w", err)
+		return &ConnError{err}
 	}
-	req.Header.Set(api.VersionHeader, version.Version)
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
+	resp, err := send(ctx, cn, method, path, body)
+	if err != nil && reused && ctx.Err() == nil {
+		// A kept connection may have been closed by a daemon that has
+		// since stopped: try once more on a fresh one.
+		cn.Close()
+		if cn, _, err = c.getConn(ctx); err != nil {
+			return &ConnError{err}
+		}
+		resp, err = send(ctx, cn, method, path, body)
 	}
-	resp, err := c.http.Do(req)
 	if err != nil {
+		cn.Close()
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
 		return &ConnError{err}
 	}
-	defer resp.Body.Close()
+	// The reply is read by this goroutine; a cancelled ctx unblocks it by
+	// expiring the connection's deadline, which also retires the conn.
+	stop := context.AfterFunc(ctx, func() { cn.SetDeadline(time.Unix(1, 0)) })
+	defer func() {
+		_, drainErr := io.Copy(io.Discard, resp.Body)
+		if stop() && drainErr == nil && !resp.Close {
+			c.putConn(cn)
+		} else {
+			cn.Close()
+		}
+	}()
+	err = c.readReply(resp, out, prog)
+	if err != nil && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
+}
+
+// send writes one request and reads the head of its reply.
+func send(ctx context.Context, cn *conn, method, path string, body []byte) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, "http://polyrepl"+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("cannot make the request: %w", err)
+	}
+	req.Header.Set(api.VersionHeader, version.Version)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	stop := context.AfterFunc(ctx, func() { cn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	if err := req.Write(cn); err != nil {
+		return nil, err
+	}
+	return http.ReadResponse(cn.br, req)
+}
+
+func (c *Client) getConn(ctx context.Context) (*conn, bool, error) {
+	c.mu.Lock()
+	if n := len(c.idle); n > 0 {
+		cn := c.idle[n-1]
+		c.idle = c.idle[:n-1]
+		c.mu.Unlock()
+		return cn, true, nil
+	}
+	c.mu.Unlock()
+	nc, err := c.dial(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	return &conn{Conn: nc, br: bufio.NewReader(nc)}, false, nil
+}
+
+func (c *Client) putConn(cn *conn) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.idle) >= maxIdle {
+		cn.Close()
+		return
+	}
+	c.idle = append(c.idle, cn)
+}
+
+// readReply decodes a reply: an error body, a stream, or out.
+func (c *Client) readReply(resp *http.Response, out any, prog func(api.Progress)) error {
 	c.mu.Lock()
 	c.daemonVersion = resp.Header.Get(api.VersionHeader)
 	c.mu.Unlock()
