@@ -69,6 +69,27 @@ func TestTimeoutThenWait(t *testing.T) {
 	}
 }
 
+// TestUncollectedComesWithNextCell checks that moving on without wait
+// loses nothing: what a timed-out cell printed afterwards, and its value,
+// come with the next cell's reply.
+func TestUncollectedComesWithNextCell(t *testing.T) {
+	needPython(t)
+	t.Parallel()
+	e := newEnv(t)
+	e.must(124, "exec", "mv", "import time\nprint('first-mark', flush=True)\ntime.sleep(1)\nprint('late-mark')\n41", "-t", "0.3")
+	time.Sleep(1500 * time.Millisecond)
+	r := e.runJSON("exec", "mv", "6*7")
+	if r.code != 0 || r.Value != "42" {
+		t.Fatalf("next exec: %v", r)
+	}
+	notes := r.notesOf("uncollected")
+	if len(notes) != 1 {
+		t.Fatalf("want one uncollected note, got %v", r)
+	}
+	wantContains(t, "uncollected note", notes[0], "Cell 1", "late-mark", "Out[1]: 41")
+	wantLacks(t, "uncollected note", notes[0], "first-mark")
+}
+
 // TestBusyRefusal checks that an exec on a session that is running a cell
 // is refused at once, naming the running cell, how long it has run and who
 // sent it, and pointing at wait and interrupt; the refused code does not run.

@@ -17,6 +17,7 @@ import (
 	"github.com/polyrepl/polyrepl/internal/bound"
 	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/proc"
+	"github.com/polyrepl/polyrepl/internal/render"
 	"github.com/polyrepl/polyrepl/internal/state"
 	"golang.org/x/sys/unix"
 )
@@ -247,25 +248,8 @@ func (s *Session) Exec(ctx context.Context, code string, client api.Client, time
 // printed and returned that nobody collected.
 func uncollectedNote(r api.CellResult, client api.Client) api.Note {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Cell %d (sent by %s) %s while nobody was waiting for it.", r.Cell, who(client), finishedWord(r.Status))
-	if r.Output != "" {
-		b.WriteString(" Its output:\n" + r.Output)
-		if !strings.HasSuffix(r.Output, "\n") {
-			b.WriteString("\n")
-		}
-	}
-	if r.OutputCut != nil {
-		b.WriteString(r.OutputCut.Describe("output") + "\n")
-	}
-	if r.Value != "" {
-		fmt.Fprintf(&b, "Out[%d]: %s\n", r.Cell, r.Value)
-	}
-	if r.Error != nil && r.Error.Traceback != "" {
-		b.WriteString(r.Error.Traceback)
-	}
-	for _, n := range r.Notes {
-		b.WriteString(n.Text + "\n")
-	}
+	fmt.Fprintf(&b, "Cell %d (sent by %s) %s while nobody was waiting for it. What it left:\n", r.Cell, who(client), finishedWord(r.Status))
+	render.Result(&b, r)
 	return api.Note{Kind: api.NoteUncollected, Text: strings.TrimRight(b.String(), "\n")}
 }
 
