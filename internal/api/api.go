@@ -64,6 +64,7 @@ type Spawn struct {
 	Exe     string   `json:"exe,omitempty"`     // interpreter; resolved on the caller's PATH
 	Cwd     string   `json:"cwd"`               // absolute
 	Env     []string `json:"env"`               // the caller's environment, KEY=VALUE
+	Project string   `json:"project,omitempty"` // a project directory to activate (Julia)
 }
 
 // ExecRequest runs one cell.

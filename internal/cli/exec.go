@@ -12,7 +12,7 @@ import (
 func init() {
 	register(&command{
 		name:    "exec",
-		usage:   "exec NAME CODE|- [-t SECS] [--python PATH] [--cwd DIR] [--json]",
+		usage:   "exec NAME CODE|- [-t SECS] [--runtime R] [--exe PATH] [--python PATH] [--cwd DIR] [--project DIR] [--json]",
 		summary: "run one cell in a session, creating it on first use",
 		help: `Runs CODE as one cell in session NAME and waits for it up to -t seconds
 (default 30, at most 600). If the cell is still running then, exec returns
@@ -20,8 +20,11 @@ with status 124 and the cell goes on: ` + "`polyrepl wait NAME`" + ` collects th
 With "-", the code is read from standard input.
 
 The first exec under a name creates the session, in the current directory
-(or --cwd) with the caller's environment. The interpreter is --python, else
-$POLYREPL_PYTHON, else python3 on PATH.
+(or --cwd) with the caller's environment, in runtime --runtime (default
+python; ` + "`polyrepl runtimes`" + ` lists them). The executable is --exe (--python
+for Python), else $POLYREPL_<RUNTIME> (e.g. $POLYREPL_PYTHON, $POLYREPL_R),
+else the runtime's usual command on PATH. --project DIR activates a project
+(Julia, like julia --project).
 
 Exit status: 0 the cell finished, 1 it raised or the session died, 2 the
 request was refused or the daemon unreachable, 124 still running.`,
@@ -35,7 +38,10 @@ func runExec(e *env, args []string) int {
 	var timeout secondsFlag
 	fs.Var(&timeout, "t", "seconds to wait")
 	fs.Var(&timeout, "timeout", "seconds to wait")
-	python := fs.String("python", "", "interpreter for a new session")
+	python := fs.String("python", "", "Python interpreter for a new session (same as --exe)")
+	exeFlag := fs.String("exe", "", "executable for a new session")
+	runtime := fs.String("runtime", "", "runtime of a new session (default python)")
+	project := fs.String("project", "", "project directory to activate (Julia)")
 	cwd := fs.String("cwd", "", "working directory for a new session")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	pos, code, ok := e.parseOrHelp(c, fs, args)
@@ -62,17 +68,33 @@ func runExec(e *env, args []string) int {
 		e.errorf("cannot find the working directory: %v", err)
 		return ExitUsage
 	}
-	exe := *python
+	exe := *exeFlag
+	if *python != "" {
+		if exe != "" && exe != *python {
+			return e.usageError(c, "--python and --exe name different executables; give one")
+		}
+		if *runtime != "" && *runtime != "python" {
+			return e.usageError(c, "--python is for Python sessions; use --exe for %s", *runtime)
+		}
+		exe = *python
+	}
 	if exe != "" && filepath.Base(exe) != exe {
 		// A path is relative to where the user typed it, not to --cwd.
 		if abs, err := filepath.Abs(exe); err == nil {
 			exe = abs
 		}
 	}
+	proj := *project
+	if proj != "" {
+		if proj, err = filepath.Abs(proj); err != nil {
+			e.errorf("cannot resolve the project directory: %v", err)
+			return ExitUsage
+		}
+	}
 	req := api.ExecRequest{
 		Code:    src,
 		Timeout: timeout.v,
-		Spawn:   api.Spawn{Exe: exe, Cwd: dir, Env: os.Environ()},
+		Spawn:   api.Spawn{Runtime: *runtime, Exe: exe, Cwd: dir, Env: os.Environ(), Project: proj},
 		Client:  api.Client{Who: label(), How: "cli"},
 	}
 	r, err := e.client.Exec(e.ctx, name, req)

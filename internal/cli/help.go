@@ -34,7 +34,7 @@ func runHelp(e *env, args []string) int {
 }
 
 // order is how the commands are listed: the everyday ones first.
-var order = []string{"exec", "wait", "interrupt", "restart", "kill", "sessions", "mcp", "start", "stop", "status", "daemon", "help"}
+var order = []string{"exec", "wait", "interrupt", "restart", "kill", "sessions", "runtimes", "mcp", "start", "stop", "status", "daemon", "help"}
 
 func printUsage(w io.Writer) {
 	fmt.Fprint(w, `polyrepl: named, persistent REPL sessions for agents and people.

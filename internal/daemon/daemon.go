@@ -26,7 +26,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	// The runtimes the daemon can start.
-	_ "github.com/polyrepl/polyrepl/internal/driver/python"
+	_ "github.com/polyrepl/polyrepl/internal/driver/all"
 )
 
 // ErrRunning means another daemon already holds the lock: not a failure

@@ -23,6 +23,7 @@ type Spec struct {
 	Cookie     string   // KEY=VALUE added to Env, so the whole tree can be found
 	RuntimeDir string   // a private directory where a driver may write its files
 	ValueLimit int      // characters of a value's repr to send back
+	Project    string   // a project directory to activate (Julia), or ""
 }
 
 // Result is how one cell ended, as the runtime reports it.
@@ -61,6 +62,7 @@ type Process interface {
 	Tree() proc.Tree // the process tree, for signals, memory and kill
 	Version() string // the runtime's version, e.g. "3.11.2"
 	Exe() string     // the executable actually running
+	Note() string    // what the runtime said at start, for the creation line, or ""
 	Run(cell int, code string) error
 	// Interrupt asks the running cell to stop. The session calls it with
 	// attempt 0, 1, 2… a moment apart for as long as the cell runs on, so a
@@ -68,13 +70,42 @@ type Process interface {
 	Interrupt(attempt int) error
 }
 
+// Info describes a runtime to users: `polyrepl runtimes`, errors, README.
+type Info struct {
+	Name   string   // as users type it: "python", "r"
+	Family string   // "worker" or "terminal"
+	Ext    string   // the transcript's extension: ".py", ".R"
+	Exes   []string // executables tried on the caller's PATH, in order
+	EnvVar string   // the variable that overrides the executable: POLYREPL_R
+	Needs  string   // what the user needs installed, in words
+	Limits string   // known limits, in words
+	// VersionArgs print the executable's version; VersionPrefix is cut
+	// from the first line of what they print.
+	VersionArgs []string
+}
+
+// DefaultExe is the executable to start when the user names none: the
+// runtime's $POLYREPL_<RUNTIME> in the caller's environment, else the first
+// of its executables found on the caller's PATH, else the first.
+func (i Info) DefaultExe(env []string, cwd string) string {
+	if p := Getenv(env, i.EnvVar); p != "" {
+		return p
+	}
+	for _, e := range i.Exes {
+		if _, err := LookPath(e, env, cwd); err == nil {
+			return e
+		}
+	}
+	if len(i.Exes) > 0 {
+		return i.Exes[0]
+	}
+	return ""
+}
+
 // Driver starts processes of one runtime.
 type Driver interface {
-	// Name is the runtime's name as users type it ("python").
-	Name() string
-	// DefaultExe is the executable used when the user names none; env is
-	// the caller's environment, where a POLYREPL_<RUNTIME> override lives.
-	DefaultExe(env []string) string
+	// Info describes the runtime.
+	Info() Info
 	// Start launches the runtime and returns once it is ready for a cell,
 	// or with an error that says what the executable did instead.
 	Start(ctx context.Context, spec Spec, h Handler) (Process, error)
@@ -90,7 +121,7 @@ var (
 func Register(d Driver) {
 	mu.Lock()
 	defer mu.Unlock()
-	drivers[d.Name()] = d
+	drivers[d.Info().Name] = d
 }
 
 // Lookup finds a driver by runtime name; the error lists the known ones.
@@ -105,7 +136,19 @@ func Lookup(name string) (Driver, error) {
 		known = append(known, n)
 	}
 	sort.Strings(known)
-	return nil, fmt.Errorf("unknown runtime %q: known runtimes are %s", name, strings.Join(known, ", "))
+	return nil, fmt.Errorf("unknown runtime %q: known runtimes are %s (`polyrepl runtimes` lists them)", name, strings.Join(known, ", "))
+}
+
+// All returns every registered driver, sorted by name.
+func All() []Driver {
+	mu.Lock()
+	defer mu.Unlock()
+	out := make([]Driver, 0, len(drivers))
+	for _, d := range drivers {
+		out = append(out, d)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Info().Name < out[j].Info().Name })
+	return out
 }
 
 // Getenv finds key in a KEY=VALUE environment, the last one winning as in

@@ -74,7 +74,10 @@ type (
 		Code    string  `json:"code" jsonschema:"code to run as one cell; a final expression's value is returned as Out[n]"`
 		Timeout float64 `json:"timeout,omitempty" jsonschema:"seconds to wait for the cell (default 30, at most 600); the cell keeps running after it and wait collects it"`
 		Cwd     string  `json:"cwd,omitempty" jsonschema:"working directory for a new session (default: where the MCP server runs); ignored for an existing session"`
-		Python  string  `json:"python,omitempty" jsonschema:"Python interpreter for a new session (default: $POLYREPL_PYTHON, else python3 on PATH); ignored for an existing session"`
+		Python  string  `json:"python,omitempty" jsonschema:"Python interpreter for a new Python session (default: $POLYREPL_PYTHON, else python3 on PATH); ignored for an existing session"`
+		Runtime string  `json:"runtime,omitempty" jsonschema:"runtime of a new session: python (default) or another that polyrepl runtimes lists; an existing session keeps its own"`
+		Exe     string  `json:"exe,omitempty" jsonschema:"executable for a new session of any runtime (default: $POLYREPL_<RUNTIME>, else the usual command on PATH)"`
+		Project string  `json:"project,omitempty" jsonschema:"project directory to activate in a new session (Julia, like julia --project)"`
 	}
 	waitIn struct {
 		Session string  `json:"session" jsonschema:"session name"`
@@ -247,14 +250,24 @@ func (s *Server) exec(ctx context.Context, req *mcp.CallToolRequest, in execIn) 
 	} else if !filepath.IsAbs(cwd) {
 		cwd = filepath.Join(s.cwd, cwd)
 	}
-	py := in.Python
+	py := in.Exe
+	if in.Python != "" {
+		if py != "" && py != in.Python {
+			return api.CellResult{}, "", fmt.Errorf("python and exe name different executables; give one")
+		}
+		py = in.Python
+	}
 	if py != "" && strings.Contains(py, "/") && !filepath.IsAbs(py) {
 		py = filepath.Join(s.cwd, py)
+	}
+	project := in.Project
+	if project != "" && !filepath.IsAbs(project) {
+		project = filepath.Join(s.cwd, project)
 	}
 	prog := progress(ctx, req, in.Session)
 	r, err := s.client.ExecProgress(ctx, in.Session, api.ExecRequest{
 		Code: in.Code, Timeout: in.Timeout, Progress: progressSeconds(prog),
-		Spawn:  api.Spawn{Exe: py, Cwd: cwd, Env: s.env},
+		Spawn:  api.Spawn{Runtime: in.Runtime, Exe: py, Cwd: cwd, Env: s.env, Project: project},
 		Client: who(req),
 	}, prog)
 	if err != nil {

@@ -374,7 +374,7 @@ func TestToolsList(t *testing.T) {
 		readOnly    bool
 		destructive bool
 	}{
-		{tool: "exec", required: []string{"code", "session"}, optional: []string{"cwd", "python", "timeout"}},
+		{tool: "exec", required: []string{"code", "session"}, optional: []string{"cwd", "exe", "project", "python", "runtime", "timeout"}},
 		{tool: "wait", required: []string{"session"}, optional: []string{"timeout"}},
 		{tool: "interrupt", required: []string{"session"}},
 		{tool: "restart", required: []string{"session"}, destructive: true},

@@ -122,6 +122,11 @@ func (m *Manager) Exec(ctx context.Context, name string, req api.ExecRequest, pr
 		e.life.Unlock()
 		return api.CellResult{}, err
 	}
+	if s != nil && !s.isDead() && req.Spawn.Runtime != "" && req.Spawn.Runtime != s.Runtime {
+		e.life.Unlock()
+		return api.CellResult{}, badRequest("use another session name for "+req.Spawn.Runtime+", or kill this one first",
+			"session %q is a %s session, not %s", name, s.Runtime, req.Spawn.Runtime)
+	}
 	var opening []api.Note
 	if s == nil || s.isDead() {
 		if s != nil {
@@ -203,7 +208,15 @@ func (m *Manager) create(ctx context.Context, e *entry, name string, sp api.Spaw
 		return nil, nil, badRequest("give an existing directory with --cwd", "the working directory %s does not exist or is not a directory", sp.Cwd)
 	}
 	if sp.Exe == "" {
-		sp.Exe = drv.DefaultExe(sp.Env)
+		sp.Exe = drv.Info().DefaultExe(sp.Env, sp.Cwd)
+	}
+	if sp.Project != "" {
+		if !filepath.IsAbs(sp.Project) {
+			return nil, nil, badRequest("give an absolute directory", "the project directory %q is not an absolute path", sp.Project)
+		}
+		if fi, err := os.Stat(sp.Project); err != nil || !fi.IsDir() {
+			return nil, nil, badRequest("give an existing project directory with --project", "the project directory %s does not exist or is not a directory", sp.Project)
+		}
 	}
 	s := m.newSession(name, sp, drv)
 	if err := m.start(ctx, s); err != nil {
@@ -216,16 +229,24 @@ func (m *Manager) create(ctx context.Context, e *entry, name string, sp api.Spaw
 			log.Printf("session %s: cannot remove its death note: %v", name, err)
 		}
 	}
-	notes = append(notes, api.Note{Kind: api.NoteCreated, Text: fmt.Sprintf("Created session '%s' (%s %s, cwd %s).", name, s.Runtime, s.p.Version(), sp.Cwd)})
+	notes = append(notes, api.Note{Kind: api.NoteCreated, Text: fmt.Sprintf("Created session '%s' (%s %s, cwd %s%s).", name, s.Runtime, s.p.Version(), sp.Cwd, startNote(s.p))})
 	m.set(e, s)
 	return s, notes, nil
+}
+
+// startNote is what the runtime said at start, for the creation line.
+func startNote(p driver.Process) string {
+	if n := p.Note(); n != "" {
+		return "; " + n
+	}
+	return ""
 }
 
 // newSession makes a session, not yet started, for a new life of name.
 func (m *Manager) newSession(name string, sp api.Spawn, drv driver.Driver) *Session {
 	return &Session{
 		Name: name, Generation: newGeneration(), Created: time.Now(), Spawn: sp,
-		Runtime: sp.Runtime, Transcript: m.state.TranscriptPath(name, ".py"),
+		Runtime: sp.Runtime, Transcript: m.state.TranscriptPath(name, drv.Info().Ext),
 		m: m, drv: drv, changed: make(chan struct{}), state: Starting,
 		exited: make(chan struct{}),
 		idle:   bound.NewSink(api.OutputLimit, m.outputDir, name+"-idle-*.txt"),
@@ -237,7 +258,7 @@ func (m *Manager) start(ctx context.Context, s *Session) error {
 	p, err := s.drv.Start(ctx, driver.Spec{
 		Exe: s.Spawn.Exe, Cwd: s.Spawn.Cwd, Env: s.Spawn.Env,
 		Cookie:     CookieVar + "=" + s.Generation,
-		RuntimeDir: m.runtimeDir, ValueLimit: api.ValueLimit,
+		RuntimeDir: m.runtimeDir, ValueLimit: api.ValueLimit, Project: s.Spawn.Project,
 	}, s)
 	if err != nil {
 		return badRequest("", "cannot start a %s session: %v", s.Runtime, err)

@@ -11,29 +11,8 @@ import (
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/driver"
+	"github.com/polyrepl/polyrepl/internal/driver/worker"
 )
-
-func TestMarkerPrefixLen(t *testing.T) {
-	marker := []byte("\x01end\x02")
-	for _, tc := range []struct {
-		data string
-		want int
-	}{
-		{"", 0},
-		{"abc", 0},
-		{"abc\x01", 1},
-		{"abc\x01e", 2},
-		{"abc\x01en", 3},
-		{"abc\x01end", 4},
-		{"\x01en", 3},
-		{"abc\x01x", 0},
-		{"e", 0},
-	} {
-		if got := markerPrefixLen([]byte(tc.data), marker); got != tc.want {
-			t.Errorf("markerPrefixLen(%q) = %d, want %d", tc.data, got, tc.want)
-		}
-	}
-}
 
 // recorder is a driver.Handler that keeps every event in order.
 type recorder struct {
@@ -87,7 +66,7 @@ func start(t testing.TB) (driver.Process, *recorder) {
 	t.Helper()
 	rec := newRecorder()
 	dir := t.TempDir()
-	p, err := Driver{}.Start(context.Background(), driver.Spec{
+	p, err := worker.Driver{R: Runtime}.Start(context.Background(), driver.Spec{
 		Exe: testPython(t), Cwd: dir, Env: os.Environ(), Cookie: "POLYREPL_TEST_COOKIE=1",
 		RuntimeDir: dir, ValueLimit: 10000,
 	}, rec)

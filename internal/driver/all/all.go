@@ -1,0 +1,8 @@
+// Package all links every runtime's driver into the binary: importing it
+// registers them all. Adding a runtime adds one import here.
+package all
+
+import (
+	// Each runtime registers itself from its package's init.
+	_ "github.com/polyrepl/polyrepl/internal/driver/python"
+)

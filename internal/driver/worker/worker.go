@@ -1,0 +1,524 @@
+// Package worker is the driver family for runtimes that run a small
+// embedded worker program in their own language, speaking polyrepl's worker
+// protocol over pipes: exact output capture, real interrupts and structured
+// results. A runtime of this family is a Runtime value: its worker source,
+// how to start it, how to interrupt it.
+//
+// The protocol, the same in every language:
+//
+//	argv  the runtime's own arguments, then the worker file and SENTINEL
+//	fd 3  commands in: "exec CELL VALUE_LIMIT NBYTES\n" then NBYTES of code
+//	fd 4  events out, one JSON object per line:
+//	      {"op":"hello","version":…,"executable":…,"pid":…} once ready;
+//	      {"op":"done","cell":N,"status":"done"|"error"|"interrupted",
+//	       "value":…} or {"value_head":…,"value_tail":…,"value_total":N},
+//	       "error":{"type","message","traceback"},"names":[…],"note":…,
+//	       "flushed":true} after each cell
+//	fd 1  and fd 2: one pipe with everything the cell prints; after a cell
+//	      the worker flushes and writes SENTINEL to fd 1, then sends "done"
+//	      with "flushed": true ("false" if it could not write it).
+//
+// SIGINT raises the runtime's interrupt in a running cell and is ignored
+// between cells.
+package worker
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/driver"
+	"github.com/polyrepl/polyrepl/internal/proc"
+)
+
+// StartTimeout bounds how long a runtime may take to greet; a pyenv shim,
+// a JVM or a slow network home can take seconds, a hung one forever.
+const StartTimeout = 60 * time.Second
+
+// sentinelWait bounds how long a finished cell waits for the end marker
+// on its output pipe. The worker writes the marker before reporting the
+// cell done, so it is normally already there; a cell that redirected fd 1
+// elsewhere would otherwise stall the session.
+const sentinelWait = 5 * time.Second
+
+// outputPipeSize is the capacity asked for the output pipe (the default
+// /proc/sys/fs/pipe-max-size allows it to any user).
+const outputPipeSize = 1 << 20
+
+// Runtime describes one runtime of the worker family.
+type Runtime struct {
+	driver.Info
+	// Source is the worker program, embedded in the binary; it is written
+	// to the runtime directory under FileName (content-hashed).
+	Source   []byte
+	FileName string
+	// Args are the runtime's arguments before the worker file, e.g. "-u"
+	// for Python; Project adds the arguments for a project directory.
+	Args    []string
+	Project func(dir string) []string
+	// Interrupt, if set, replaces the default escalation (SIGINT to the
+	// runtime, then to its whole group, then to the runtime again).
+	Interrupt func(tree proc.Tree, attempt int) error
+	// Env is added to the runtime's environment (after the caller's).
+	Env []string
+}
+
+// Driver adapts a Runtime to driver.Driver.
+type Driver struct{ R *Runtime }
+
+// Info implements driver.Driver.
+func (d Driver) Info() driver.Info { return d.R.Info }
+
+// Start implements driver.Driver.
+func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (driver.Process, error) {
+	r := d.R
+	exe, err := driver.LookPath(spec.Exe, spec.Env, spec.Cwd)
+	if err != nil {
+		return nil, err
+	}
+	script, err := writeWorker(spec.RuntimeDir, r.FileName, r.Source)
+	if err != nil {
+		return nil, err
+	}
+	var nonce [12]byte
+	if _, err := rand.Read(nonce[:]); err != nil {
+		return nil, fmt.Errorf("cannot make a session nonce: %w", err)
+	}
+	sentinel := "\x01polyrepl-end-" + hex.EncodeToString(nonce[:]) + "\x02"
+	args := append([]string{exe}, r.Args...)
+	if spec.Project != "" {
+		if r.Project == nil {
+			return nil, fmt.Errorf("the %s runtime takes no project directory", r.Name)
+		}
+		args = append(args, r.Project(spec.Project)...)
+	}
+	args = append(args, script, sentinel)
+
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("cannot create the output pipe: %w", err)
+	}
+	// A larger pipe means fewer wake-ups of the worker and the daemon when
+	// a cell prints a lot; the kernel may refuse, which only costs speed.
+	unix.FcntlInt(outW.Fd(), unix.F_SETPIPE_SZ, outputPipeSize)
+	cmdR, cmdW, err := os.Pipe()
+	if err != nil {
+		closeAll(outR, outW)
+		return nil, fmt.Errorf("cannot create the command pipe: %w", err)
+	}
+	evR, evW, err := os.Pipe()
+	if err != nil {
+		closeAll(outR, outW, cmdR, cmdW)
+		return nil, fmt.Errorf("cannot create the event pipe: %w", err)
+	}
+	env := append(append(append([]string(nil), spec.Env...), r.Env...), spec.Cookie)
+	cmd := &exec.Cmd{
+		Path:        exe,
+		Args:        args,
+		Dir:         spec.Cwd,
+		Env:         env,
+		Stdout:      outW,
+		Stderr:      outW,
+		ExtraFiles:  []*os.File{cmdR, evW},
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+	}
+	if err := cmd.Start(); err != nil {
+		closeAll(outR, outW, cmdR, cmdW, evR, evW)
+		return nil, fmt.Errorf("cannot start %s: %w", exe, err)
+	}
+	closeAll(outW, cmdR, evW)
+	start, _ := proc.StartTime(cmd.Process.Pid)
+	p := &process{
+		r:        r,
+		cmd:      cmd,
+		h:        h,
+		cmds:     cmdW,
+		exe:      exe,
+		sentinel: []byte(sentinel),
+		dones:    make(chan driver.Result, 4),
+		hello:    make(chan helloMsg, 1),
+		exited:   make(chan driver.Exit, 1),
+		outEOF:   make(chan struct{}),
+		valueLim: spec.ValueLimit,
+		tree: proc.Tree{
+			Leader: proc.Proc{PID: cmd.Process.Pid, Start: start},
+			Cookie: spec.Cookie,
+		},
+	}
+	go p.readEvents(evR)
+	go p.readOutput(outR)
+	go p.wait()
+
+	timer := time.NewTimer(StartTimeout)
+	defer timer.Stop()
+	hint := fmt.Sprintf("is it %s? Choose one with --exe or $%s", r.Needs, r.EnvVar)
+	select {
+	case hm := <-p.hello:
+		p.version = hm.Version
+		if hm.Executable != "" {
+			p.exe = hm.Executable
+		}
+		p.note = hm.Note
+		p.mu.Lock()
+		early := p.early.Bytes()
+		p.ready = true
+		if len(early) > 0 {
+			h.Output(early)
+		}
+		p.early = bytes.Buffer{}
+		p.mu.Unlock()
+		return p, nil
+	case ex := <-p.exited:
+		<-p.outEOFOrSoon()
+		return nil, fmt.Errorf("%s did not start a %s session: it %s before it was ready%s; %s",
+			spec.Exe, r.Name, describeExit(ex), p.earlyText(), hint)
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	p.tree.Kill(500 * time.Millisecond)
+	<-p.outEOFOrSoon()
+	return nil, fmt.Errorf("%s did not become ready within %s%s; %s", spec.Exe, StartTimeout, p.earlyText(), hint)
+}
+
+type helloMsg struct {
+	Version    string `json:"version"`
+	Note       string `json:"note"` // said in the creation line, e.g. "Revise loaded"
+	Executable string `json:"executable"`
+	PID        int    `json:"pid"`
+}
+
+type doneMsg struct {
+	Op         string         `json:"op"`
+	Cell       int            `json:"cell"`
+	Status     string         `json:"status"`
+	Value      *string        `json:"value"`
+	ValueHead  string         `json:"value_head"`
+	ValueTail  string         `json:"value_tail"`
+	ValueTotal int            `json:"value_total"`
+	Error      *api.CellError `json:"error"`
+	Names      []string       `json:"names"`
+	Note       string         `json:"note"`
+	Flushed    bool           `json:"flushed"`
+}
+
+// process is one running worker. Its handler is called under mu, which
+// keeps the calls from the output and event readers in order.
+type process struct {
+	r        *Runtime
+	note     string
+	cmd      *exec.Cmd
+	h        driver.Handler
+	tree     proc.Tree
+	exe      string
+	version  string
+	sentinel []byte
+	valueLim int
+
+	cmdMu sync.Mutex
+	cmds  *os.File
+
+	mu     sync.Mutex
+	ready  bool         // hello received; output goes to h
+	done   bool         // Exited was called; nothing more goes to h
+	early  bytes.Buffer // output before hello, for the error message
+	dones  chan driver.Result
+	hello  chan helloMsg
+	exited chan driver.Exit
+	outEOF chan struct{}
+}
+
+func (p *process) PID() int        { return p.cmd.Process.Pid }
+func (p *process) Tree() proc.Tree { return p.tree }
+func (p *process) Version() string { return p.version }
+func (p *process) Exe() string     { return p.exe }
+
+// Note is what the runtime said when it started, for the creation line.
+func (p *process) Note() string { return p.note }
+
+// Interrupt stops the running cell: the runtime's own policy if it has
+// one, else SIGINT to the runtime, then to its whole process group (to end
+// a child the cell waits on), then to the runtime again.
+func (p *process) Interrupt(attempt int) error {
+	if p.r.Interrupt != nil {
+		return p.r.Interrupt(p.tree, attempt)
+	}
+	if attempt == 1 {
+		return p.tree.SignalGroup(syscall.SIGINT)
+	}
+	return proc.Signal(p.tree.Leader, syscall.SIGINT)
+}
+
+// Run sends one cell to the worker.
+func (p *process) Run(cell int, code string) error {
+	msg := fmt.Appendf(nil, "exec %d %d %d\n", cell, p.valueLim, len(code))
+	msg = append(msg, code...)
+	p.cmdMu.Lock()
+	defer p.cmdMu.Unlock()
+	if _, err := p.cmds.Write(msg); err != nil {
+		return fmt.Errorf("cannot send the cell to the worker (it may have died): %w", err)
+	}
+	return nil
+}
+
+// readEvents reads hello and done messages from fd 4.
+func (p *process) readEvents(r *os.File) {
+	defer r.Close()
+	defer close(p.dones)
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 64<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		var head struct {
+			Op string `json:"op"`
+		}
+		if json.Unmarshal(line, &head) != nil {
+			continue
+		}
+		switch head.Op {
+		case "hello":
+			var hm helloMsg
+			if json.Unmarshal(line, &hm) == nil {
+				p.hello <- hm
+			}
+		case "done":
+			var dm doneMsg
+			if json.Unmarshal(line, &dm) != nil {
+				continue
+			}
+			r := p.toResult(dm)
+			if dm.Flushed {
+				p.dones <- r // the output reader delivers it after the marker
+			} else {
+				p.deliver(func() { p.h.CellDone(r) })
+			}
+		}
+	}
+}
+
+func (p *process) toResult(dm doneMsg) driver.Result {
+	r := driver.Result{
+		Cell: dm.Cell, Status: dm.Status, Error: dm.Error,
+		Names: dm.Names, Note: dm.Note, ValueTotal: dm.ValueTotal,
+	}
+	switch {
+	case dm.Value != nil:
+		r.Value = *dm.Value
+	case dm.ValueHead != "" || dm.ValueTail != "":
+		r.Value = dm.ValueHead + fmt.Sprintf("\n[… %d characters cut …]\n", dm.ValueTotal-len([]rune(dm.ValueHead))-len([]rune(dm.ValueTail))) + dm.ValueTail
+		r.ValueCut = true
+	}
+	if r.Status == "" {
+		r.Status = api.StatusDone
+	}
+	return r
+}
+
+// deliver calls the handler unless the process has already been reported
+// as exited.
+func (p *process) deliver(f func()) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.done {
+		f()
+	}
+}
+
+// readOutput reads the cell output pipe, splits it at end markers and
+// passes it on in order, delivering each cell's result after its marker.
+func (p *process) readOutput(r *os.File) {
+	defer close(p.outEOF)
+	defer r.Close()
+	buf := make([]byte, 256*1024)
+	var carry []byte // bytes at the end of the last read that may start a marker
+	var work []byte
+	for {
+		n, err := r.Read(buf)
+		data := buf[:n]
+		if len(carry) > 0 && n > 0 {
+			work = append(append(work[:0], carry...), data...)
+			data = work
+			carry = carry[:0]
+		}
+		for len(data) > 0 {
+			i := bytes.Index(data, p.sentinel)
+			if i < 0 {
+				k := markerPrefixLen(data, p.sentinel)
+				p.output(data[:len(data)-k])
+				carry = append(carry[:0], data[len(data)-k:]...)
+				break
+			}
+			p.output(data[:i])
+			data = data[i+len(p.sentinel):]
+			p.cellEnded()
+		}
+		if err != nil {
+			if len(carry) > 0 {
+				p.output(carry)
+			}
+			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
+				p.output([]byte(fmt.Sprintf("\n[polyrepl: reading the output failed: %v]\n", err)))
+			}
+			return
+		}
+	}
+}
+
+func (p *process) output(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.done:
+	case !p.ready:
+		if p.early.Len() < 8192 {
+			p.early.Write(b[:min(len(b), 8192-p.early.Len())])
+		}
+	default:
+		p.h.Output(b)
+	}
+}
+
+// cellEnded waits for the done message that follows a marker.
+func (p *process) cellEnded() {
+	select {
+	case r, ok := <-p.dones:
+		if ok {
+			p.deliver(func() { p.h.CellDone(r) })
+		}
+	case <-time.After(sentinelWait):
+	}
+}
+
+// markerPrefixLen is the length of the longest suffix of data that is a
+// proper prefix of marker: bytes to hold back until the next read.
+func markerPrefixLen(data, marker []byte) int {
+	max := len(marker) - 1
+	if max > len(data) {
+		max = len(data)
+	}
+	for k := max; k > 0; k-- {
+		if bytes.Equal(data[len(data)-k:], marker[:k]) {
+			return k
+		}
+	}
+	return 0
+}
+
+// wait reaps the worker and reports its exit once its output is read,
+// or shortly after if a surviving child still holds the pipe open.
+func (p *process) wait() {
+	err := p.cmd.Wait()
+	ex := driver.Exit{Code: -1}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		ex.Code = 0
+	case errors.As(err, &ee):
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			ex.Signal = int(ws.Signal())
+		} else {
+			ex.Code = ee.ExitCode()
+		}
+	default:
+		ex.Err = err
+	}
+	p.cmdMu.Lock()
+	p.cmds.Close()
+	p.cmdMu.Unlock()
+	p.exited <- ex
+	<-p.outEOFOrSoon()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ready && !p.done {
+		p.done = true
+		p.h.Exited(ex)
+	}
+	p.done = true
+}
+
+// outEOFOrSoon closes when the output pipe reached EOF or after a short
+// grace, whichever is first.
+func (p *process) outEOFOrSoon() <-chan struct{} {
+	c := make(chan struct{})
+	go func() {
+		defer close(c)
+		select {
+		case <-p.outEOF:
+		case <-time.After(300 * time.Millisecond):
+		}
+	}()
+	return c
+}
+
+func (p *process) earlyText() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	t := strings.TrimSpace(strings.ToValidUTF8(p.early.String(), "\uFFFD"))
+	if t == "" {
+		return ""
+	}
+	return "; it printed:\n" + t
+}
+
+func describeExit(ex driver.Exit) string {
+	switch {
+	case ex.Signal != 0:
+		return fmt.Sprintf("was killed by signal %d (%s)", ex.Signal, syscall.Signal(ex.Signal))
+	case ex.Err != nil:
+		return fmt.Sprintf("failed (%v)", ex.Err)
+	default:
+		return fmt.Sprintf("exited with status %d", ex.Code)
+	}
+}
+
+// writeWorker puts an embedded worker in dir under a name derived from
+// its content, so daemons of different versions never overwrite each
+// other's worker while sessions run it.
+func writeWorker(dir, name string, source []byte) (string, error) {
+	sum := sha256.Sum256(source)
+	ext := filepath.Ext(name)
+	path := filepath.Join(dir, strings.TrimSuffix(name, ext)+"-"+hex.EncodeToString(sum[:6])+ext)
+	if b, err := os.ReadFile(path); err == nil && bytes.Equal(b, source) {
+		return path, nil
+	}
+	tmp, err := os.CreateTemp(dir, ".worker-*"+ext)
+	if err != nil {
+		return "", fmt.Errorf("cannot write the %s worker into %s: %w", name, dir, err)
+	}
+	_, werr := tmp.Write(source)
+	cerr := tmp.Close()
+	if werr != nil || cerr != nil {
+		os.Remove(tmp.Name())
+		return "", fmt.Errorf("cannot write the %s worker into %s: %w", name, dir, errors.Join(werr, cerr))
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return "", fmt.Errorf("cannot write the %s worker into %s: %w", name, dir, err)
+	}
+	return path, nil
+}
+
+func closeAll(fs ...*os.File) {
+	for _, f := range fs {
+		f.Close()
+	}
+}
