@@ -1,0 +1,215 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// check is one cell of the conformance suite and what must come back.
+type check struct {
+	code   string
+	value  string // the value as the runtime's REPL shows it; "" for none
+	output string // the exact output; "" for none
+}
+
+// conformanceRow says how one runtime passes the suite. Adding a runtime
+// to polyrepl adds one row here.
+type conformanceRow struct {
+	runtime string
+	value   check  // `6*7`-style value display
+	print   check  // printed output
+	fail    string // code that raises; the session must recover
+	define  string // a multi-line definition...
+	use     check  // ...used by the next cell
+	unicode check  // Unicode round trip
+	noNL    check  // output without a trailing newline
+	big     func(n int) check
+	loop    string // runs until interrupted
+	set     string // defines x, for restart to clear
+	getX    string // reads x: must fail after restart
+	name    string // a name `set` defines, as `sessions` lists it ("" if the runtime lists none)
+}
+
+var conformance = []conformanceRow{
+	{
+		runtime: "python",
+		value:   check{code: "6*7", value: "42"},
+		print:   check{code: `print("hello")`, output: "hello\n"},
+		fail:    "1/0",
+		define:  "def twice(x):\n    y = x * 2\n    return y",
+		use:     check{code: "twice(21)", value: "42"},
+		unicode: check{code: `print("héllo 中文 🎉")`, output: "héllo 中文 🎉\n"},
+		noNL:    check{code: `print("no-newline", end="")`, output: "no-newline"},
+		big: func(n int) check {
+			return check{code: fmt.Sprintf("s = %q\nlen(s)", strings.Repeat("a", n)), value: fmt.Sprint(n)}
+		},
+		loop: "while True:\n    pass",
+		set:  "x = 1", getX: "x", name: "x",
+	},
+	{
+		runtime: "r",
+		value:   check{code: "6*7", value: "[1] 42"},
+		print:   check{code: `cat("hello\n")`, output: "hello\n"},
+		fail:    `stop("boom")`,
+		define:  "twice <- function(x) {\n  y <- x * 2\n  y\n}",
+		use:     check{code: "twice(21)", value: "[1] 42"},
+		unicode: check{code: `cat("héllo 中文 🎉\n")`, output: "héllo 中文 🎉\n"},
+		noNL:    check{code: `cat("no-newline")`, output: "no-newline"},
+		big: func(n int) check {
+			return check{code: fmt.Sprintf("s <- %q\nnchar(s)", strings.Repeat("a", n)), value: fmt.Sprintf("[1] %d", n)}
+		},
+		loop: "while (TRUE) {}",
+		set:  "x <- 1", getX: "x", name: "x",
+	},
+	{
+		runtime: "ruby",
+		value:   check{code: "6*7", value: "42"},
+		print:   check{code: `puts "hello"`, output: "hello\n"},
+		fail:    `raise "boom"`,
+		define:  "def twice(x)\n  y = x * 2\n  y\nend",
+		use:     check{code: "twice(21)", value: "42"},
+		unicode: check{code: `puts "héllo 中文 🎉"`, output: "héllo 中文 🎉\n"},
+		noNL:    check{code: `print "no-newline"; nil`, output: "no-newline", value: "nil"},
+		big: func(n int) check {
+			return check{code: fmt.Sprintf("s = %q\ns.length", strings.Repeat("a", n)), value: fmt.Sprint(n)}
+		},
+		loop: "loop { }",
+		set:  "x = 1", getX: "x", name: "x",
+	},
+	{
+		runtime: "node",
+		value:   check{code: "6*7", value: "42"},
+		print:   check{code: `console.log("hello")`, output: "hello\n"},
+		fail:    `throw new Error("boom")`,
+		define:  "function twice(x) {\n  const y = x * 2;\n  return y;\n}",
+		use:     check{code: "twice(21)", value: "42"},
+		unicode: check{code: `console.log("héllo 中文 🎉")`, output: "héllo 中文 🎉\n"},
+		noNL:    check{code: `process.stdout.write("no-newline"); undefined`, output: "no-newline"},
+		big: func(n int) check {
+			return check{code: fmt.Sprintf("var s = %q;\ns.length", strings.Repeat("a", n)), value: fmt.Sprint(n)}
+		},
+		loop: "while (true) {}",
+		set:  "var x = 1", getX: "x", name: "x",
+	},
+	{
+		runtime: "bash",
+		value:   check{code: "echo $((6*7))", output: "42\n"},
+		print:   check{code: "echo hello", output: "hello\n"},
+		fail:    "false",
+		define:  "twice() {\n  local y=$(( $1 * 2 ))\n  echo $y\n}",
+		use:     check{code: "twice 21", output: "42\n"},
+		unicode: check{code: `echo "héllo 中文 🎉"`, output: "héllo 中文 🎉\n"},
+		noNL:    check{code: `printf no-newline`, output: "no-newline"},
+		big: func(n int) check {
+			return check{code: fmt.Sprintf("s=%s\necho ${#s}", strings.Repeat("a", n)), output: fmt.Sprintf("%d\n", n)}
+		},
+		loop: "while :; do :; done",
+		set:  "x=1", getX: `[ -n "${x+set}" ]`, name: "x",
+	},
+}
+
+// runtimeFound asks the binary whether it knows the runtime and finds its
+// executable on this machine.
+func runtimeFound(e *env, name string) (bool, string) {
+	out, _, code := e.run("runtimes", "--json")
+	if code != 0 {
+		return false, "polyrepl runtimes failed"
+	}
+	var list []struct {
+		Name    string `json:"name"`
+		Found   bool   `json:"found"`
+		Problem string `json:"problem"`
+	}
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		return false, "cannot read polyrepl runtimes --json: " + err.Error()
+	}
+	for _, r := range list {
+		if r.Name == name {
+			return r.Found, r.Problem
+		}
+	}
+	return false, "this build of polyrepl has no " + name + " runtime"
+}
+
+// TestConformance holds every runtime to the same promises: values shown
+// as its REPL shows them, output, errors that leave the session usable,
+// multi-line definitions, Unicode, output without a newline, a 5 KB cell,
+// interrupt of an endless loop, restart clearing state, and no process
+// left after kill.
+func TestConformance(t *testing.T) {
+	for _, row := range conformance {
+		t.Run(row.runtime, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			if found, why := runtimeFound(e, row.runtime); !found {
+				t.Skipf("runtime %s is not available here: %s", row.runtime, why)
+			}
+			s := "conf-" + row.runtime
+			exec := func(code string, args ...string) cellResult {
+				t.Helper()
+				return e.runJSON(append([]string{"exec", s, code, "--runtime", row.runtime, "-t", "60"}, args...)...)
+			}
+			expect := func(what string, c check) {
+				t.Helper()
+				r := exec(c.code)
+				if r.Status != "done" || r.Value != c.value || r.Output != c.output {
+					t.Errorf("%s: %q gave status %s, value %q, output %q; want done, value %q, output %q\n%v",
+						what, c.code, r.Status, r.Value, r.Output, c.value, c.output, r)
+				}
+			}
+			expect("value", row.value)
+			expect("print", row.print)
+
+			r := exec(row.fail)
+			if r.Status != "error" || r.Error == nil || r.code != 1 {
+				t.Errorf("error: %q gave status %s, exit %d; want error, exit 1\n%v", row.fail, r.Status, r.code, r)
+			}
+			expect("value after an error", row.value)
+
+			if r := exec(row.define); r.Status != "done" {
+				t.Errorf("multi-line definition: %v", r)
+			}
+			expect("using the definition", row.use)
+			expect("unicode", row.unicode)
+			expect("output without a newline", row.noNL)
+			expect("a 5 KB cell", row.big(5000))
+
+			// Interrupt of an endless loop; the session and its names stay.
+			exec(row.set)
+			r = exec(row.loop, "-t", "0.5")
+			if r.Status != "running" {
+				t.Fatalf("endless loop: want status running after 0.5 s, got %v", r)
+			}
+			out, errOut, code := e.run("interrupt", s)
+			if code != 0 {
+				t.Errorf("interrupt: exit %d\n%s%s", code, out, errOut)
+			}
+			if r := exec(row.getX); r.Status != "done" {
+				t.Errorf("after interrupt, %q: %v", row.getX, r)
+			}
+			if row.name != "" {
+				info := e.session(s)
+				if !slices.Contains(info.Names, row.name) {
+					t.Errorf("sessions lists names %v, want %s among them", info.Names, row.name)
+				}
+			}
+
+			// Restart clears the state.
+			e.must(0, "restart", s)
+			if r := exec(row.getX); r.Status != "error" {
+				t.Errorf("after restart, %q should fail: %v", row.getX, r)
+			}
+
+			// Kill leaves no process of the session.
+			gen := e.session(s).Generation
+			e.must(0, "kill", s)
+			if !waitFor(5*time.Second, func() bool { return len(e.generation(gen)) == 0 }) {
+				t.Errorf("after kill, processes of the session remain: %s", describe(e.generation(gen)))
+			}
+		})
+	}
+}
