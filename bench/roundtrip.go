@@ -21,15 +21,19 @@ type runtimeRow struct {
 	spawn   []string // a fresh process that evaluates the trivial cell and prints it; "{python}" is -python
 	session string   // the polyrepl session runtime, "" if polyrepl has none
 	code    string   // the trivial cell in that language, for the session
+	printed string   // what the fresh process prints (trimmed)
+	shown   string   // the session's value for the cell, or its output if the runtime has no values
 }
 
 var runtimes = []runtimeRow{
-	{name: "python", spawn: []string{"{python}", "-c", "print(1+1)"}, session: "python", code: "1+1"},
-	// Added by the issue that brings these runtimes, one line each:
-	// {name: "R", spawn: []string{"Rscript", "-e", "1+1"}, session: "r", code: "1+1"},
-	// {name: "ruby", spawn: []string{"ruby", "-e", "p 1+1"}, session: "ruby", code: "1+1"},
-	// {name: "node", spawn: []string{"node", "-e", "console.log(1+1)"}, session: "node", code: "1+1"},
-	// {name: "ghci", spawn: []string{"ghc", "-e", "1+1"}, session: "ghci", code: "1+1"},
+	{name: "python", spawn: []string{"{python}", "-c", "print(1+1)"}, session: "python", code: "1+1", printed: "2", shown: "2"},
+	{name: "R", spawn: []string{"Rscript", "-e", "1+1"}, session: "r", code: "1+1", printed: "[1] 2", shown: "[1] 2"},
+	{name: "ruby", spawn: []string{"ruby", "-e", "p 1+1"}, session: "ruby", code: "1+1", printed: "2", shown: "2"},
+	{name: "node", spawn: []string{"node", "-e", "console.log(1+1)"}, session: "node", code: "1+1", printed: "2", shown: "2"},
+	{name: "bash", spawn: []string{"bash", "-c", "echo $((1+1))"}, session: "bash", code: "echo $((1+1))", printed: "2", shown: "2\n"},
+	// GHCi has no polyrepl session runtime yet (it needs the terminal
+	// driver family); its row measures `ghc -e` alone until it has.
+	{name: "ghci", spawn: []string{"ghc", "-e", "1+1"}, session: "ghci", code: "1+1", printed: "2", shown: "2"},
 }
 
 // alt is one row measured side by side with others: run takes one sample
@@ -175,6 +179,17 @@ func valueIs(v string) func(api.CellResult) error {
 	}
 }
 
+// shownIs checks a cell's value, or its output for a runtime without
+// values (a shell).
+func shownIs(v string) func(api.CellResult) error {
+	return func(r api.CellResult) error {
+		if r.Value != v && (r.Value != "" || r.Output != v) {
+			return fmt.Errorf("value %q, output %q; want %q", r.Value, r.Output, v)
+		}
+		return nil
+	}
+}
+
 func bigOutput(r api.CellResult) error {
 	if r.OutputCut == nil || r.OutputCut.Total < 100000 {
 		return fmt.Errorf("want a cut 100 KB output, got %d bytes, cut %+v", len(r.Output), r.OutputCut)
@@ -246,7 +261,7 @@ func roundTrips(ctx context.Context, w *world, c config) (trivial, big []*alt, r
 			continue
 		}
 		res.spawn = &alt{key: "spawn:" + rt.name, label: fmt.Sprintf("%s: a fresh `%s` per command", rt.name, strings.Join(argv, " ")),
-			run: func(int) (float64, error) { return w.timeProcess(argv, wantValue("2")) }}
+			run: func(int) (float64, error) { return w.timeProcess(argv, wantValue(rt.printed)) }}
 		trivial = append(trivial, res.spawn)
 		if rt.session == "" {
 			res.skipped = "polyrepl has no " + rt.name + " session runtime yet"
@@ -263,7 +278,7 @@ func roundTrips(ctx context.Context, w *world, c config) (trivial, big []*alt, r
 				w.skip(rt.name+" polyrepl session row", res.skipped)
 			} else {
 				res.session = &alt{key: "session:" + rt.name, label: fmt.Sprintf("%s: polyrepl session, Go client in-process", rt.name),
-					run: func(int) (float64, error) { return clientExec(ctx, cl, name, req, valueIs("2")) }}
+					run: func(int) (float64, error) { return clientExec(ctx, cl, name, req, shownIs(rt.shown)) }}
 				trivial = append(trivial, res.session)
 			}
 		}
