@@ -68,11 +68,11 @@ var conformance = []conformanceRow{
 	{
 		runtime: "ruby",
 		value:   check{code: "6*7", value: "42"},
-		print:   check{code: `puts "hello"`, output: "hello\n"},
+		print:   check{code: `puts "hello"`, output: "hello\n", value: "nil"}, // irb shows => nil
 		fail:    `raise "boom"`,
 		define:  "def twice(x)\n  y = x * 2\n  y\nend",
 		use:     check{code: "twice(21)", value: "42"},
-		unicode: check{code: `puts "héllo 中文 🎉"`, output: "héllo 中文 🎉\n"},
+		unicode: check{code: `puts "héllo 中文 🎉"`, output: "héllo 中文 🎉\n", value: "nil"},
 		noNL:    check{code: `print "no-newline"; nil`, output: "no-newline", value: "nil"},
 		big: func(n int) check {
 			return check{code: fmt.Sprintf("s = %q\ns.length", strings.Repeat("a", n)), value: fmt.Sprint(n)}

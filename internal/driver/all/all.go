@@ -5,4 +5,5 @@ package all
 import (
 	// Each runtime registers itself from its package's init.
 	_ "github.com/polyrepl/polyrepl/internal/driver/python"
+	_ "github.com/polyrepl/polyrepl/internal/driver/ruby"
 )

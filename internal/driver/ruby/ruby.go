@@ -1,0 +1,36 @@
+// Package ruby is the Ruby runtime: the embedded worker.rb run by the
+// user's interpreter, in the worker driver family. A worker rather than a
+// driven irb gives exact output capture, real interrupts and structured
+// values and errors.
+package ruby
+
+import (
+	_ "embed"
+
+	"github.com/polyrepl/polyrepl/internal/driver"
+	"github.com/polyrepl/polyrepl/internal/driver/worker"
+)
+
+//go:embed worker.rb
+var source []byte
+
+// Runtime is Ruby's worker runtime. It keeps the worker family's default
+// interrupt: SIGINT to ruby raises Interrupt in the cell at once, except
+// while the cell waits on a subprocess (system, backticks), where Ruby
+// handles it only once the wait returns; the second attempt's SIGINT to the
+// whole process group ends that subprocess.
+var Runtime = &worker.Runtime{
+	Info: driver.Info{
+		Name: "ruby", Family: "worker", Ext: ".rb",
+		Exes: []string{"ruby"}, EnvVar: "POLYREPL_RUBY",
+		Needs: "Ruby 2.7 or newer (Debian: ruby)",
+		Limits: "a cell stuck in a C extension that never checks for interrupts cannot be " +
+			"interrupted (kill it); exit! ends the session; values wider than a line are " +
+			"laid out by pp as irb does, values longer than the value limit by inspect",
+		VersionArgs: []string{"--version"},
+	},
+	Source:   source,
+	FileName: "ruby-worker.rb",
+}
+
+func init() { driver.Register(worker.Driver{R: Runtime}) }

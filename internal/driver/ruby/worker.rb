@@ -1,0 +1,295 @@
+# polyrepl's Ruby worker: one session's namespace.
+#
+# The daemon starts it as `ruby worker.rb SENTINEL` and talks to it over
+# three channels:
+#   fd 3  commands in: a header line "exec CELL VALUE_LIMIT NBYTES" and then
+#         NBYTES of UTF-8 code
+#   fd 4  events out, one JSON object per line ({"op": "hello"|"done", ...})
+#   fd 1  and fd 2 are one pipe that carries every byte the cell prints: its
+#         own output and its subprocesses'. After a cell ends, the worker
+#         writes SENTINEL to fd 1 so the daemon knows that all of that cell's
+#         output has arrived before it reports the cell done.
+#
+# Cells run in a copy of TOPLEVEL_BINDING, as in irb: self is main, local
+# variables persist from cell to cell and `def` makes private methods of
+# Object. This file therefore has no top-level local variables (they would
+# show through that binding), defines no constants and no methods on
+# Object: the worker is an anonymous module whose singleton methods call
+# each other, so a user's `def send` or `def puts` cannot reach it. Kernel
+# functions are called through Kernel for the same reason.
+#
+# Keep it valid Ruby 2.7 and free of requires: json alone costs
+# milliseconds on every session's start, so the few shapes sent are encoded
+# by hand. pp is loaded only when a wide value is first shown.
+Module.new do
+  @escapes = {
+    '"' => '\\"', '\\' => '\\\\', "\n" => '\\n', "\r" => '\\r',
+    "\t" => '\\t', "\b" => '\\b', "\f" => '\\f'
+  }
+
+  def self.main(argv)
+    if (RUBY_VERSION.split(".").map(&:to_i) <=> [2, 7]) < 0
+      STDERR.write("polyrepl needs Ruby 2.7 or newer; this is #{RUBY_VERSION}\n")
+      Kernel.exit!(3)
+    end
+    @worker_file = __FILE__
+    @worker_path = File.expand_path(__FILE__)
+    @pid = Process.pid
+    @sentinel = argv[0].to_s.b
+    # Like irb: no script arguments, so a cell's bare `gets` reads stdin
+    # instead of opening the sentinel as a file.
+    ARGV.clear
+
+    # The control channels must not leak into the cell's subprocesses.
+    @commands = IO.for_fd(3, "rb", autoclose: false)
+    @commands.close_on_exec = true
+    @events = IO.for_fd(4, "wb", autoclose: false)
+    @events.close_on_exec = true
+    @events.sync = true
+    # The end marker goes straight to fd 1, whatever $stdout is now.
+    @fd1 = IO.for_fd(1, "wb", autoclose: false)
+
+    # Strings read, built and inspected are UTF-8 whatever the locale (with
+    # LANG=C, "é".inspect would be "\u00E9"); the streams stay unconverted
+    # so every byte a cell writes passes as is. Unbuffered streams keep
+    # prints in order with the output of subprocesses on the same pipe.
+    verbose = $VERBOSE
+    $VERBOSE = nil # -w would warn about setting the default encoding
+    Encoding.default_external = Encoding::UTF_8
+    $VERBOSE = verbose
+    STDOUT.sync = true
+    STDERR.sync = true
+
+    @binding = TOPLEVEL_BINDING.dup
+    @base_constants = Object.constants
+    @base_methods = Object.private_instance_methods(false) + Object.public_instance_methods(false)
+    @running = false
+
+    # Only a running cell is interrupted; a late SIGINT that arrives after
+    # the cell finished must not kill the session. An empty message makes
+    # the traceback read like Ruby's own for Ctrl-C.
+    Signal.trap("INT") { Kernel.raise(Interrupt, "") if @running }
+
+    send_event("op" => "hello", "version" => RUBY_VERSION, "implementation" => RUBY_ENGINE,
+               "executable" => executable, "pid" => @pid)
+
+    while (header = @commands.gets)
+      parts = header.split(" ")
+      next unless parts.length == 4 && parts[0] == "exec"
+      cell = parts[1].to_i
+      limit = parts[2].to_i
+      size = parts[3].to_i
+      code = size > 0 ? @commands.read(size) : "".b
+      break if code.nil? # the daemon closed the channel: end quietly
+      code.force_encoding(Encoding::UTF_8)
+      result = run_cell(cell, code, limit)
+      if Process.pid != @pid
+        # A child forked by the cell ran off its end: it must not answer
+        # for the session or read its commands.
+        flush_all(false)
+        Kernel.exit!(0)
+      end
+      result["flushed"] = flush_all(true)
+      send_event(result)
+    end
+  end
+
+  def self.executable
+    Kernel.require("rbconfig") unless defined?(RbConfig)
+    RbConfig.ruby
+  rescue LoadError, StandardError
+    nil
+  end
+
+  def self.run_cell(cell, code, limit)
+    result = { "op" => "done", "cell" => cell, "status" => "done" }
+    begin
+      begin
+        @running = true
+        value = @binding.eval(code, "(cell #{cell})", 1)
+        # irb shows every value, nil too, except for a cell with no code.
+        unless value.nil? && blank?(code)
+          @binding.local_variable_set(:_, value)
+          text = display(value, limit)
+          result["value_total"] = text.length
+          if text.length > limit
+            head = limit / 2
+            result["value_head"] = text[0, head]
+            result["value_tail"] = text[text.length - (limit - head), limit - head]
+          else
+            result["value"] = text
+          end
+        end
+      ensure
+        @running = false
+      end
+    rescue Interrupt => e
+      result["status"] = "interrupted"
+      result["error"] = describe(e)
+    rescue SystemExit => e
+      if e.success?
+        result["note"] = "exit was caught; the session stays up"
+      else
+        result["status"] = "error"
+        result["error"] = describe(e)
+        result["note"] = "exit(#{e.status}) was caught; the session stays up"
+      end
+    rescue Exception => e # a cell may raise anything, SyntaxError and NoMemoryError too
+      result["status"] = "error"
+      result["error"] = describe(e)
+    end
+    result["names"] = names
+    result
+  end
+
+  def self.blank?(code)
+    code.each_line.all? do |line|
+      s = line.strip
+      s.empty? || s.start_with?("#")
+    end
+  end
+
+  # display is what irb prints after "=> ": inspect, and for a value too
+  # wide for one line, pp's layout (irb's default inspector). Values that
+  # will be cut anyway keep inspect: pp is many times slower on big data.
+  def self.display(value, limit)
+    text = value.inspect.to_s
+    if text.length > 79 && text.length <= limit && !value.is_a?(String)
+      begin
+        unless Kernel.method_defined?(:pretty_inspect)
+          before = Object.constants
+          Kernel.require("pp")
+          @base_constants |= Object.constants - before
+        end
+        text = value.pretty_inspect.to_s.chomp
+      rescue StandardError, LoadError
+        nil # keep inspect
+      end
+    end
+    utf8(text)
+  end
+
+  # describe is the error as irb would show it: Ruby's own report of an
+  # uncaught exception, with the worker's frames removed.
+  def self.describe(e)
+    name = e.class.name || e.class.inspect
+    message = begin
+      utf8(e.message)
+    rescue Exception
+      "<message of the exception failed>"
+    end
+    clean_chain(e)
+    bt = e.backtrace
+    text = nil
+    if bt && !bt.empty?
+      begin
+        text = utf8(e.full_message(highlight: false, order: :top))
+      rescue Exception
+        text = nil
+      end
+    end
+    if text.nil?
+      # With no frames left (a syntax error in the cell), full_message
+      # would name the worker's own location.
+      first, rest = message.split("\n", 2)
+      text = "#{first} (#{name})\n"
+      text += rest + "\n" if rest && !rest.empty?
+    end
+    { "type" => name, "message" => message, "traceback" => text }
+  end
+
+  # clean_chain removes the worker's frames from an exception and its
+  # causes: everything below the outermost cell frame (the worker's eval
+  # and loop) and the SIGINT handler above the interrupted line.
+  def self.clean_chain(e)
+    seen = {}
+    while e && !seen[e.object_id]
+      seen[e.object_id] = true
+      bt = e.backtrace
+      if bt
+        last = bt.rindex { |l| l.start_with?("(cell ") }
+        kept = last ? bt[0..last] : bt
+        kept = kept.reject { |l| worker_frame?(l) }
+        begin
+          e.set_backtrace(kept)
+        rescue StandardError
+          nil
+        end
+      end
+      e = e.cause
+    end
+  end
+
+  def self.worker_frame?(line)
+    line.start_with?(@worker_file + ":") || line.start_with?(@worker_path + ":")
+  end
+
+  # names are the user's top-level names: local variables, constants and
+  # methods defined since the worker started, sorted, at most 500.
+  def self.names
+    found = []
+    @binding.local_variables.each do |n|
+      s = n.to_s
+      found << s unless s.start_with?("_")
+    end
+    (Object.constants - @base_constants).each { |n| found << n.to_s }
+    methods = Object.private_instance_methods(false) + Object.public_instance_methods(false)
+    (methods - @base_methods).each { |n| found << n.to_s }
+    found.uniq.sort.first(500)
+  rescue StandardError
+    []
+  end
+
+  # flush_all pushes out everything the cell wrote, then marks the end of
+  # its output.
+  def self.flush_all(mark)
+    [$stdout, $stderr, STDOUT, STDERR].each do |s|
+      begin
+        s.flush
+      rescue StandardError
+        nil
+      end
+    end
+    return false unless mark
+    begin
+      @fd1.syswrite(@sentinel)
+      true
+    rescue StandardError
+      false # fd 1 was closed by the cell; the daemon won't wait
+    end
+  end
+
+  def self.send_event(obj)
+    @events.write(json(obj) + "\n")
+  end
+
+  def self.json(obj)
+    case obj
+    when nil then "null"
+    when true then "true"
+    when false then "false"
+    when Integer then obj.to_s
+    when Hash then "{" + obj.map { |k, v| quote(k.to_s) + ":" + json(v) }.join(",") + "}"
+    when Array then "[" + obj.map { |v| json(v) }.join(",") + "]"
+    else quote(obj.to_s)
+    end
+  end
+
+  def self.quote(s)
+    '"' + utf8(s).gsub(/["\\\x00-\x1f]/) { |c| @escapes[c] || "\\u%04x" % c.ord } + '"'
+  end
+
+  # utf8 makes any string valid UTF-8 for the daemon: bytes in another
+  # encoding are converted, invalid ones replaced.
+  def self.utf8(s)
+    s = s.to_s
+    return s if s.encoding == Encoding::UTF_8 && s.valid_encoding?
+    if [Encoding::UTF_8, Encoding::BINARY, Encoding::US_ASCII].include?(s.encoding)
+      s.dup.force_encoding(Encoding::UTF_8).scrub("\uFFFD")
+    else
+      s.encode(Encoding::UTF_8, invalid: :replace, undef: :replace, replace: "\uFFFD")
+    end
+  rescue StandardError
+    s.dup.force_encoding(Encoding::UTF_8).scrub("?")
+  end
+end.main(ARGV)
