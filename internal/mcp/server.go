@@ -30,9 +30,9 @@ import (
 const ProgressEvery = 3 * time.Second
 
 // Instructions tell a model when to reach for these tools.
-const Instructions = `polyrepl runs code in named, persistent REPL sessions (Python) that keep their namespace — imports, loaded data, functions — between calls and across conversations.
+const Instructions = `polyrepl runs code in named, persistent REPL sessions that keep their namespace — imports, loaded data, functions — between calls and across conversations. Sessions are Python by default; exec's "runtime" argument starts other languages (see "sessions" for what runs).
 
-Use it instead of "python3 -c" or throwaway scripts whenever you would run Python: load data once, then ask many questions of it.
+Use it instead of "python3 -c", "Rscript -e", "node -e" or throwaway scripts whenever you would run code: load data once, then ask many questions of it.
 - Call "sessions" first and reuse a session whose cwd and names match your task; otherwise pick a short new name, and "exec" creates it.
 - "exec" runs one cell; a final expression's value comes back as Out[n]. It waits up to "timeout" seconds (default 30, max 600); a cell still running then keeps running: call "wait" to collect it, "interrupt" to stop it. Never re-run a cell just because it timed out.
 - A session runs one cell at a time; use another session for parallel work.
