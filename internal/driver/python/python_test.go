@@ -3,6 +3,7 @@ package python
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -67,7 +68,7 @@ func start(t testing.TB) (driver.Process, *recorder) {
 	rec := newRecorder()
 	dir := t.TempDir()
 	p, err := worker.Driver{R: Runtime}.Start(context.Background(), driver.Spec{
-		Exe: testPython(t), Cwd: dir, Env: os.Environ(), Cookie: "POLYREPL_TEST_COOKIE=1",
+		Exe: testPython(t), Cwd: dir, Env: os.Environ(), Cookie: fmt.Sprintf("POLYREPL_TEST_COOKIE=python-%d-%d", os.Getpid(), time.Now().UnixNano()),
 		RuntimeDir: dir, ValueLimit: 10000,
 	}, rec)
 	if err != nil {

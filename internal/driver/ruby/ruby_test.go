@@ -3,6 +3,7 @@ package ruby
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -103,7 +104,7 @@ func startWith(t testing.TB, o options) (driver.Process, *recorder) {
 	rec := newRecorder()
 	dir := t.TempDir()
 	p, err := worker.Driver{R: Runtime}.Start(context.Background(), driver.Spec{
-		Exe: exe, Cwd: dir, Env: o.env, Cookie: "POLYREPL_TEST_COOKIE=1",
+		Exe: exe, Cwd: dir, Env: o.env, Cookie: fmt.Sprintf("POLYREPL_TEST_COOKIE=ruby-%d-%d", os.Getpid(), time.Now().UnixNano()),
 		RuntimeDir: dir, ValueLimit: o.valueLimit,
 	}, rec)
 	if err != nil {
@@ -516,7 +517,7 @@ func BenchmarkCell(b *testing.B) {
 func BenchmarkStart(b *testing.B) {
 	exe := testRuby(b)
 	dir := b.TempDir()
-	spec := driver.Spec{Exe: exe, Cwd: dir, Env: os.Environ(), Cookie: "POLYREPL_TEST_COOKIE=1", RuntimeDir: dir, ValueLimit: 10000}
+	spec := driver.Spec{Exe: exe, Cwd: dir, Env: os.Environ(), Cookie: fmt.Sprintf("POLYREPL_TEST_COOKIE=ruby-%d-%d", os.Getpid(), time.Now().UnixNano()), RuntimeDir: dir, ValueLimit: 10000}
 	for i := 0; i < b.N; i++ {
 		rec := newRecorder()
 		p, err := worker.Driver{R: Runtime}.Start(context.Background(), spec, rec)

@@ -1,0 +1,53 @@
+// Package node is the Node.js runtime: the embedded worker.js run by the
+// user's node, in the worker driver family. A worker rather than a driven
+// `node` REPL gives exact output capture, real interrupts and structured
+// values and errors, while cells still behave as the REPL's do: the same
+// global context, the same value display (util.inspect) and the REPL's own
+// rewrite of top-level await.
+package node
+
+import (
+	_ "embed"
+	"syscall"
+
+	"github.com/polyrepl/polyrepl/internal/driver"
+	"github.com/polyrepl/polyrepl/internal/driver/worker"
+	"github.com/polyrepl/polyrepl/internal/proc"
+)
+
+//go:embed worker.js
+var source []byte
+
+// Runtime is Node.js's worker runtime.
+var Runtime = &worker.Runtime{
+	Info: driver.Info{
+		Name: "node", Family: "worker", Ext: ".js",
+		Exes: []string{"node", "nodejs"}, EnvVar: "POLYREPL_NODE",
+		Needs: "Node.js 18 or newer (Debian: nodejs)",
+		Limits: "code that runs after a cell's first await, or in a timer or callback, cannot be " +
+			"interrupted mid-loop (an await itself can; kill a stuck loop); process.exit() ends the " +
+			"session; import statements are refused (use await import(), which needs Node 20.12 or " +
+			"newer); let/const/class names are listed only where Node has its inspector",
+		VersionArgs: []string{"--version"},
+	},
+	Source:   source,
+	FileName: "node-worker.js",
+	// The worker uses the REPL's own top-level await rewrite, which lives
+	// in Node's internal modules.
+	Args:      []string{"--expose-internals"},
+	Interrupt: interrupt,
+}
+
+func init() { driver.Register(worker.Driver{R: Runtime}) }
+
+// interrupt stops the running cell. SIGINT to node stops synchronous code
+// at once (vm's breakOnSigint) and ends a cell that awaits a promise; node
+// never dies of it, so later attempts can go to the whole process group:
+// a cell blocked in execSync stops only once its child has ended, and that
+// child may have started after the first attempt.
+func interrupt(tree proc.Tree, attempt int) error {
+	if attempt == 0 {
+		return proc.Signal(tree.Leader, syscall.SIGINT)
+	}
+	return tree.SignalGroup(syscall.SIGINT)
+}
