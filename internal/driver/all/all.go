@@ -6,5 +6,6 @@ import (
 	// Each runtime registers itself from its package's init.
 	_ "github.com/polyrepl/polyrepl/internal/driver/node"
 	_ "github.com/polyrepl/polyrepl/internal/driver/python"
+	_ "github.com/polyrepl/polyrepl/internal/driver/r"
 	_ "github.com/polyrepl/polyrepl/internal/driver/ruby"
 )
