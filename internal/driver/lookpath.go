@@ -12,7 +12,7 @@ import (
 // PATH of env (the caller's, not the daemon's).
 func LookPath(name string, env []string, cwd string) (string, error) {
 	if name == "" {
-		return "", fmt.Errorf("no executable named: give one with --python or $POLYREPL_PYTHON")
+		return "", fmt.Errorf("no executable named: give one with --exe or $POLYREPL_<RUNTIME>")
 	}
 	if strings.Contains(name, "/") {
 		p := name
@@ -20,7 +20,7 @@ func LookPath(name string, env []string, cwd string) (string, error) {
 			p = filepath.Join(cwd, p)
 		}
 		if err := isExecutable(p); err != nil {
-			return "", fmt.Errorf("cannot use %s as the interpreter: %w", name, err)
+			return "", fmt.Errorf("cannot use %s as the executable: %w", name, err)
 		}
 		return p, nil
 	}
@@ -37,7 +37,7 @@ func LookPath(name string, env []string, cwd string) (string, error) {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("cannot find %s on your PATH (%s): install it or name an interpreter with --python", name, path)
+	return "", fmt.Errorf("cannot find %s on your PATH (%s): install it, or name the executable with --exe (--python for Python)", name, path)
 }
 
 func isExecutable(p string) error {

@@ -1,0 +1,58 @@
+// Package bash is the bash runtime: the embedded worker.bash run by the
+// user's bash, in the worker driver family. The worker runs each cell in
+// its own interactive shell, sourced from its top level, so variables,
+// functions, aliases, cd, exports and shell options persist between cells
+// as they do at a prompt, and an error, exit, set -e or interrupt ends the
+// cell but not the session. worker.bash's header says how and why.
+package bash
+
+import (
+	_ "embed"
+	"syscall"
+
+	"github.com/polyrepl/polyrepl/internal/driver"
+	"github.com/polyrepl/polyrepl/internal/driver/worker"
+	"github.com/polyrepl/polyrepl/internal/proc"
+)
+
+//go:embed worker.bash
+var source []byte
+
+// Runtime is bash's worker runtime. A shell has no expression values: a
+// cell reports no value, and a non-zero exit status of its last command
+// makes it an error of type ExitStatus (the shell has already printed why).
+var Runtime = &worker.Runtime{
+	Info: driver.Info{
+		Name: "bash", Family: "worker", Ext: ".sh",
+		Exes: []string{"bash"}, EnvVar: "POLYREPL_BASH",
+		Needs: "bash 4.1 or newer",
+		Limits: "no values: a cell's result is its exit status; " +
+			"exit and set -e end the cell, not the session, but exec of a program replaces the shell and ends it; " +
+			"the session's INT, TERM and ERR traps are polyrepl's (a cell that replaces the ERR trap lets set -e end the session); " +
+			"a DEBUG trap does not run inside cells and a RETURN trap runs as each ends; " +
+			"an external command that ignores SIGINT runs on until it ends (kill it); " +
+			"a cell runs sourced, so a top-level return ends it and BASH_SOURCE, FUNCNAME and xtrace depth show the worker's frames",
+		VersionArgs: []string{"--version"},
+	},
+	Source:   source,
+	FileName: "bash-worker.bash",
+	// No startup files: a session starts clean and fast, whatever ~/.bashrc
+	// prints or sets. The worker re-executes itself with -i (see its top).
+	Args:      []string{"--norc", "--noprofile"},
+	Interrupt: interrupt,
+}
+
+func init() { driver.Register(worker.Driver{R: Runtime}) }
+
+// interrupt does what Ctrl-C at a terminal does: SIGINT to the whole
+// process group, so that a foreground command dies of it and the shell's
+// trap ends the cell (SIGINT to the shell alone would wait for the command
+// to end by itself); background jobs ignore SIGINT, as in a script, and run
+// on. The third attempt goes to the shell alone, so that a command that
+// caught SIGINT twice is left to finish its own cleanup.
+func interrupt(tree proc.Tree, attempt int) error {
+	if attempt < 2 {
+		return tree.SignalGroup(syscall.SIGINT)
+	}
+	return proc.Signal(tree.Leader, syscall.SIGINT)
+}

@@ -1,0 +1,593 @@
+package bash
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/polyrepl/polyrepl/internal/driver"
+	"github.com/polyrepl/polyrepl/internal/driver/worker"
+)
+
+// recorder is a driver.Handler that keeps every event in order.
+type recorder struct {
+	mu     sync.Mutex
+	events []string
+	out    bytes.Buffer
+	done   chan driver.Result
+	exit   chan driver.Exit
+}
+
+func newRecorder() *recorder {
+	return &recorder{done: make(chan driver.Result, 8), exit: make(chan driver.Exit, 1)}
+}
+
+func (r *recorder) Output(p []byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.out.Write(p)
+	r.events = append(r.events, "output")
+}
+
+func (r *recorder) CellDone(res driver.Result) {
+	r.mu.Lock()
+	r.events = append(r.events, "done")
+	r.mu.Unlock()
+	r.done <- res
+}
+
+func (r *recorder) Exited(e driver.Exit) { r.exit <- e }
+
+func (r *recorder) takeOutput() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.out.String()
+	r.out.Reset()
+	return s
+}
+
+// testBash is the bash the tests run: $POLYREPL_TEST_BASH, else bash on
+// PATH. Tests skip, naming it, when there is none or it is too old.
+func testBash(t testing.TB) string {
+	exe := os.Getenv("POLYREPL_TEST_BASH")
+	if exe == "" {
+		p, err := exec.LookPath("bash")
+		if err != nil {
+			t.Skip("no bash: install bash 4.1 or newer or set POLYREPL_TEST_BASH")
+		}
+		exe = p
+	}
+	out, err := exec.Command(exe, "-c", `echo "${BASH_VERSINFO[0]} ${BASH_VERSINFO[1]}"`).Output()
+	if err != nil {
+		t.Skipf("bash %s does not run (%v): install bash 4.1 or newer or set POLYREPL_TEST_BASH", exe, err)
+	}
+	var major, minor int
+	fmt.Sscan(string(out), &major, &minor)
+	if major < 4 || major == 4 && minor < 1 {
+		t.Skipf("bash %s is %d.%d: the bash runtime needs bash 4.1 or newer (set POLYREPL_TEST_BASH)", exe, major, minor)
+	}
+	return exe
+}
+
+// session is one worker under test.
+type session struct {
+	p   driver.Process
+	rec *recorder
+	dir string // the runtime directory, also the cwd and $HOME
+	n   int
+}
+
+// testEnv is the caller's environment with no locale, as on a bare server,
+// and a temporary home, so a history file would show.
+func testEnv(home string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if k == "LANG" || k == "HOME" || strings.HasPrefix(k, "LC_") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "HOME="+home)
+}
+
+func start(t testing.TB) *session {
+	t.Helper()
+	return startIn(t, t.TempDir())
+}
+
+// startIn starts a worker whose cwd, runtime directory and home are dir.
+func startIn(t testing.TB, dir string) *session {
+	t.Helper()
+	exe := testBash(t)
+	rec := newRecorder()
+	p, err := worker.Driver{R: Runtime}.Start(context.Background(), driver.Spec{
+		Exe: exe, Cwd: dir, Env: testEnv(dir), Cookie: "POLYREPL_TEST_COOKIE=" + strconv.Itoa(os.Getpid()),
+		RuntimeDir: dir, ValueLimit: 10000,
+	}, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &session{p: p, rec: rec, dir: dir}
+	t.Cleanup(func() {
+		if _, err := p.Tree().Kill(2 * time.Second); err != nil {
+			t.Errorf("killing the worker: %v", err)
+		}
+		select {
+		case <-rec.exit:
+		case <-time.After(5 * time.Second):
+			t.Error("the worker was not reported as exited")
+		}
+		if left := p.Tree().Members(true); len(left) > 0 {
+			t.Errorf("processes left after kill: %v", left)
+		}
+		// The worker removes its files when it is ended with SIGTERM.
+		if left, _ := filepath.Glob(filepath.Join(dir, ".bash-*")); len(left) > 0 {
+			t.Errorf("worker files left: %v", left)
+		}
+		if _, err := os.Stat(filepath.Join(dir, ".bash_history")); err == nil {
+			t.Error("the session wrote a history file")
+		}
+	})
+	return s
+}
+
+func (s *session) run(t testing.TB, code string) driver.Result {
+	t.Helper()
+	s.n++
+	if err := s.p.Run(s.n, code); err != nil {
+		t.Fatal(err)
+	}
+	return s.wait(t, 10*time.Second)
+}
+
+func (s *session) wait(t testing.TB, d time.Duration) driver.Result {
+	t.Helper()
+	select {
+	case r := <-s.rec.done:
+		if r.Cell != s.n {
+			t.Fatalf("got the result of cell %d, want cell %d", r.Cell, s.n)
+		}
+		return r
+	case e := <-s.rec.exit:
+		t.Fatalf("the worker exited during cell %d: %+v; output %q", s.n, e, s.rec.takeOutput())
+	case <-time.After(d):
+		t.Fatalf("cell %d did not finish; output %q", s.n, s.rec.takeOutput())
+	}
+	return driver.Result{}
+}
+
+// ok runs a cell that must succeed and returns its output.
+func (s *session) ok(t testing.TB, code string) string {
+	t.Helper()
+	r := s.run(t, code)
+	out := s.rec.takeOutput()
+	if r.Status != "done" || r.Error != nil {
+		t.Fatalf("cell %q: status %s, error %+v, output %q", code, r.Status, r.Error, out)
+	}
+	return out
+}
+
+func TestStart(t *testing.T) {
+	s := start(t)
+	out, err := exec.Command(testBash(t), "--version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`version (\d+\.\d+\.\d+)`).FindSubmatch(out)
+	if m == nil || s.p.Version() != string(m[1]) {
+		t.Errorf("version = %q, want the one in %q", s.p.Version(), out)
+	}
+	if !filepath.IsAbs(s.p.Exe()) || filepath.Base(s.p.Exe()) != "bash" {
+		t.Errorf("executable = %q, want an absolute path to bash", s.p.Exe())
+	}
+	// A clean top level: no arguments, $0 as at a prompt, nothing defined,
+	// the worker's own functions and variables out of sight.
+	r := s.run(t, `echo "$# ${0##*/} $PWD"; [[ $- == *i* ]] && echo interactive`)
+	if want := "0 bash " + s.dir + "\ninteractive\n"; s.rec.takeOutput() != want || r.Status != "done" {
+		t.Errorf("first cell: %+v, want output %q", r, want)
+	}
+	if len(r.Names) != 0 {
+		t.Errorf("names of a fresh session = %v, want none", r.Names)
+	}
+}
+
+// The hello message's JSON survives an executable path with quotes,
+// backslashes, control characters and Unicode in it.
+func TestExecutableEscaped(t *testing.T) {
+	exe := testBash(t)
+	dir := t.TempDir()
+	odd := filepath.Join(dir, "b\"a\\s\th\x01é")
+	if err := os.Symlink(exe, odd); err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecorder()
+	p, err := worker.Driver{R: Runtime}.Start(context.Background(), driver.Spec{
+		Exe: odd, Cwd: dir, Env: testEnv(dir), Cookie: "POLYREPL_TEST_COOKIE=" + strconv.Itoa(os.Getpid()),
+		RuntimeDir: dir, ValueLimit: 10000,
+	}, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		p.Tree().Kill(2 * time.Second)
+		<-rec.exit
+	}()
+	if p.Exe() != odd {
+		t.Errorf("executable = %q, want %q", p.Exe(), odd)
+	}
+}
+
+// The session speaks UTF-8 in a locale that is not (one not installed is
+// as good as C), unless LC_ALL forces one; the bytes of a cell, which the
+// worker counts in any locale, round-trip whatever it is.
+func TestLocales(t *testing.T) {
+	exe := testBash(t)
+	for _, c := range []struct {
+		env  string
+		want string // ${#s} of two CJK characters
+	}{
+		{"LANG=xx_NOWHERE.UTF-8", "2"},
+		{"LC_ALL=C.UTF-8", "2"},
+		{"LC_ALL=C", "6"},
+	} {
+		dir := t.TempDir()
+		rec := newRecorder()
+		p, err := worker.Driver{R: Runtime}.Start(context.Background(), driver.Spec{
+			Exe: exe, Cwd: dir, Env: append(testEnv(dir), c.env), Cookie: "POLYREPL_TEST_COOKIE=" + strconv.Itoa(os.Getpid()),
+			RuntimeDir: dir, ValueLimit: 10000,
+		}, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &session{p: p, rec: rec, dir: dir}
+		r := s.run(t, "s=日本; echo ${#s} $s; f() { :; }; a-b() { :; }; B=1; _x=1")
+		if out := s.rec.takeOutput(); out != c.want+" 日本\n" {
+			t.Errorf("%s: %q, want %q", c.env, out, c.want+" 日本")
+		}
+		if want := []string{"B", "_x", "a-b", "f", "s"}; fmt.Sprint(r.Names) != fmt.Sprint(want) {
+			t.Errorf("%s: names %q, want %q in byte order", c.env, r.Names, want)
+		}
+		if out := s.ok(t, "echo ✓"); out != "✓\n" {
+			t.Errorf("%s: the next cell printed %q", c.env, out)
+		}
+		p.Tree().Kill(2 * time.Second)
+		<-rec.exit
+	}
+}
+
+// A worker removes the files of workers that were killed outright, and
+// only those.
+func TestStaleFiles(t *testing.T) {
+	dir := t.TempDir()
+	var stale, live []string
+	for _, ext := range []string{".stub", ".v", ".f"} {
+		stale = append(stale, filepath.Join(dir, ".bash-2147483647"+ext))
+		live = append(live, filepath.Join(dir, fmt.Sprintf(".bash-%d%s", os.Getpid(), ext)))
+	}
+	for _, f := range append(stale, live...) {
+		if err := os.WriteFile(f, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	startIn(t, dir)
+	for _, f := range stale {
+		if _, err := os.Stat(f); err == nil {
+			t.Errorf("%s is still there", f)
+		}
+	}
+	for _, f := range live {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("the file of a live process was removed: %v", err)
+		}
+		os.Remove(f)
+	}
+}
+
+// User definitions that shadow what the worker uses leave it working.
+func TestWorkerNotClobbered(t *testing.T) {
+	s := start(t)
+	s.ok(t, `read() { builtin echo hijacked; }; printf() { :; }; eval() { :; }; declare() { :; }
+trap() { :; }; shopt() { :; }; set() { :; }; mapfile() { :; }; rm() { :; }; local() { :; }; compgen() { :; }; unset() { :; }
+alias eval=false builtin=false
+status=x names=y cell=z code=w IFS=,`)
+	r := s.run(t, "x=1; echo $x")
+	if out := s.rec.takeOutput(); r.Status != "done" || out != "1\n" {
+		t.Fatalf("after shadowing: %+v, output %q", r, out)
+	}
+	want := []string{"cell", "code", "compgen", "declare", "eval", "local", "mapfile", "names", "printf", "read", "rm", "set", "shopt", "status", "trap", "unset", "x"}
+	if fmt.Sprint(r.Names) != fmt.Sprint(want) {
+		t.Errorf("names = %v, want %v", r.Names, want)
+	}
+}
+
+func TestCells(t *testing.T) {
+	s := start(t)
+	// A multi-line definition, used by the next cell.
+	s.ok(t, "greet() {\n  local who=$1\n  echo \"hello, $who\"\n}\ncount=3\n")
+	if out := s.ok(t, "for ((i = 0; i < count; i++)); do\n  greet $i\ndone"); out != "hello, 0\nhello, 1\nhello, 2\n" {
+		t.Errorf("multi-line cell output = %q", out)
+	}
+	// A cell over 4 KB.
+	var b strings.Builder
+	for i := 0; i < 300; i++ {
+		fmt.Fprintf(&b, "v%d='välue ✓ %d'\n", i, i)
+	}
+	b.WriteString(`echo "${v0##* } ${v299##* } $v7"`)
+	if b.Len() < 5000 {
+		t.Fatalf("the long cell is only %d bytes", b.Len())
+	}
+	if out := s.ok(t, b.String()); out != "0 299 välue ✓ 7\n" {
+		t.Errorf("long cell output = %q", out)
+	}
+	// Unicode in code and output, with no locale in the environment.
+	uni := "héllo ✓ 日本 🎉"
+	if out := s.ok(t, "s='"+uni+"'\necho \"$s\" ${#s}"); out != uni+" 12\n" {
+		t.Errorf("unicode output = %q, want %q", out, uni+" 12\n")
+	}
+	if out := s.ok(t, `printf '%s' "$s" | od -An -tx1 | tr -d ' \n'; echo`); out != fmt.Sprintf("%x\n", uni) {
+		t.Errorf("unicode bytes = %q, want %x", out, uni)
+	}
+	// Output without a trailing newline, stderr and a subprocess, in order.
+	if out := s.ok(t, "echo out; echo err >&2; sh -c 'echo sub'; printf 'no newline'"); out != "out\nerr\nsub\nno newline" {
+		t.Errorf("mixed output = %q", out)
+	}
+	// State persists: arrays, exports, aliases, cd.
+	s.ok(t, "declare -A m=([k]=v); arr=(a b); export EXP=e; alias hi='echo hi'; cd /")
+	if out := s.ok(t, `echo "${m[k]} ${arr[1]} $(sh -c 'echo $EXP') $PWD"; hi`); out != "v b e /\nhi\n" {
+		t.Errorf("persisted state = %q", out)
+	}
+}
+
+// A shell has no expression values: output is output, never a value.
+func TestNoValue(t *testing.T) {
+	s := start(t)
+	r := s.run(t, "echo $((6*7))")
+	if out := s.rec.takeOutput(); out != "42\n" || r.Value != "" || r.ValueTotal != 0 || r.Status != "done" {
+		t.Errorf("6*7: %+v, output %q; want output 42 and no value", r, out)
+	}
+	r = s.run(t, "printf 'x%.0s' {1..20000}")
+	if out := s.rec.takeOutput(); len(out) != 20000 || r.Value != "" || r.ValueCut {
+		t.Errorf("a long output gave %d bytes of output and value %q", len(out), r.Value)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	s := start(t)
+	s.ok(t, "kept=1")
+	for _, c := range []struct {
+		code, status, msg, out, note string
+	}{
+		{code: "false", status: "error", msg: "exit status 1"},
+		{code: "ls /nonexistent-dir", status: "error", msg: "exit status 2", out: "ls: cannot access"},
+		{code: "nosuchcommand", status: "error", msg: "exit status 127", out: "bash: nosuchcommand: command not found\n"},
+		{code: "if then", status: "error", msg: "exit status 2", out: "bash: eval: line 1: syntax error near unexpected token `then'"},
+		{code: "echo ${undefined:?oops}; echo not here", status: "error", msg: "exit status 1", out: "bash: undefined: oops\n"},
+		{code: "set -u; echo $undefined; echo not here", status: "error", msg: "exit status 1", out: "bash: undefined: unbound variable\n"},
+		{code: "set +u; false; echo fine", status: "done", out: "fine\n"},
+		{code: "echo bye; exit 3; echo not here", status: "error", msg: "exit status 3", out: "bye\n", note: "exit 3 was caught"},
+		{code: "f() { exit; }; f; echo not here", status: "done", note: "exit was caught"},
+		{code: "(exit 4); echo \"sub $?\"", status: "done", out: "sub 4\n"},
+		{code: "exit 08", status: "error", msg: "exit status 8", note: "exit 8 was caught"},
+		{code: "exit -1", status: "error", msg: "exit status 255", note: "exit 255 was caught"},
+		{code: "exit abc", status: "error", msg: "exit status 2", out: "bash: exit: abc: numeric argument required\n", note: "exit 2 was caught"},
+		{code: "g() { false; echo not here; }; set -e; g", status: "error", msg: "exit status 1", note: "set -e stopped the cell"},
+		{code: "[[ $- == *e* ]] && echo still-e; set +e", status: "done", out: "still-e\n"},
+		{code: "exec /nonexistent/program", status: "error", msg: "exit status 127", out: "No such file or directory"},
+	} {
+		r := s.run(t, c.code)
+		out := s.rec.takeOutput()
+		if r.Status != c.status {
+			t.Errorf("%q: status %s, want %s (error %+v, output %q)", c.code, r.Status, c.status, r.Error, out)
+			continue
+		}
+		if c.msg != "" && (r.Error == nil || r.Error.Type != "ExitStatus" || r.Error.Message != c.msg || r.Error.Traceback != "") {
+			t.Errorf("%q: error %+v, want ExitStatus %q and no traceback", c.code, r.Error, c.msg)
+		}
+		if c.msg == "" && r.Error != nil {
+			t.Errorf("%q: error %+v, want none", c.code, r.Error)
+		}
+		if !strings.Contains(out, c.out) || strings.Contains(out, "not here") {
+			t.Errorf("%q: output %q, want it to contain %q", c.code, out, c.out)
+		}
+		if !strings.Contains(r.Note, c.note) || c.note == "" && r.Note != "" {
+			t.Errorf("%q: note %q, want %q", c.code, r.Note, c.note)
+		}
+	}
+	if out := s.ok(t, "echo $kept"); out != "1\n" {
+		t.Errorf("after the errors: %q", out)
+	}
+}
+
+// break and continue at a cell's top level would leave the worker's loop.
+func TestBreakContinue(t *testing.T) {
+	s := start(t)
+	for _, code := range []string{"echo a; break; echo not here", "echo a; continue", "echo a; break 99", "for i in 1; do break 5; done; echo not here", "echo a; continue 3"} {
+		r := s.run(t, code)
+		if out := s.rec.takeOutput(); r.Status != "done" || strings.Contains(out, "not here") || !strings.Contains(r.Note, "break or continue") {
+			t.Errorf("%q: %+v, output %q", code, r, out)
+		}
+		if out := s.ok(t, "echo alive"); out != "alive\n" {
+			t.Fatalf("after %q: %q", code, out)
+		}
+	}
+}
+
+func TestInterrupt(t *testing.T) {
+	s := start(t)
+	s.ok(t, "kept=1; sleep 30 & bg=$!")
+	for _, code := range []string{
+		"while :; do :; done",
+		"sleep 100",
+		"spin() { while :; do sleep 0.01; done; }; spin; echo not here",
+		"for ((;;)); do x=$(echo y); done",
+		"sleep 100 | cat",
+		"wait",
+	} {
+		s.n++
+		if err := s.p.Run(s.n, code); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(200 * time.Millisecond)
+		var r driver.Result
+		for attempt := 0; ; attempt++ {
+			if attempt == 5 {
+				t.Fatalf("%q did not stop after %d interrupts", code, attempt)
+			}
+			if err := s.p.Interrupt(attempt); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case r = <-s.rec.done:
+			case <-time.After(time.Second):
+				continue
+			}
+			break
+		}
+		out := s.rec.takeOutput()
+		if r.Status != "interrupted" || strings.Contains(out, "not here") {
+			t.Errorf("%q: %+v, output %q", code, r, out)
+		}
+		if !contains(r.Names, "kept") {
+			t.Errorf("%q: names after the interrupt = %v", code, r.Names)
+		}
+	}
+	// The background job ran on, and SIGINT between cells is ignored.
+	if err := s.p.Tree().SignalGroup(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if out := s.ok(t, `kill -0 $bg && echo "bg alive $kept"`); out != "bg alive 1\n" {
+		t.Errorf("after SIGINT between cells: %q", out)
+	}
+	// Nothing of the unwinding is left after an interrupt.
+	s.n++
+	s.p.Run(s.n, "while :; do :; done")
+	time.Sleep(100 * time.Millisecond)
+	s.p.Interrupt(0)
+	if r := s.wait(t, 5*time.Second); r.Status != "interrupted" {
+		t.Errorf("second loop: %+v", r)
+	}
+	s.rec.takeOutput()
+	if out := s.ok(t, "trap -p DEBUG; shopt -q extdebug && echo extdebug; echo \"$-\""); out != "hiBE\n" {
+		t.Errorf("after the interrupt: %q", out)
+	}
+}
+
+func TestNames(t *testing.T) {
+	s := start(t)
+	r := s.run(t, "b=1; B=2; _u=3; a(){ :; }; z(){ :; }; my-func(){ :; }; b(){ :; }; declare -A m; m[x]=1; export E=1; [[ a =~ a ]]; cd /; PATH=$PATH")
+	want := []string{"B", "E", "_u", "a", "b", "m", "my-func", "z"}
+	if fmt.Sprint(r.Names) != fmt.Sprint(want) {
+		t.Errorf("names = %q, want %q", r.Names, want)
+	}
+	s.rec.takeOutput()
+	r = s.run(t, "unset b B; unset -f b; for i in {1..600}; do printf -v v$i %s $i; done")
+	if len(r.Names) != 500 || !sort.StringsAreSorted(r.Names) || contains(r.Names, "b") || r.Names[0] != "E" {
+		t.Errorf("names of 600 variables: %d of them, sorted %v, first %q", len(r.Names), sort.StringsAreSorted(r.Names), r.Names[0])
+	}
+}
+
+// All output a cell writes arrives before the cell is reported done, and
+// nothing of the end marker leaks into it.
+func TestOutputBeforeDone(t *testing.T) {
+	s := start(t)
+	r := s.run(t, "echo builtin; sh -c 'echo sub >&2'; printf tail")
+	if got := s.rec.takeOutput(); got != "builtin\nsub\ntail" || r.Status != "done" {
+		t.Errorf("output = %q, result %+v", got, r)
+	}
+	s.rec.mu.Lock()
+	last := s.rec.events[len(s.rec.events)-1]
+	s.rec.mu.Unlock()
+	if last != "done" {
+		t.Errorf("last event = %s, want done", last)
+	}
+	r = s.run(t, "for ((i = 0; i < 20000; i++)); do printf '%d,' $i; done")
+	want := new(strings.Builder)
+	for i := 0; i < 20000; i++ {
+		want.WriteString(strconv.Itoa(i) + ",")
+	}
+	if got := s.rec.takeOutput(); got != want.String() {
+		t.Errorf("long output differs: got %d bytes, want %d", len(got), want.Len())
+	}
+	// A cell that sends its stdout elsewhere for good still ends.
+	s.ok(t, "exec >/dev/null; echo gone")
+	if out := s.ok(t, "echo gone; echo here >&2"); out != "here\n" {
+		t.Errorf("after exec >/dev/null: %q", out)
+	}
+}
+
+// The worker's pipes are kept from what a cell runs; fds 3-9 are free.
+func TestFDs(t *testing.T) {
+	s := start(t)
+	pid := s.p.PID()
+	out := s.ok(t, "sleep 30 & echo $!; exec 3>fd3.txt; echo three >&3; exec 3>&-; cat fd3.txt")
+	child, rest, _ := strings.Cut(out, "\n")
+	if rest != "three\n" {
+		t.Errorf("user fd 3: %q", rest)
+	}
+	proto := map[string]bool{}
+	for _, fd := range []string{"60", "61"} {
+		l, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd))
+		if err != nil {
+			t.Fatal(err)
+		}
+		proto[l] = true
+	}
+	ents, err := os.ReadDir("/proc/" + child + "/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		l, _ := os.Readlink("/proc/" + child + "/fd/" + e.Name())
+		if proto[l] {
+			t.Errorf("the cell's child has the worker's %s open as fd %s", l, e.Name())
+		}
+	}
+}
+
+// A NUL byte cannot be in a shell string; the cell is refused and the
+// framing of the next cell is intact.
+func TestNul(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the worker's read timeout")
+	}
+	s := start(t)
+	r := s.run(t, "echo a\x00b")
+	if r.Status != "error" || r.Error == nil || r.Error.Type != "NulInCode" {
+		t.Errorf("cell with NUL: %+v", r)
+	}
+	if out := s.ok(t, "echo next"); out != "next\n" {
+		t.Errorf("after the NUL cell: %q", out)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// BenchmarkCell measures one trivial cell through the worker protocol:
+// the pipe round trip, framing, names and marker scan, without the daemon.
+func BenchmarkCell(b *testing.B) {
+	s := start(b)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s.run(b, ":")
+	}
+}
