@@ -1,7 +1,6 @@
 package bash
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -11,51 +10,18 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/polyrepl/polyrepl/internal/driver/drivertest"
 
 	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/driver/worker"
 )
 
-// recorder is a driver.Handler that keeps every event in order.
-type recorder struct {
-	mu     sync.Mutex
-	events []string
-	out    bytes.Buffer
-	done   chan driver.Result
-	exit   chan driver.Exit
-}
-
-func newRecorder() *recorder {
-	return &recorder{done: make(chan driver.Result, 8), exit: make(chan driver.Exit, 1)}
-}
-
-func (r *recorder) Output(p []byte) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.out.Write(p)
-	r.events = append(r.events, "output")
-}
-
-func (r *recorder) CellDone(res driver.Result) {
-	r.mu.Lock()
-	r.events = append(r.events, "done")
-	r.mu.Unlock()
-	r.done <- res
-}
-
-func (r *recorder) Exited(e driver.Exit) { r.exit <- e }
-
-func (r *recorder) takeOutput() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	s := r.out.String()
-	r.out.Reset()
-	return s
-}
+// recorder records the worker's events (shared by every runtime's tests).
+type recorder = drivertest.Recorder
 
 // testBash is the bash the tests run: $POLYREPL_TEST_BASH, else bash on
 // PATH. Tests skip, naming it, when there is none or it is too old.
@@ -111,7 +77,7 @@ func start(t testing.TB) *session {
 func startIn(t testing.TB, dir string) *session {
 	t.Helper()
 	exe := testBash(t)
-	rec := newRecorder()
+	rec := drivertest.NewRecorder()
 	p, err := worker.Driver{R: Runtime}.Start(context.Background(), driver.Spec{
 		Exe: exe, Cwd: dir, Env: testEnv(dir), Cookie: "POLYREPL_TEST_COOKIE=" + strconv.Itoa(os.Getpid()),
 		RuntimeDir: dir, ValueLimit: 10000,
@@ -125,7 +91,7 @@ func startIn(t testing.TB, dir string) *session {
 			t.Errorf("killing the worker: %v", err)
 		}
 		select {
-		case <-rec.exit:
+		case <-rec.Exit:
 		case <-time.After(5 * time.Second):
 			t.Error("the worker was not reported as exited")
 		}
@@ -155,15 +121,15 @@ func (s *session) run(t testing.TB, code string) driver.Result {
 func (s *session) wait(t testing.TB, d time.Duration) driver.Result {
 	t.Helper()
 	select {
-	case r := <-s.rec.done:
+	case r := <-s.rec.Done:
 		if r.Cell != s.n {
 			t.Fatalf("got the result of cell %d, want cell %d", r.Cell, s.n)
 		}
 		return r
-	case e := <-s.rec.exit:
-		t.Fatalf("the worker exited during cell %d: %+v; output %q", s.n, e, s.rec.takeOutput())
+	case e := <-s.rec.Exit:
+		t.Fatalf("the worker exited during cell %d: %+v; output %q", s.n, e, s.rec.TakeOutput())
 	case <-time.After(d):
-		t.Fatalf("cell %d did not finish; output %q", s.n, s.rec.takeOutput())
+		t.Fatalf("cell %d did not finish; output %q", s.n, s.rec.TakeOutput())
 	}
 	return driver.Result{}
 }
@@ -172,7 +138,7 @@ func (s *session) wait(t testing.TB, d time.Duration) driver.Result {
 func (s *session) ok(t testing.TB, code string) string {
 	t.Helper()
 	r := s.run(t, code)
-	out := s.rec.takeOutput()
+	out := s.rec.TakeOutput()
 	if r.Status != "done" || r.Error != nil {
 		t.Fatalf("cell %q: status %s, error %+v, output %q", code, r.Status, r.Error, out)
 	}
@@ -195,7 +161,7 @@ func TestStart(t *testing.T) {
 	// A clean top level: no arguments, $0 as at a prompt, nothing defined,
 	// the worker's own functions and variables out of sight.
 	r := s.run(t, `echo "$# ${0##*/} $PWD"; [[ $- == *i* ]] && echo interactive`)
-	if want := "0 bash " + s.dir + "\ninteractive\n"; s.rec.takeOutput() != want || r.Status != "done" {
+	if want := "0 bash " + s.dir + "\ninteractive\n"; s.rec.TakeOutput() != want || r.Status != "done" {
 		t.Errorf("first cell: %+v, want output %q", r, want)
 	}
 	if len(r.Names) != 0 {
@@ -212,7 +178,7 @@ func TestExecutableEscaped(t *testing.T) {
 	if err := os.Symlink(exe, odd); err != nil {
 		t.Fatal(err)
 	}
-	rec := newRecorder()
+	rec := drivertest.NewRecorder()
 	p, err := worker.Driver{R: Runtime}.Start(context.Background(), driver.Spec{
 		Exe: odd, Cwd: dir, Env: testEnv(dir), Cookie: "POLYREPL_TEST_COOKIE=" + strconv.Itoa(os.Getpid()),
 		RuntimeDir: dir, ValueLimit: 10000,
@@ -222,7 +188,7 @@ func TestExecutableEscaped(t *testing.T) {
 	}
 	defer func() {
 		p.Tree().Kill(2 * time.Second)
-		<-rec.exit
+		<-rec.Exit
 	}()
 	if p.Exe() != odd {
 		t.Errorf("executable = %q, want %q", p.Exe(), odd)
@@ -243,7 +209,7 @@ func TestLocales(t *testing.T) {
 		{"LC_ALL=C", "6"},
 	} {
 		dir := t.TempDir()
-		rec := newRecorder()
+		rec := drivertest.NewRecorder()
 		p, err := worker.Driver{R: Runtime}.Start(context.Background(), driver.Spec{
 			Exe: exe, Cwd: dir, Env: append(testEnv(dir), c.env), Cookie: "POLYREPL_TEST_COOKIE=" + strconv.Itoa(os.Getpid()),
 			RuntimeDir: dir, ValueLimit: 10000,
@@ -253,7 +219,7 @@ func TestLocales(t *testing.T) {
 		}
 		s := &session{p: p, rec: rec, dir: dir}
 		r := s.run(t, "s=日本; echo ${#s} $s; f() { :; }; a-b() { :; }; B=1; _x=1")
-		if out := s.rec.takeOutput(); out != c.want+" 日本\n" {
+		if out := s.rec.TakeOutput(); out != c.want+" 日本\n" {
 			t.Errorf("%s: %q, want %q", c.env, out, c.want+" 日本")
 		}
 		if want := []string{"B", "_x", "a-b", "f", "s"}; fmt.Sprint(r.Names) != fmt.Sprint(want) {
@@ -263,7 +229,7 @@ func TestLocales(t *testing.T) {
 			t.Errorf("%s: the next cell printed %q", c.env, out)
 		}
 		p.Tree().Kill(2 * time.Second)
-		<-rec.exit
+		<-rec.Exit
 	}
 }
 
@@ -303,7 +269,7 @@ trap() { :; }; shopt() { :; }; set() { :; }; mapfile() { :; }; rm() { :; }; loca
 alias eval=false builtin=false
 status=x names=y cell=z code=w IFS=,`)
 	r := s.run(t, "x=1; echo $x")
-	if out := s.rec.takeOutput(); r.Status != "done" || out != "1\n" {
+	if out := s.rec.TakeOutput(); r.Status != "done" || out != "1\n" {
 		t.Fatalf("after shadowing: %+v, output %q", r, out)
 	}
 	want := []string{"cell", "code", "compgen", "declare", "eval", "local", "mapfile", "names", "printf", "read", "rm", "set", "shopt", "status", "trap", "unset", "x"}
@@ -354,11 +320,11 @@ func TestCells(t *testing.T) {
 func TestNoValue(t *testing.T) {
 	s := start(t)
 	r := s.run(t, "echo $((6*7))")
-	if out := s.rec.takeOutput(); out != "42\n" || r.Value != "" || r.ValueTotal != 0 || r.Status != "done" {
+	if out := s.rec.TakeOutput(); out != "42\n" || r.Value != "" || r.ValueTotal != 0 || r.Status != "done" {
 		t.Errorf("6*7: %+v, output %q; want output 42 and no value", r, out)
 	}
 	r = s.run(t, "printf 'x%.0s' {1..20000}")
-	if out := s.rec.takeOutput(); len(out) != 20000 || r.Value != "" || r.ValueCut {
+	if out := s.rec.TakeOutput(); len(out) != 20000 || r.Value != "" || r.ValueCut {
 		t.Errorf("a long output gave %d bytes of output and value %q", len(out), r.Value)
 	}
 }
@@ -387,7 +353,7 @@ func TestErrors(t *testing.T) {
 		{code: "exec /nonexistent/program", status: "error", msg: "exit status 127", out: "No such file or directory"},
 	} {
 		r := s.run(t, c.code)
-		out := s.rec.takeOutput()
+		out := s.rec.TakeOutput()
 		if r.Status != c.status {
 			t.Errorf("%q: status %s, want %s (error %+v, output %q)", c.code, r.Status, c.status, r.Error, out)
 			continue
@@ -415,7 +381,7 @@ func TestBreakContinue(t *testing.T) {
 	s := start(t)
 	for _, code := range []string{"echo a; break; echo not here", "echo a; continue", "echo a; break 99", "for i in 1; do break 5; done; echo not here", "echo a; continue 3"} {
 		r := s.run(t, code)
-		if out := s.rec.takeOutput(); r.Status != "done" || strings.Contains(out, "not here") || !strings.Contains(r.Note, "break or continue") {
+		if out := s.rec.TakeOutput(); r.Status != "done" || strings.Contains(out, "not here") || !strings.Contains(r.Note, "break or continue") {
 			t.Errorf("%q: %+v, output %q", code, r, out)
 		}
 		if out := s.ok(t, "echo alive"); out != "alive\n" {
@@ -449,13 +415,13 @@ func TestInterrupt(t *testing.T) {
 				t.Fatal(err)
 			}
 			select {
-			case r = <-s.rec.done:
+			case r = <-s.rec.Done:
 			case <-time.After(time.Second):
 				continue
 			}
 			break
 		}
-		out := s.rec.takeOutput()
+		out := s.rec.TakeOutput()
 		if r.Status != "interrupted" || strings.Contains(out, "not here") {
 			t.Errorf("%q: %+v, output %q", code, r, out)
 		}
@@ -479,7 +445,7 @@ func TestInterrupt(t *testing.T) {
 	if r := s.wait(t, 5*time.Second); r.Status != "interrupted" {
 		t.Errorf("second loop: %+v", r)
 	}
-	s.rec.takeOutput()
+	s.rec.TakeOutput()
 	if out := s.ok(t, "trap -p DEBUG; shopt -q extdebug && echo extdebug; echo \"$-\""); out != "hiBE\n" {
 		t.Errorf("after the interrupt: %q", out)
 	}
@@ -492,7 +458,7 @@ func TestNames(t *testing.T) {
 	if fmt.Sprint(r.Names) != fmt.Sprint(want) {
 		t.Errorf("names = %q, want %q", r.Names, want)
 	}
-	s.rec.takeOutput()
+	s.rec.TakeOutput()
 	r = s.run(t, "unset b B; unset -f b; for i in {1..600}; do printf -v v$i %s $i; done")
 	if len(r.Names) != 500 || !sort.StringsAreSorted(r.Names) || contains(r.Names, "b") || r.Names[0] != "E" {
 		t.Errorf("names of 600 variables: %d of them, sorted %v, first %q", len(r.Names), sort.StringsAreSorted(r.Names), r.Names[0])
@@ -504,12 +470,10 @@ func TestNames(t *testing.T) {
 func TestOutputBeforeDone(t *testing.T) {
 	s := start(t)
 	r := s.run(t, "echo builtin; sh -c 'echo sub >&2'; printf tail")
-	if got := s.rec.takeOutput(); got != "builtin\nsub\ntail" || r.Status != "done" {
+	if got := s.rec.TakeOutput(); got != "builtin\nsub\ntail" || r.Status != "done" {
 		t.Errorf("output = %q, result %+v", got, r)
 	}
-	s.rec.mu.Lock()
-	last := s.rec.events[len(s.rec.events)-1]
-	s.rec.mu.Unlock()
+	last := s.rec.LastEvent()
 	if last != "done" {
 		t.Errorf("last event = %s, want done", last)
 	}
@@ -518,7 +482,7 @@ func TestOutputBeforeDone(t *testing.T) {
 	for i := 0; i < 20000; i++ {
 		want.WriteString(strconv.Itoa(i) + ",")
 	}
-	if got := s.rec.takeOutput(); got != want.String() {
+	if got := s.rec.TakeOutput(); got != want.String() {
 		t.Errorf("long output differs: got %d bytes, want %d", len(got), want.Len())
 	}
 	// A cell that sends its stdout elsewhere for good still ends.

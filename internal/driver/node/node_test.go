@@ -1,7 +1,6 @@
 package node
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -10,61 +9,19 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/polyrepl/polyrepl/internal/driver/drivertest"
 
 	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/driver/worker"
 	"github.com/polyrepl/polyrepl/internal/proc"
 )
 
-// recorder is a driver.Handler that keeps every event in order.
-type recorder struct {
-	mu     sync.Mutex
-	events []string
-	out    bytes.Buffer
-	done   chan driver.Result
-	exit   chan driver.Exit
-}
-
-func newRecorder() *recorder {
-	return &recorder{done: make(chan driver.Result, 8), exit: make(chan driver.Exit, 1)}
-}
-
-func (r *recorder) Output(p []byte) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.out.Write(p)
-	r.events = append(r.events, "output")
-}
-
-func (r *recorder) CellDone(res driver.Result) {
-	r.mu.Lock()
-	r.events = append(r.events, "done")
-	r.mu.Unlock()
-	r.done <- res
-}
-
-func (r *recorder) Exited(e driver.Exit) { r.exit <- e }
-
-func (r *recorder) takeOutput() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	s := r.out.String()
-	r.out.Reset()
-	return s
-}
-
-func (r *recorder) lastEvent() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.events) == 0 {
-		return ""
-	}
-	return r.events[len(r.events)-1]
-}
+// recorder records the worker's events (shared by every runtime's tests).
+type recorder = drivertest.Recorder
 
 func testNode(t testing.TB) string {
 	if p := os.Getenv("POLYREPL_TEST_NODE"); p != "" {
@@ -112,7 +69,7 @@ func startWith(t testing.TB, o options) (driver.Process, *recorder) {
 	if o.valueLimit == 0 {
 		o.valueLimit = 10000
 	}
-	rec := newRecorder()
+	rec := drivertest.NewRecorder()
 	dir := t.TempDir()
 	if o.cwd == "" {
 		o.cwd = dir
@@ -132,7 +89,7 @@ func startWith(t testing.TB, o options) (driver.Process, *recorder) {
 			t.Errorf("killing the worker: %v", err)
 		}
 		select {
-		case <-rec.exit:
+		case <-rec.Exit:
 		case <-time.After(5 * time.Second):
 			t.Error("the worker was not reported as exited")
 		}
@@ -149,7 +106,7 @@ func runCell(t testing.TB, p driver.Process, rec *recorder, n int, code string) 
 		t.Fatal(err)
 	}
 	select {
-	case r := <-rec.done:
+	case r := <-rec.Done:
 		return r
 	case <-time.After(10 * time.Second):
 		t.Fatalf("cell %d did not finish", n)
@@ -225,7 +182,7 @@ func TestStartAndCleanNamespace(t *testing.T) {
 	if !reflect.DeepEqual(r.Names, wantNames) {
 		t.Errorf("names = %q, want %q", r.Names, wantNames)
 	}
-	if out := rec.takeOutput(); out != "" {
+	if out := rec.TakeOutput(); out != "" {
 		t.Errorf("output = %q, want none", out)
 	}
 }
@@ -274,7 +231,7 @@ func TestValues(t *testing.T) {
 			t.Errorf("cell %q: %+v, want no value", code, r)
 		}
 	}
-	if out := rec.takeOutput(); out != "hi\n" {
+	if out := rec.TakeOutput(); out != "hi\n" {
 		t.Errorf("output = %q, want hi", out)
 	}
 }
@@ -299,7 +256,7 @@ func TestTopLevelAwait(t *testing.T) {
 			t.Errorf("%q = %q, want %q", c.code, got, c.want)
 		}
 	}
-	if out := rec.takeOutput(); out != "n 1\nn 2\ntick\n" {
+	if out := rec.TakeOutput(); out != "n 1\nn 2\ntick\n" {
 		t.Errorf("output = %q", out)
 	}
 	r := runCell(t, p, rec, 20, "await Promise.reject(new RangeError('nope'))")
@@ -321,7 +278,7 @@ func TestTopLevelAwait(t *testing.T) {
 			t.Errorf("import() of a built-in = %q", got)
 		}
 	}
-	if out := rec.takeOutput(); out != "" {
+	if out := rec.TakeOutput(); out != "" {
 		t.Errorf("output = %q, want none", out)
 	}
 }
@@ -343,7 +300,7 @@ func TestAwaitWithoutInternals(t *testing.T) {
 	if r.Status != "error" || r.Error.Message != "no" {
 		t.Errorf("rejection: %+v", r)
 	}
-	if out := rec.takeOutput(); out != "awaited\n" {
+	if out := rec.TakeOutput(); out != "awaited\n" {
 		t.Errorf("output = %q", out)
 	}
 }
@@ -382,10 +339,10 @@ func TestOutputAndPersistence(t *testing.T) {
 	if r.Status != "done" || r.Value != "7" {
 		t.Fatalf("result = %+v", r)
 	}
-	if got := rec.takeOutput(); got != "abc\nd\ne\nf\ng\nh\nij" {
+	if got := rec.TakeOutput(); got != "abc\nd\ne\nf\ng\nh\nij" {
 		t.Errorf("output = %q", got)
 	}
-	if last := rec.lastEvent(); last != "done" {
+	if last := rec.LastEvent(); last != "done" {
 		t.Errorf("last event = %s, want done", last)
 	}
 	r = runCell(t, p, rec, 2, "class Greeter {\n  constructor(name) {\n    this.name = name;\n  }\n\n  greet() {\n    return `hi ${this.name}`;\n  }\n}\n\n"+
@@ -405,7 +362,7 @@ func TestOutputAndPersistence(t *testing.T) {
 	for i := 0; i < 20000; i++ {
 		want.WriteString(strconv.Itoa(i) + ",")
 	}
-	if got := rec.takeOutput(); got != want.String() {
+	if got := rec.TakeOutput(); got != want.String() {
 		t.Errorf("long output differs: got %d bytes, want %d", len(got), want.Len())
 	}
 	if r.Status != "done" || r.Value != "20000" {
@@ -417,7 +374,7 @@ func TestOutputAndPersistence(t *testing.T) {
 	var got string
 	for time.Now().Before(deadline) && got != "later\n" {
 		time.Sleep(20 * time.Millisecond)
-		got += rec.takeOutput()
+		got += rec.TakeOutput()
 	}
 	if got != "later\n" {
 		t.Errorf("output between cells = %q", got)
@@ -440,7 +397,7 @@ func TestUnicodeAndLongCell(t *testing.T) {
 	if r.Status != "done" || r.Value != "'"+s+"'" {
 		t.Errorf("value = %q (%+v), want %q", r.Value, r.Error, "'"+s+"'")
 	}
-	if got := rec.takeOutput(); got != s+"\n19 ü" {
+	if got := rec.TakeOutput(); got != s+"\n19 ü" {
 		t.Errorf("output = %q", got)
 	}
 	if got := mustValue(t, p, rec, 2, "try { throw new Error('ünï') } catch (e) { e.message }"); got != "'ünï'" {
@@ -519,7 +476,7 @@ func TestErrors(t *testing.T) {
 	if r.Status != "done" || r.Value != "1" {
 		t.Errorf("unhandled rejection: %+v", r)
 	}
-	if out := rec.takeOutput(); !strings.HasPrefix(out, "Uncaught Error: r\n    at <cell 31>:1:16\n") {
+	if out := rec.TakeOutput(); !strings.HasPrefix(out, "Uncaught Error: r\n    at <cell 31>:1:16\n") {
 		t.Errorf("unhandled rejection output = %q", out)
 	}
 	mustValue(t, p, rec, 32, "setTimeout(() => { throw new Error('between') }, 10); undefined")
@@ -527,7 +484,7 @@ func TestErrors(t *testing.T) {
 	if got := mustValue(t, p, rec, 33, "x + 41"); got != "42" {
 		t.Errorf("after the errors: %q", got)
 	}
-	if out := rec.takeOutput(); !strings.HasPrefix(out, "Uncaught Error: between\n    at Timeout._onTimeout (<cell 32>:1:26)") {
+	if out := rec.TakeOutput(); !strings.HasPrefix(out, "Uncaught Error: between\n    at Timeout._onTimeout (<cell 32>:1:26)") {
 		t.Errorf("uncaught between cells: output = %q", out)
 	}
 	if got := mustValue(t, p, rec, 34, "_error.message"); got != "'late'" {
@@ -548,17 +505,17 @@ func interruptCell(t *testing.T, p driver.Process, rec *recorder, n int, code st
 			t.Fatal(err)
 		}
 		select {
-		case r := <-rec.done:
+		case r := <-rec.Done:
 			return r
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
 	select {
-	case e := <-rec.exit:
-		t.Fatalf("cell %d: the worker exited (%+v), output %q", n, e, rec.takeOutput())
+	case e := <-rec.Exit:
+		t.Fatalf("cell %d: the worker exited (%+v), output %q", n, e, rec.TakeOutput())
 	default:
 	}
-	t.Fatalf("cell %d was not interrupted; output %q", n, rec.takeOutput())
+	t.Fatalf("cell %d was not interrupted; output %q", n, rec.TakeOutput())
 	return driver.Result{}
 }
 
@@ -580,7 +537,7 @@ func TestInterrupt(t *testing.T) {
 			t.Errorf("%q: %+v", code, r)
 		}
 	}
-	if out := rec.takeOutput(); out != "" {
+	if out := rec.TakeOutput(); out != "" {
 		t.Errorf("output = %q", out)
 	}
 	for i := 0; i < 3; i++ {
@@ -623,7 +580,7 @@ func TestChildren(t *testing.T) {
 	if r.Status != "done" {
 		t.Fatalf("result = %+v", r)
 	}
-	if out := rec.takeOutput(); out != "end\n" {
+	if out := rec.TakeOutput(); out != "end\n" {
 		t.Errorf("a subprocess sees fds 3 and 4: %q", out)
 	}
 }
@@ -645,7 +602,7 @@ func BenchmarkStart(b *testing.B) {
 	dir := b.TempDir()
 	spec := driver.Spec{Exe: exe, Cwd: dir, Env: os.Environ(), Cookie: cookie(), RuntimeDir: dir, ValueLimit: 10000}
 	for i := 0; i < b.N; i++ {
-		rec := newRecorder()
+		rec := drivertest.NewRecorder()
 		p, err := worker.Driver{R: Runtime}.Start(context.Background(), spec, rec)
 		if err != nil {
 			b.Fatal(err)
@@ -654,7 +611,7 @@ func BenchmarkStart(b *testing.B) {
 		if _, err := p.Tree().Kill(time.Second); err != nil {
 			b.Fatal(err)
 		}
-		<-rec.exit
+		<-rec.Exit
 		b.StartTimer()
 	}
 }

@@ -1,56 +1,22 @@
 package python
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/polyrepl/polyrepl/internal/driver/drivertest"
 
 	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/driver/worker"
 )
 
-// recorder is a driver.Handler that keeps every event in order.
-type recorder struct {
-	mu     sync.Mutex
-	events []string
-	out    bytes.Buffer
-	done   chan driver.Result
-	exit   chan driver.Exit
-}
-
-func newRecorder() *recorder {
-	return &recorder{done: make(chan driver.Result, 8), exit: make(chan driver.Exit, 1)}
-}
-
-func (r *recorder) Output(p []byte) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.out.Write(p)
-	r.events = append(r.events, "output")
-}
-
-func (r *recorder) CellDone(res driver.Result) {
-	r.mu.Lock()
-	r.events = append(r.events, "done")
-	r.mu.Unlock()
-	r.done <- res
-}
-
-func (r *recorder) Exited(e driver.Exit) { r.exit <- e }
-
-func (r *recorder) takeOutput() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	s := r.out.String()
-	r.out.Reset()
-	return s
-}
+// recorder records the worker's events (shared by every runtime's tests).
+type recorder = drivertest.Recorder
 
 func testPython(t testing.TB) string {
 	if p := os.Getenv("POLYREPL_TEST_PYTHON"); p != "" {
@@ -65,7 +31,7 @@ func testPython(t testing.TB) string {
 
 func start(t testing.TB) (driver.Process, *recorder) {
 	t.Helper()
-	rec := newRecorder()
+	rec := drivertest.NewRecorder()
 	dir := t.TempDir()
 	p, err := worker.Driver{R: Runtime}.Start(context.Background(), driver.Spec{
 		Exe: testPython(t), Cwd: dir, Env: os.Environ(), Cookie: fmt.Sprintf("POLYREPL_TEST_COOKIE=python-%d-%d", os.Getpid(), time.Now().UnixNano()),
@@ -79,7 +45,7 @@ func start(t testing.TB) (driver.Process, *recorder) {
 			t.Errorf("killing the worker: %v", err)
 		}
 		select {
-		case <-rec.exit:
+		case <-rec.Exit:
 		case <-time.After(5 * time.Second):
 			t.Error("the worker was not reported as exited")
 		}
@@ -93,7 +59,7 @@ func runCell(t testing.TB, p driver.Process, rec *recorder, n int, code string) 
 		t.Fatal(err)
 	}
 	select {
-	case r := <-rec.done:
+	case r := <-rec.Done:
 		return r
 	case <-time.After(10 * time.Second):
 		t.Fatalf("cell %d did not finish", n)
@@ -109,12 +75,10 @@ func TestOutputBeforeDone(t *testing.T) {
 	if r.Status != "done" || r.Value != "42" {
 		t.Fatalf("result = %+v", r)
 	}
-	if got := rec.takeOutput(); got != "py\nsh\nc\n" {
+	if got := rec.TakeOutput(); got != "py\nsh\nc\n" {
 		t.Errorf("output = %q, want py, sh, c in order", got)
 	}
-	rec.mu.Lock()
-	last := rec.events[len(rec.events)-1]
-	rec.mu.Unlock()
+	last := rec.LastEvent()
 	if last != "done" {
 		t.Errorf("last event = %s, want done", last)
 	}
@@ -124,7 +88,7 @@ func TestOutputBeforeDone(t *testing.T) {
 	for i := 0; i < 20000; i++ {
 		want.WriteString(strconv.Itoa(i) + ",")
 	}
-	if got := rec.takeOutput(); got != want.String() {
+	if got := rec.TakeOutput(); got != want.String() {
 		t.Errorf("long output differs: got %d bytes, want %d", len(got), want.Len())
 	}
 	if r.Status != "done" {

@@ -1,7 +1,6 @@
 package r
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -10,58 +9,19 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
 
+	"github.com/polyrepl/polyrepl/internal/driver/drivertest"
+
 	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/driver/worker"
 )
 
-// recorder is a driver.Handler that keeps every event in order.
-type recorder struct {
-	mu     sync.Mutex
-	events []string
-	out    bytes.Buffer
-	done   chan driver.Result
-	exit   chan driver.Exit
-}
-
-func newRecorder() *recorder {
-	return &recorder{done: make(chan driver.Result, 8), exit: make(chan driver.Exit, 1)}
-}
-
-func (r *recorder) Output(p []byte) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.out.Write(p)
-	r.events = append(r.events, "output")
-}
-
-func (r *recorder) CellDone(res driver.Result) {
-	r.mu.Lock()
-	r.events = append(r.events, "done")
-	r.mu.Unlock()
-	r.done <- res
-}
-
-func (r *recorder) Exited(e driver.Exit) { r.exit <- e }
-
-func (r *recorder) takeOutput() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	s := r.out.String()
-	r.out.Reset()
-	return s
-}
-
-func (r *recorder) lastEvent() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.events[len(r.events)-1]
-}
+// recorder records the worker's events (shared by every runtime's tests).
+type recorder = drivertest.Recorder
 
 func testR(t testing.TB) string {
 	if p := os.Getenv("POLYREPL_TEST_R"); p != "" {
@@ -96,7 +56,7 @@ func startWith(t testing.TB, o options) (driver.Process, *recorder) {
 	if o.limit == 0 {
 		o.limit = 10000
 	}
-	rec := newRecorder()
+	rec := drivertest.NewRecorder()
 	dir := t.TempDir()
 	p, err := worker.Driver{R: Runtime}.Start(context.Background(), driver.Spec{
 		Exe: o.exe, Cwd: dir, Env: o.env, Cookie: testCookie(),
@@ -110,7 +70,7 @@ func startWith(t testing.TB, o options) (driver.Process, *recorder) {
 			t.Errorf("killing the worker: %v", err)
 		}
 		select {
-		case <-rec.exit:
+		case <-rec.Exit:
 		case <-time.After(5 * time.Second):
 			t.Error("the worker was not reported as exited")
 		}
@@ -124,7 +84,7 @@ func runCell(t testing.TB, p driver.Process, rec *recorder, n int, code string) 
 		t.Fatal(err)
 	}
 	select {
-	case r := <-rec.done:
+	case r := <-rec.Done:
 		return r
 	case <-time.After(20 * time.Second):
 		t.Fatalf("cell %d did not finish", n)
@@ -149,7 +109,7 @@ func interrupt(t *testing.T, p driver.Process, rec *recorder) driver.Result {
 			t.Fatalf("interrupt %d: %v", attempt, err)
 		}
 		select {
-		case r := <-rec.done:
+		case r := <-rec.Done:
 			return r
 		case <-time.After(300 * time.Millisecond):
 		case <-deadline:
@@ -217,7 +177,7 @@ func TestStart(t *testing.T) {
 	if fmt.Sprint(r.Names) != fmt.Sprint(want) {
 		t.Errorf("names = %v, want %v", r.Names, want)
 	}
-	if got := rec.takeOutput(); got != "" {
+	if got := rec.TakeOutput(); got != "" {
 		t.Errorf("output = %q, want none", got)
 	}
 }
@@ -282,7 +242,7 @@ func TestValuesAsTheREPL(t *testing.T) {
 			t.Errorf("%q: %+v %+v", code, r, r.Error)
 			continue
 		}
-		got := rec.takeOutput()
+		got := rec.TakeOutput()
 		if r.Value != "" {
 			got += r.Value + "\n"
 		}
@@ -317,11 +277,11 @@ func TestCellsAndUnicode(t *testing.T) {
 	if r.Value != "[1] 5000" {
 		t.Errorf("long Unicode literal: %+v %+v", r, r.Error)
 	}
-	rec.takeOutput()
+	rec.TakeOutput()
 
 	text := "héllo ✓ 日本 🎉"
 	r = runCell(t, p, rec, 4, "u <- '"+text+"'\ncat(u, '\\n', sep = '')\nc(nchar(u), nchar(u, 'bytes'))")
-	if got := rec.takeOutput(); got != text+"\n" {
+	if got := rec.TakeOutput(); got != text+"\n" {
 		t.Errorf("Unicode output = %q, want %q", got, text+"\n")
 	}
 	if r.Value != fmt.Sprintf("[1] %2d %2d", utf8.RuneCountInString(text), len(text)) {
@@ -346,10 +306,10 @@ func TestOutputBeforeDone(t *testing.T) {
 	if r.Status != "done" || r.Value != "[1] 42" {
 		t.Fatalf("result = %+v %+v", r, r.Error)
 	}
-	if got := rec.takeOutput(); got != "a\nb\nc\nde[1] 1 2\nf" {
+	if got := rec.TakeOutput(); got != "a\nb\nc\nde[1] 1 2\nf" {
 		t.Errorf("output = %q", got)
 	}
-	if last := rec.lastEvent(); last != "done" {
+	if last := rec.LastEvent(); last != "done" {
 		t.Errorf("last event = %s, want done", last)
 	}
 	// A long output crossing many pipe reads keeps its bytes exactly.
@@ -358,7 +318,7 @@ func TestOutputBeforeDone(t *testing.T) {
 	for i := 0; i < 20000; i++ {
 		want.WriteString(strconv.Itoa(i) + ",")
 	}
-	if got := rec.takeOutput(); got != want.String() {
+	if got := rec.TakeOutput(); got != want.String() {
 		t.Errorf("long output differs: got %d bytes, want %d", len(got), want.Len())
 	}
 	if r.Status != "done" || r.Value != "" {
@@ -373,7 +333,7 @@ func TestOutputBeforeDone(t *testing.T) {
 	if r.Value != `[1] "hidden"` {
 		t.Errorf("after the sink: %+v", r)
 	}
-	if got := rec.takeOutput(); got != "" || strings.Contains(got, "polyrepl-end") {
+	if got := rec.TakeOutput(); got != "" || strings.Contains(got, "polyrepl-end") {
 		t.Errorf("output = %q", got)
 	}
 }
@@ -383,15 +343,15 @@ func TestOutputBeforeDone(t *testing.T) {
 func TestWarnings(t *testing.T) {
 	p, rec := start(t)
 	r := runCell(t, p, rec, 1, "warning('top'); 1")
-	if got := rec.takeOutput(); got != "Warning message:\ntop \n" || r.Value != "[1] 1" {
+	if got := rec.TakeOutput(); got != "Warning message:\ntop \n" || r.Value != "[1] 1" {
 		t.Errorf("top-level warning: output %q, result %+v", got, r)
 	}
 	r = runCell(t, p, rec, 2, "f <- function() { warning('in f'); 2 }\nf()\nlog(-1)")
-	if got := rec.takeOutput(); got != "[1] 2\nWarning message:\nIn f() : in f\nWarning message:\nIn log(-1) : NaNs produced\n" {
+	if got := rec.TakeOutput(); got != "[1] 2\nWarning message:\nIn f() : in f\nWarning message:\nIn log(-1) : NaNs produced\n" {
 		t.Errorf("warnings: output %q", got)
 	}
 	r = runCell(t, p, rec, 3, "for (i in 1:12) f()")
-	if got := rec.takeOutput(); got != "There were 12 warnings (use warnings() to see them)\n" {
+	if got := rec.TakeOutput(); got != "There were 12 warnings (use warnings() to see them)\n" {
 		t.Errorf("many warnings: output %q", got)
 	}
 	r = runCell(t, p, rec, 4, "length(warnings())")
@@ -400,7 +360,7 @@ func TestWarnings(t *testing.T) {
 	}
 	// Warnings before an error are still shown.
 	r = runCell(t, p, rec, 5, "g <- function() { warning('first'); stop('then') }\ng()")
-	if got := rec.takeOutput(); r.Status != "error" || got != "Warning message:\nIn g() : first\n" {
+	if got := rec.TakeOutput(); r.Status != "error" || got != "Warning message:\nIn g() : first\n" {
 		t.Errorf("warning then error: output %q, result %+v", got, r)
 	}
 }
@@ -439,7 +399,7 @@ func TestErrors(t *testing.T) {
 		if r.Error.Type != c.typ || r.Error.Message != c.msg || r.Error.Traceback != c.tb {
 			t.Errorf("%q:\n got %q %q\n%s\nwant %q %q\n%s", c.code, r.Error.Type, r.Error.Message, r.Error.Traceback, c.typ, c.msg, c.tb)
 		}
-		if got := rec.takeOutput(); got != "" {
+		if got := rec.TakeOutput(); got != "" {
 			t.Errorf("%q printed %q", c.code, got)
 		}
 	}
@@ -559,7 +519,7 @@ func TestSubprocessFDs(t *testing.T) {
 	if r.Status != "done" {
 		t.Fatalf("%+v", r)
 	}
-	out := rec.takeOutput()
+	out := rec.TakeOutput()
 	re := regexp.MustCompile(`(?m) (\d+) -> (.*)$`)
 	links := map[string]string{}
 	for _, m := range re.FindAllStringSubmatch(out, -1) {
@@ -603,17 +563,17 @@ func TestClosedChannels(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case e := <-rec.exit:
-		rec.exit <- e // for the cleanup
+	case e := <-rec.Exit:
+		rec.Exit <- e // for the cleanup
 		if e.Code != 70 {
 			t.Errorf("exit = %+v, want status 70", e)
 		}
-	case r := <-rec.done:
+	case r := <-rec.Done:
 		t.Fatalf("the cell was reported done: %+v", r)
 	case <-time.After(10 * time.Second):
 		t.Fatal("the worker did not end")
 	}
-	if got := rec.takeOutput(); !strings.Contains(got, "closeAllConnections()?); the session ends") {
+	if got := rec.TakeOutput(); !strings.Contains(got, "closeAllConnections()?); the session ends") {
 		t.Errorf("output = %q", got)
 	}
 }

@@ -1,7 +1,6 @@
 package ruby
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -10,61 +9,19 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/polyrepl/polyrepl/internal/driver/drivertest"
 
 	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/driver/worker"
 	"github.com/polyrepl/polyrepl/internal/proc"
 )
 
-// recorder is a driver.Handler that keeps every event in order.
-type recorder struct {
-	mu     sync.Mutex
-	events []string
-	out    bytes.Buffer
-	done   chan driver.Result
-	exit   chan driver.Exit
-}
-
-func newRecorder() *recorder {
-	return &recorder{done: make(chan driver.Result, 8), exit: make(chan driver.Exit, 1)}
-}
-
-func (r *recorder) Output(p []byte) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.out.Write(p)
-	r.events = append(r.events, "output")
-}
-
-func (r *recorder) CellDone(res driver.Result) {
-	r.mu.Lock()
-	r.events = append(r.events, "done")
-	r.mu.Unlock()
-	r.done <- res
-}
-
-func (r *recorder) Exited(e driver.Exit) { r.exit <- e }
-
-func (r *recorder) takeOutput() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	s := r.out.String()
-	r.out.Reset()
-	return s
-}
-
-func (r *recorder) lastEvent() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.events) == 0 {
-		return ""
-	}
-	return r.events[len(r.events)-1]
-}
+// recorder records the worker's events (shared by every runtime's tests).
+type recorder = drivertest.Recorder
 
 func testRuby(t testing.TB) string {
 	if p := os.Getenv("POLYREPL_TEST_RUBY"); p != "" {
@@ -101,7 +58,7 @@ func startWith(t testing.TB, o options) (driver.Process, *recorder) {
 	if o.valueLimit == 0 {
 		o.valueLimit = 10000
 	}
-	rec := newRecorder()
+	rec := drivertest.NewRecorder()
 	dir := t.TempDir()
 	p, err := worker.Driver{R: Runtime}.Start(context.Background(), driver.Spec{
 		Exe: exe, Cwd: dir, Env: o.env, Cookie: fmt.Sprintf("POLYREPL_TEST_COOKIE=ruby-%d-%d", os.Getpid(), time.Now().UnixNano()),
@@ -115,7 +72,7 @@ func startWith(t testing.TB, o options) (driver.Process, *recorder) {
 			t.Errorf("killing the worker: %v", err)
 		}
 		select {
-		case <-rec.exit:
+		case <-rec.Exit:
 		case <-time.After(5 * time.Second):
 			t.Error("the worker was not reported as exited")
 		}
@@ -132,7 +89,7 @@ func runCell(t testing.TB, p driver.Process, rec *recorder, n int, code string) 
 		t.Fatal(err)
 	}
 	select {
-	case r := <-rec.done:
+	case r := <-rec.Done:
 		return r
 	case <-time.After(10 * time.Second):
 		t.Fatalf("cell %d did not finish", n)
@@ -214,7 +171,7 @@ func TestNoWarnings(t *testing.T) {
 		t.Errorf("$VERBOSE = %s, want true", got)
 	}
 	mustValue(t, p, rec, 2, "[1] * 40") // loads pp
-	if out := rec.takeOutput(); out != "" {
+	if out := rec.TakeOutput(); out != "" {
 		t.Errorf("output = %q, want none", out)
 	}
 }
@@ -249,7 +206,7 @@ func TestValues(t *testing.T) {
 			t.Errorf("cell %q: %+v, want no value", code, r)
 		}
 	}
-	if out := rec.takeOutput(); out != "hi\n" {
+	if out := rec.TakeOutput(); out != "hi\n" {
 		t.Errorf("output = %q, want hi", out)
 	}
 }
@@ -279,10 +236,10 @@ func TestOutputAndPersistence(t *testing.T) {
 	if r.Status != "done" || r.Value != "nil" {
 		t.Fatalf("result = %+v", r)
 	}
-	if got := rec.takeOutput(); got != "abc\nde\nf\ng" {
+	if got := rec.TakeOutput(); got != "abc\nde\nf\ng" {
 		t.Errorf("output = %q, want abc\\nde\\nf\\ng", got)
 	}
-	if last := rec.lastEvent(); last != "done" {
+	if last := rec.LastEvent(); last != "done" {
 		t.Errorf("last event = %s, want done", last)
 	}
 	r = runCell(t, p, rec, 2, "class Greeter\n  def initialize(name)\n    @name = name\n  end\n\n  def greet\n    \"hi #{@name}\"\n  end\nend\n\ndef twice(s)\n  s * 2\nend\ng = Greeter.new('bob')\n")
@@ -298,7 +255,7 @@ func TestOutputAndPersistence(t *testing.T) {
 	for i := 0; i < 20000; i++ {
 		want.WriteString(strconv.Itoa(i) + ",")
 	}
-	if got := rec.takeOutput(); got != want.String() {
+	if got := rec.TakeOutput(); got != want.String() {
 		t.Errorf("long output differs: got %d bytes, want %d", len(got), want.Len())
 	}
 	if r.Status != "done" || r.Value != "20000" {
@@ -321,7 +278,7 @@ func TestUnicodeAndLongCell(t *testing.T) {
 	if r.Status != "done" || r.Value != `"`+s+`"` {
 		t.Errorf("value = %q (%+v), want %q", r.Value, r.Error, `"`+s+`"`)
 	}
-	if got := rec.takeOutput(); got != s+"\n19 UTF-8" {
+	if got := rec.TakeOutput(); got != s+"\n19 UTF-8" {
 		t.Errorf("output = %q", got)
 	}
 	if got := mustValue(t, p, rec, 2, `"\u00e9\xff".b`); got != `"\xC3\xA9\xFF"` {
@@ -399,7 +356,7 @@ func TestErrors(t *testing.T) {
 	if got := mustValue(t, p, rec, 10, "x + 41"); got != "42" {
 		t.Errorf("after the errors: %q", got)
 	}
-	if got := rec.takeOutput(); got != "giving up\n" {
+	if got := rec.TakeOutput(); got != "giving up\n" {
 		t.Errorf("output = %q", got)
 	}
 }
@@ -417,7 +374,7 @@ func interrupt(t *testing.T, p driver.Process, rec *recorder, n int, code string
 			t.Fatal(err)
 		}
 		select {
-		case r := <-rec.done:
+		case r := <-rec.Done:
 			return r
 		case <-time.After(500 * time.Millisecond):
 		}
@@ -447,7 +404,7 @@ func TestInterrupt(t *testing.T) {
 			t.Errorf("%q: traceback = %q", code, r.Error.Traceback)
 		}
 	}
-	if out := rec.takeOutput(); out != "" {
+	if out := rec.TakeOutput(); out != "" {
 		t.Errorf("output = %q", out)
 	}
 	for i := 0; i < 3; i++ {
@@ -485,7 +442,7 @@ func TestChildren(t *testing.T) {
 	if r.Status != "done" {
 		t.Fatalf("result = %+v", r)
 	}
-	if out := rec.takeOutput(); out != "end\n" {
+	if out := rec.TakeOutput(); out != "end\n" {
 		t.Errorf("a subprocess sees fds 3 and 4: %q", out)
 	}
 	r = runCell(t, p, rec, 2, "pid = fork\nif pid then Process.wait(pid); :parent else :child end")
@@ -493,7 +450,7 @@ func TestChildren(t *testing.T) {
 		t.Fatalf("fork: %+v", r)
 	}
 	select {
-	case extra := <-rec.done:
+	case extra := <-rec.Done:
 		t.Fatalf("the forked child answered: %+v", extra)
 	case <-time.After(200 * time.Millisecond):
 	}
@@ -519,7 +476,7 @@ func BenchmarkStart(b *testing.B) {
 	dir := b.TempDir()
 	spec := driver.Spec{Exe: exe, Cwd: dir, Env: os.Environ(), Cookie: fmt.Sprintf("POLYREPL_TEST_COOKIE=ruby-%d-%d", os.Getpid(), time.Now().UnixNano()), RuntimeDir: dir, ValueLimit: 10000}
 	for i := 0; i < b.N; i++ {
-		rec := newRecorder()
+		rec := drivertest.NewRecorder()
 		p, err := worker.Driver{R: Runtime}.Start(context.Background(), spec, rec)
 		if err != nil {
 			b.Fatal(err)
@@ -528,7 +485,7 @@ func BenchmarkStart(b *testing.B) {
 		if _, err := p.Tree().Kill(time.Second); err != nil {
 			b.Fatal(err)
 		}
-		<-rec.exit
+		<-rec.Exit
 		b.StartTimer()
 	}
 }
