@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"os"
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/client"
@@ -51,7 +52,7 @@ func runDaemon(e *env, args []string) int {
 		return e.usageError(c, "daemon takes no arguments")
 	}
 	log.SetFlags(log.LstdFlags | log.Lmicroseconds)
-	log.SetPrefix(fmt.Sprintf("polyrepl[%d] ", osGetpid()))
+	log.SetPrefix(fmt.Sprintf("polyrepl[%d] ", os.Getpid()))
 	err := daemon.Run()
 	if errors.Is(err, daemon.ErrRunning) {
 		// Another client started one first: that is the one we wanted.

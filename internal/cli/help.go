@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/polyrepl/polyrepl/internal/client"
@@ -70,5 +69,3 @@ func printHelp(w io.Writer, c *command) {
 func isNoDaemon(err error) bool {
 	return client.IsNotRunning(err)
 }
-
-func osGetpid() int { return os.Getpid() }
