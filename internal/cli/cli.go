@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"os/user"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -118,7 +119,7 @@ func (e *env) fail(err error) int {
 		return ExitUsage
 	case errors.As(err, &ce):
 		e.errorf("cannot reach the polyrepl daemon: %v", ce.Err)
-		e.hintf("see the daemon log in %s, or run `polyrepl daemon` to see it fail in the foreground", e.client.Socket[:strings.LastIndex(e.client.Socket, "/")])
+		e.hintf("see the daemon log %s, or run `polyrepl daemon` to see it fail in the foreground", filepath.Join(filepath.Dir(e.client.Socket), paths.LogName))
 		return ExitUsage
 	case errors.Is(err, context.Canceled):
 		e.errorf("interrupted; the cell (if any) goes on: `polyrepl wait` collects it")

@@ -89,7 +89,7 @@ func (c *Client) VersionMismatch() string {
 // dial connects to the socket after checking its directory, and checks
 // that the daemon is our own user.
 func (c *Client) dial(ctx context.Context) (net.Conn, error) {
-	if err := paths.CheckPrivateDir(dirOf(c.Socket)); err != nil {
+	if err := paths.CheckPrivateDir(filepath.Dir(c.Socket)); err != nil {
 		return nil, err
 	}
 	var d net.Dialer
@@ -108,8 +108,6 @@ func (c *Client) dial(ctx context.Context) (net.Conn, error) {
 	}
 	return conn, nil
 }
-
-func dirOf(p string) string { return filepath.Dir(p) }
 
 // do sends one request and decodes the reply into out.
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {

@@ -35,7 +35,7 @@ func IsNotRunning(err error) bool {
 // waits until it answers. Two clients racing here end up with one daemon:
 // the daemon takes a lock, and the loser exits quietly.
 func (c *Client) startDaemon(ctx context.Context) error {
-	dir := dirOf(c.Socket)
+	dir := filepath.Dir(c.Socket)
 	if err := paths.EnsurePrivateDir(dir); err != nil {
 		return err
 	}
