@@ -143,17 +143,20 @@ type Note struct {
 // CellResult is the one shape of a cell's result everywhere: CLI --json,
 // MCP structured output and the record.
 type CellResult struct {
-	Session    string     `json:"session"`
-	Generation string     `json:"generation"`
-	Cell       int        `json:"cell"`
-	Status     string     `json:"status"`
-	Output     string     `json:"output"`
-	Value      string     `json:"value,omitempty"`
-	Error      *CellError `json:"error,omitempty"`
-	Elapsed    float64    `json:"elapsed"` // seconds since the cell started
-	OutputCut  *bound.Cut `json:"output_cut,omitempty"`
-	ValueCut   *bound.Cut `json:"value_cut,omitempty"`
-	Notes      []Note     `json:"notes,omitempty"`
+	Session    string `json:"session"`
+	Generation string `json:"generation"`
+	Cell       int    `json:"cell"`
+	Status     string `json:"status"`
+	Output     string `json:"output"`
+	Value      string `json:"value,omitempty"`
+	// Display is the value as the runtime's own REPL shows it, prompt
+	// included: "Out[3]: 42" for Python, "=> 42" for Ruby, "[1] 42" for R.
+	Display   string     `json:"display,omitempty"`
+	Error     *CellError `json:"error,omitempty"`
+	Elapsed   float64    `json:"elapsed"` // seconds since the cell started
+	OutputCut *bound.Cut `json:"output_cut,omitempty"`
+	ValueCut  *bound.Cut `json:"value_cut,omitempty"`
+	Notes     []Note     `json:"notes,omitempty"`
 }
 
 // Death says how a session's life ended.

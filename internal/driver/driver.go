@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -79,9 +80,19 @@ type Info struct {
 	EnvVar string   // the variable that overrides the executable: POLYREPL_R
 	Needs  string   // what the user needs installed, in words
 	Limits string   // known limits, in words
-	// VersionArgs print the executable's version; VersionPrefix is cut
-	// from the first line of what they print.
+	// VersionArgs print the executable's version.
 	VersionArgs []string
+	// ValueFormat shows a value as the runtime's REPL does: "{v}" is the
+	// value, "{n}" the cell number; "" means the value alone.
+	ValueFormat string
+}
+
+// Display shows value v of cell n as the runtime's REPL would.
+func (i Info) Display(n int, v string) string {
+	if i.ValueFormat == "" {
+		return v
+	}
+	return strings.NewReplacer("{n}", strconv.Itoa(n), "{v}", v).Replace(i.ValueFormat)
 }
 
 // DefaultExe is the executable to start when the user names none: the

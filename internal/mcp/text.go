@@ -23,7 +23,7 @@ func (s *Server) text(r api.CellResult) string {
 		b.WriteString(render.Bracket(r.OutputCut.Describe("output")))
 	}
 	if r.Value != "" {
-		fmt.Fprintf(&b, "Out[%d]: %s\n", r.Cell, r.Value)
+		fmt.Fprintf(&b, "%s\n", render.Display(r))
 		if r.ValueCut != nil {
 			b.WriteString(render.Bracket(r.ValueCut.Describe("value")))
 		}

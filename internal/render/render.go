@@ -37,7 +37,7 @@ func Result(w io.Writer, r api.CellResult) {
 		b.WriteString(r.OutputCut.Describe("output") + "\n")
 	}
 	if r.Value != "" {
-		fmt.Fprintf(&b, "Out[%d]: %s\n", r.Cell, r.Value)
+		fmt.Fprintf(&b, "%s\n", Display(r))
 		if r.ValueCut != nil {
 			b.WriteString(r.ValueCut.Describe("value") + "\n")
 		}
@@ -137,4 +137,13 @@ func Names(names []string) string {
 		return strings.Join(names[:MaxListedNames], ", ") + fmt.Sprintf(" … and %d more", len(names)-MaxListedNames)
 	}
 	return strings.Join(names, ", ")
+}
+
+// Display is the value as the runtime's REPL shows it; a result without a
+// display (from an older daemon) shows it the Python way.
+func Display(r api.CellResult) string {
+	if r.Display != "" {
+		return r.Display
+	}
+	return fmt.Sprintf("Out[%d]: %s", r.Cell, r.Value)
 }

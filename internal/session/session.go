@@ -365,6 +365,9 @@ func (s *Session) takeLocked(c *cell, asker api.Client) api.CellResult {
 	c.delivered = true
 	if res := c.result; res != nil {
 		r.Value = res.Value
+		if res.Value != "" {
+			r.Display = s.drv.Info().Display(c.n, res.Value)
+		}
 		r.Error = res.Error
 		if res.ValueCut {
 			r.ValueCut = &bound.Cut{Total: res.ValueTotal, Head: api.ValueLimit / 2, Tail: api.ValueLimit - api.ValueLimit/2}

@@ -22,6 +22,7 @@ var Runtime = &worker.Runtime{
 		Needs:       "Python 3.8 or newer",
 		Limits:      "a cell stuck in C code that never checks for signals cannot be interrupted (kill it)",
 		VersionArgs: []string{"--version"},
+		ValueFormat: "Out[{n}]: {v}",
 	},
 	Source:   source,
 	FileName: "python-worker.py",

@@ -28,6 +28,7 @@ var Runtime = &worker.Runtime{
 			"interrupted (kill it); exit! ends the session; values wider than a line are " +
 			"laid out by pp as irb does, values longer than the value limit by inspect",
 		VersionArgs: []string{"--version"},
+		ValueFormat: "=> {v}", // as irb shows it
 	},
 	Source:   source,
 	FileName: "ruby-worker.rb",
