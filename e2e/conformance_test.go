@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -32,6 +33,9 @@ type conformanceRow struct {
 	set     string // defines x, for restart to clear
 	getX    string // reads x: must fail after restart
 	name    string // a name `set` defines, as `sessions` lists it ("" if the runtime lists none)
+	// missing, if set, says why the runtime cannot run here though its
+	// executable exists (e.g. a Python without IPython), or "".
+	missing func() string
 }
 
 var conformance = []conformanceRow{
@@ -49,6 +53,30 @@ var conformance = []conformanceRow{
 		},
 		loop: "while True:\n    pass",
 		set:  "x = 1", getX: "x", name: "x",
+	},
+	{
+		runtime: "ipython",
+		value:   check{code: "6*7", value: "42"},
+		print:   check{code: `print("hello")`, output: "hello\n"},
+		fail:    "1/0",
+		define:  "def twice(x):\n    y = x * 2\n    return y",
+		use:     check{code: "twice(21)", value: "42"},
+		unicode: check{code: `print("héllo 中文 🎉")`, output: "héllo 中文 🎉\n"},
+		noNL:    check{code: `print("no-newline", end="")`, output: "no-newline"},
+		big: func(n int) check {
+			return check{code: fmt.Sprintf("s = %q\nlen(s)", strings.Repeat("a", n)), value: fmt.Sprint(n)}
+		},
+		loop: "while True:\n    pass",
+		set:  "x = 1", getX: "x", name: "x",
+		missing: func() string {
+			if python == "" {
+				return "no Python"
+			}
+			if err := exec.Command(python, "-c", "import IPython").Run(); err != nil {
+				return python + " has no IPython (Debian: apt-get install ipython3)"
+			}
+			return ""
+		},
 	},
 	{
 		runtime: "r",
@@ -147,6 +175,11 @@ func TestConformance(t *testing.T) {
 			e := newEnv(t)
 			if found, why := runtimeFound(e, row.runtime); !found {
 				t.Skipf("runtime %s is not available here: %s", row.runtime, why)
+			}
+			if row.missing != nil {
+				if why := row.missing(); why != "" {
+					t.Skipf("runtime %s is not available here: %s", row.runtime, why)
+				}
 			}
 			s := "conf-" + row.runtime
 			exec := func(code string, args ...string) cellResult {

@@ -198,7 +198,9 @@ func newEnv(t *testing.T) *env {
 		"POLYREPL_TEST_TAG="+e.tag,
 	)
 	if python != "" {
-		e.vars = append(e.vars, "POLYREPL_PYTHON="+python)
+		// IPython sessions use the same interpreter (Debian's ipython3
+		// installs for it).
+		e.vars = append(e.vars, "POLYREPL_PYTHON="+python, "POLYREPL_IPYTHON="+python)
 	}
 	t.Cleanup(e.teardown)
 	return e

@@ -5,6 +5,7 @@ package all
 import (
 	// Each runtime registers itself from its package's init.
 	_ "github.com/polyrepl/polyrepl/internal/driver/bash"
+	_ "github.com/polyrepl/polyrepl/internal/driver/ipython"
 	_ "github.com/polyrepl/polyrepl/internal/driver/node"
 	_ "github.com/polyrepl/polyrepl/internal/driver/python"
 	_ "github.com/polyrepl/polyrepl/internal/driver/r"

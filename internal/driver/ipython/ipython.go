@@ -27,6 +27,7 @@ var Runtime = &worker.Runtime{
 			"an interrupted !command ends the command but IPython runs the rest of the cell; " +
 			"starting takes as long as importing IPython",
 		VersionArgs: []string{"-c", "import IPython; print('IPython', IPython.__version__)"},
+		ValueFormat: "Out[{n}]: {v}",
 	},
 	Source:   source,
 	FileName: "ipython-worker.py",
