@@ -5,9 +5,15 @@ package drivertest
 
 import (
 	"bytes"
+	"context"
+	"fmt"
+	"os"
 	"sync"
+	"testing"
+	"time"
 
 	"github.com/polyrepl/polyrepl/internal/driver"
+	"github.com/polyrepl/polyrepl/internal/proc"
 )
 
 // Recorder is a driver.Handler that keeps every event in order: the
@@ -63,4 +69,52 @@ func (r *Recorder) LastEvent() string {
 		return ""
 	}
 	return r.events[len(r.events)-1]
+}
+
+// Cookie is a session cookie unique to this test process and moment, so
+// that tests of different runtimes running at once never kill each other's
+// workers.
+func Cookie(runtime string) string {
+	return fmt.Sprintf("POLYREPL_TEST_COOKIE=%s-%d-%d", runtime, os.Getpid(), time.Now().UnixNano())
+}
+
+// Start starts a runtime's process with spec and a new Recorder, and ends
+// its whole tree when the test ends, checking that it was reported exited
+// and is gone.
+func Start(t testing.TB, d driver.Driver, spec driver.Spec) (driver.Process, *Recorder) {
+	t.Helper()
+	rec := NewRecorder()
+	p, err := d.Start(context.Background(), spec, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if _, err := p.Tree().Kill(time.Second); err != nil {
+			t.Errorf("killing the worker: %v", err)
+		}
+		select {
+		case <-rec.Exit:
+		case <-time.After(5 * time.Second):
+			t.Error("the worker was not reported as exited")
+		}
+		if proc.Alive(p.Tree().Leader) {
+			t.Errorf("the worker %d is still alive", p.PID())
+		}
+	})
+	return p, rec
+}
+
+// Run runs cell n and waits for its result.
+func Run(t testing.TB, p driver.Process, rec *Recorder, n int, code string) driver.Result {
+	t.Helper()
+	if err := p.Run(n, code); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-rec.Done:
+		return r
+	case <-time.After(20 * time.Second):
+		t.Fatalf("cell %d did not finish", n)
+	}
+	return driver.Result{}
 }

@@ -81,16 +81,7 @@ func launch(t testing.TB, exe string, valueLimit int, extraEnv []string) (driver
 
 func runCell(t testing.TB, p driver.Process, rec *recorder, n int, code string) driver.Result {
 	t.Helper()
-	if err := p.Run(n, code); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case r := <-rec.Done:
-		return r
-	case <-time.After(20 * time.Second):
-		t.Fatalf("cell %d did not finish", n)
-	}
-	return driver.Result{}
+	return drivertest.Run(t, p, rec, n, code)
 }
 
 // mustValue runs a cell that must succeed and returns its value.

@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,13 +35,6 @@ func testNode(t testing.TB) string {
 	return ""
 }
 
-// cookie marks one worker's process tree. It is unique, because killing a
-// tree kills every process carrying its cookie, and other packages' tests
-// may run at the same time.
-func cookie() string {
-	return fmt.Sprintf("POLYREPL_TEST_COOKIE=node-%d-%d", os.Getpid(), time.Now().UnixNano())
-}
-
 type options struct {
 	runtime    *worker.Runtime // Runtime if nil
 	env        []string
@@ -69,7 +61,6 @@ func startWith(t testing.TB, o options) (driver.Process, *recorder) {
 	if o.valueLimit == 0 {
 		o.valueLimit = 10000
 	}
-	rec := drivertest.NewRecorder()
 	dir := t.TempDir()
 	if o.cwd == "" {
 		o.cwd = dir
@@ -77,41 +68,15 @@ func startWith(t testing.TB, o options) (driver.Process, *recorder) {
 	if o.runtime == nil {
 		o.runtime = Runtime
 	}
-	p, err := worker.Driver{R: o.runtime}.Start(context.Background(), driver.Spec{
-		Exe: exe, Cwd: o.cwd, Env: o.env, Cookie: cookie(),
+	return drivertest.Start(t, worker.Driver{R: o.runtime}, driver.Spec{
+		Exe: exe, Cwd: o.cwd, Env: o.env, Cookie: drivertest.Cookie("node"),
 		RuntimeDir: dir, ValueLimit: o.valueLimit,
-	}, rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if _, err := p.Tree().Kill(time.Second); err != nil {
-			t.Errorf("killing the worker: %v", err)
-		}
-		select {
-		case <-rec.Exit:
-		case <-time.After(5 * time.Second):
-			t.Error("the worker was not reported as exited")
-		}
-		if proc.Alive(p.Tree().Leader) {
-			t.Errorf("the worker %d is still alive", p.PID())
-		}
 	})
-	return p, rec
 }
 
 func runCell(t testing.TB, p driver.Process, rec *recorder, n int, code string) driver.Result {
 	t.Helper()
-	if err := p.Run(n, code); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case r := <-rec.Done:
-		return r
-	case <-time.After(10 * time.Second):
-		t.Fatalf("cell %d did not finish", n)
-	}
-	return driver.Result{}
+	return drivertest.Run(t, p, rec, n, code)
 }
 
 // mustValue runs a cell that must succeed and returns its value.
@@ -600,7 +565,7 @@ func BenchmarkCell(b *testing.B) {
 func BenchmarkStart(b *testing.B) {
 	exe := testNode(b)
 	dir := b.TempDir()
-	spec := driver.Spec{Exe: exe, Cwd: dir, Env: os.Environ(), Cookie: cookie(), RuntimeDir: dir, ValueLimit: 10000}
+	spec := driver.Spec{Exe: exe, Cwd: dir, Env: os.Environ(), Cookie: drivertest.Cookie("node"), RuntimeDir: dir, ValueLimit: 10000}
 	for i := 0; i < b.N; i++ {
 		rec := drivertest.NewRecorder()
 		p, err := worker.Driver{R: Runtime}.Start(context.Background(), spec, rec)

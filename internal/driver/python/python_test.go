@@ -1,13 +1,10 @@
 package python
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/polyrepl/polyrepl/internal/driver/drivertest"
 
@@ -31,40 +28,16 @@ func testPython(t testing.TB) string {
 
 func start(t testing.TB) (driver.Process, *recorder) {
 	t.Helper()
-	rec := drivertest.NewRecorder()
 	dir := t.TempDir()
-	p, err := worker.Driver{R: Runtime}.Start(context.Background(), driver.Spec{
-		Exe: testPython(t), Cwd: dir, Env: os.Environ(), Cookie: fmt.Sprintf("POLYREPL_TEST_COOKIE=python-%d-%d", os.Getpid(), time.Now().UnixNano()),
+	return drivertest.Start(t, worker.Driver{R: Runtime}, driver.Spec{
+		Exe: testPython(t), Cwd: dir, Env: os.Environ(), Cookie: drivertest.Cookie("python"),
 		RuntimeDir: dir, ValueLimit: 10000,
-	}, rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if _, err := p.Tree().Kill(time.Second); err != nil {
-			t.Errorf("killing the worker: %v", err)
-		}
-		select {
-		case <-rec.Exit:
-		case <-time.After(5 * time.Second):
-			t.Error("the worker was not reported as exited")
-		}
 	})
-	return p, rec
 }
 
 func runCell(t testing.TB, p driver.Process, rec *recorder, n int, code string) driver.Result {
 	t.Helper()
-	if err := p.Run(n, code); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case r := <-rec.Done:
-		return r
-	case <-time.After(10 * time.Second):
-		t.Fatalf("cell %d did not finish", n)
-	}
-	return driver.Result{}
+	return drivertest.Run(t, p, rec, n, code)
 }
 
 // All output a cell writes, from Python, a subprocess and C, arrives before

@@ -1,7 +1,6 @@
 package r
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -56,47 +55,16 @@ func startWith(t testing.TB, o options) (driver.Process, *recorder) {
 	if o.limit == 0 {
 		o.limit = 10000
 	}
-	rec := drivertest.NewRecorder()
 	dir := t.TempDir()
-	p, err := worker.Driver{R: Runtime}.Start(context.Background(), driver.Spec{
-		Exe: o.exe, Cwd: dir, Env: o.env, Cookie: testCookie(),
+	return drivertest.Start(t, worker.Driver{R: Runtime}, driver.Spec{
+		Exe: o.exe, Cwd: dir, Env: o.env, Cookie: drivertest.Cookie("r"),
 		RuntimeDir: dir, ValueLimit: o.limit,
-	}, rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if _, err := p.Tree().Kill(time.Second); err != nil {
-			t.Errorf("killing the worker: %v", err)
-		}
-		select {
-		case <-rec.Exit:
-		case <-time.After(5 * time.Second):
-			t.Error("the worker was not reported as exited")
-		}
 	})
-	return p, rec
 }
 
 func runCell(t testing.TB, p driver.Process, rec *recorder, n int, code string) driver.Result {
 	t.Helper()
-	if err := p.Run(n, code); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case r := <-rec.Done:
-		return r
-	case <-time.After(20 * time.Second):
-		t.Fatalf("cell %d did not finish", n)
-	}
-	return driver.Result{}
-}
-
-// testCookie is unique to one worker: killing a tree also ends every
-// process carrying its cookie, so a cookie shared with other packages'
-// tests running at the same time would let them end ours.
-func testCookie() string {
-	return fmt.Sprintf("POLYREPL_TEST_COOKIE=r-%d-%d", os.Getpid(), time.Now().UnixNano())
+	return drivertest.Run(t, p, rec, n, code)
 }
 
 // interrupt escalates as the session does, a moment apart, until the cell

@@ -2,7 +2,6 @@ package ruby
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,43 +57,16 @@ func startWith(t testing.TB, o options) (driver.Process, *recorder) {
 	if o.valueLimit == 0 {
 		o.valueLimit = 10000
 	}
-	rec := drivertest.NewRecorder()
 	dir := t.TempDir()
-	p, err := worker.Driver{R: Runtime}.Start(context.Background(), driver.Spec{
-		Exe: exe, Cwd: dir, Env: o.env, Cookie: fmt.Sprintf("POLYREPL_TEST_COOKIE=ruby-%d-%d", os.Getpid(), time.Now().UnixNano()),
+	return drivertest.Start(t, worker.Driver{R: Runtime}, driver.Spec{
+		Exe: exe, Cwd: dir, Env: o.env, Cookie: drivertest.Cookie("ruby"),
 		RuntimeDir: dir, ValueLimit: o.valueLimit,
-	}, rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if _, err := p.Tree().Kill(time.Second); err != nil {
-			t.Errorf("killing the worker: %v", err)
-		}
-		select {
-		case <-rec.Exit:
-		case <-time.After(5 * time.Second):
-			t.Error("the worker was not reported as exited")
-		}
-		if proc.Alive(p.Tree().Leader) {
-			t.Errorf("the worker %d is still alive", p.PID())
-		}
 	})
-	return p, rec
 }
 
 func runCell(t testing.TB, p driver.Process, rec *recorder, n int, code string) driver.Result {
 	t.Helper()
-	if err := p.Run(n, code); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case r := <-rec.Done:
-		return r
-	case <-time.After(10 * time.Second):
-		t.Fatalf("cell %d did not finish", n)
-	}
-	return driver.Result{}
+	return drivertest.Run(t, p, rec, n, code)
 }
 
 // mustValue runs a cell that must succeed and returns its value.
@@ -474,7 +446,7 @@ func BenchmarkCell(b *testing.B) {
 func BenchmarkStart(b *testing.B) {
 	exe := testRuby(b)
 	dir := b.TempDir()
-	spec := driver.Spec{Exe: exe, Cwd: dir, Env: os.Environ(), Cookie: fmt.Sprintf("POLYREPL_TEST_COOKIE=ruby-%d-%d", os.Getpid(), time.Now().UnixNano()), RuntimeDir: dir, ValueLimit: 10000}
+	spec := driver.Spec{Exe: exe, Cwd: dir, Env: os.Environ(), Cookie: drivertest.Cookie("ruby"), RuntimeDir: dir, ValueLimit: 10000}
 	for i := 0; i < b.N; i++ {
 		rec := drivertest.NewRecorder()
 		p, err := worker.Driver{R: Runtime}.Start(context.Background(), spec, rec)
