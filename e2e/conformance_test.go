@@ -38,46 +38,40 @@ type conformanceRow struct {
 	missing func() string
 }
 
+// pythonRow is the suite for a Python-language runtime (python, ipython).
+func pythonRow(runtime string, missing func() string) conformanceRow {
+	return conformanceRow{
+		runtime: runtime,
+		value:   check{code: "6*7", value: "42"},
+		print:   check{code: `print("hello")`, output: "hello\n"},
+		fail:    "1/0",
+		define:  "def twice(x):\n    y = x * 2\n    return y",
+		use:     check{code: "twice(21)", value: "42"},
+		unicode: check{code: `print("héllo 中文 🎉")`, output: "héllo 中文 🎉\n"},
+		noNL:    check{code: `print("no-newline", end="")`, output: "no-newline"},
+		big: func(n int) check {
+			return check{code: fmt.Sprintf("s = %q\nlen(s)", strings.Repeat("a", n)), value: fmt.Sprint(n)}
+		},
+		loop: "while True:\n    pass",
+		set:  "x = 1", getX: "x", name: "x",
+		missing: missing,
+	}
+}
+
+// ipythonMissing says why IPython sessions cannot run here, or "".
+func ipythonMissing() string {
+	if python == "" {
+		return "no Python"
+	}
+	if err := exec.Command(python, "-c", "import IPython").Run(); err != nil {
+		return python + " has no IPython (Debian: apt-get install ipython3)"
+	}
+	return ""
+}
+
 var conformance = []conformanceRow{
-	{
-		runtime: "python",
-		value:   check{code: "6*7", value: "42"},
-		print:   check{code: `print("hello")`, output: "hello\n"},
-		fail:    "1/0",
-		define:  "def twice(x):\n    y = x * 2\n    return y",
-		use:     check{code: "twice(21)", value: "42"},
-		unicode: check{code: `print("héllo 中文 🎉")`, output: "héllo 中文 🎉\n"},
-		noNL:    check{code: `print("no-newline", end="")`, output: "no-newline"},
-		big: func(n int) check {
-			return check{code: fmt.Sprintf("s = %q\nlen(s)", strings.Repeat("a", n)), value: fmt.Sprint(n)}
-		},
-		loop: "while True:\n    pass",
-		set:  "x = 1", getX: "x", name: "x",
-	},
-	{
-		runtime: "ipython",
-		value:   check{code: "6*7", value: "42"},
-		print:   check{code: `print("hello")`, output: "hello\n"},
-		fail:    "1/0",
-		define:  "def twice(x):\n    y = x * 2\n    return y",
-		use:     check{code: "twice(21)", value: "42"},
-		unicode: check{code: `print("héllo 中文 🎉")`, output: "héllo 中文 🎉\n"},
-		noNL:    check{code: `print("no-newline", end="")`, output: "no-newline"},
-		big: func(n int) check {
-			return check{code: fmt.Sprintf("s = %q\nlen(s)", strings.Repeat("a", n)), value: fmt.Sprint(n)}
-		},
-		loop: "while True:\n    pass",
-		set:  "x = 1", getX: "x", name: "x",
-		missing: func() string {
-			if python == "" {
-				return "no Python"
-			}
-			if err := exec.Command(python, "-c", "import IPython").Run(); err != nil {
-				return python + " has no IPython (Debian: apt-get install ipython3)"
-			}
-			return ""
-		},
-	},
+	pythonRow("python", nil),
+	pythonRow("ipython", ipythonMissing),
 	{
 		runtime: "r",
 		value:   check{code: "6*7", value: "[1] 42"},

@@ -6,11 +6,10 @@ package ipython
 
 import (
 	_ "embed"
-	"syscall"
 
 	"github.com/polyrepl/polyrepl/internal/driver"
+	"github.com/polyrepl/polyrepl/internal/driver/python"
 	"github.com/polyrepl/polyrepl/internal/driver/worker"
-	"github.com/polyrepl/polyrepl/internal/proc"
 )
 
 //go:embed worker.py
@@ -32,27 +31,9 @@ var Runtime = &worker.Runtime{
 	Source:   source,
 	FileName: "ipython-worker.py",
 	// -u: unbuffered, so prints interleave with subprocess output as written.
-	Args:      []string{"-u"},
-	Interrupt: interrupt,
+	Args: []string{"-u"},
+	// The worker handles SIGINT and SIGUSR2 as the Python worker does.
+	Interrupt: python.Interrupt,
 }
 
 func init() { driver.Register(worker.Driver{R: Runtime}) }
-
-// interrupt raises KeyboardInterrupt in the running cell. First SIGINT to
-// the worker, as a terminal's Ctrl-C would; if the cell runs on, it is
-// probably waiting on a child that ignores or outlives SIGINT to the worker:
-// SIGUSR2 to the worker, which raises as soon as the wait returns, and
-// SIGINT to the whole process group to end that child.
-func interrupt(tree proc.Tree, attempt int) error {
-	switch attempt {
-	case 0:
-		return proc.Signal(tree.Leader, syscall.SIGINT)
-	case 1:
-		if err := proc.Signal(tree.Leader, syscall.SIGUSR2); err != nil {
-			return err
-		}
-		return tree.SignalGroup(syscall.SIGINT)
-	default:
-		return proc.Signal(tree.Leader, syscall.SIGUSR2)
-	}
-}

@@ -40,31 +40,14 @@ func start(t testing.TB) (driver.Process, *recorder) {
 
 func startWith(t testing.TB, exe string, valueLimit int) (driver.Process, *recorder) {
 	t.Helper()
-	p, rec, err := launch(t, exe, valueLimit, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if _, err := p.Tree().Kill(time.Second); err != nil {
-			t.Errorf("killing the worker: %v", err)
-		}
-		select {
-		case <-rec.Exit:
-		case <-time.After(5 * time.Second):
-			t.Error("the worker was not reported as exited")
-		}
-		if proc.Alive(p.Tree().Leader) {
-			t.Errorf("the worker %d is still alive", p.PID())
-		}
-	})
-	return p, rec
+	return drivertest.Start(t, worker.Driver{R: Runtime}, spec(t, exe, valueLimit, nil))
 }
 
-func launch(t testing.TB, exe string, valueLimit int, extraEnv []string) (driver.Process, *recorder, error) {
-	rec := drivertest.NewRecorder()
+// spec starts IPython without LANG/LC_*: output must be UTF-8 whatever
+// the locale. HOME is the test's own, so IPython's profile directory
+// lands there.
+func spec(t testing.TB, exe string, valueLimit int, extraEnv []string) driver.Spec {
 	dir := t.TempDir()
-	// Without LANG/LC_*: output must be UTF-8 whatever the locale. HOME is
-	// the test's own, so IPython's profile directory lands there.
 	var env []string
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "LANG=") && !strings.HasPrefix(kv, "LC_") && !strings.HasPrefix(kv, "HOME=") && !strings.HasPrefix(kv, "PYTHON") {
@@ -72,11 +55,10 @@ func launch(t testing.TB, exe string, valueLimit int, extraEnv []string) (driver
 		}
 	}
 	env = append(append(env, "HOME="+dir), extraEnv...)
-	p, err := worker.Driver{R: Runtime}.Start(context.Background(), driver.Spec{
-		Exe: exe, Cwd: dir, Env: env, Cookie: fmt.Sprintf("POLYREPL_TEST_COOKIE=ipython-%d-%d", os.Getpid(), time.Now().UnixNano()),
+	return driver.Spec{
+		Exe: exe, Cwd: dir, Env: env, Cookie: drivertest.Cookie("ipython"),
 		RuntimeDir: dir, ValueLimit: valueLimit,
-	}, rec)
-	return p, rec, err
+	}
 }
 
 func runCell(t testing.TB, p driver.Process, rec *recorder, n int, code string) driver.Result {
@@ -364,7 +346,7 @@ func TestNoIPython(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "IPython", "__init__.py"), []byte("raise ImportError('hidden by the test')\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err := launch(t, exe, 100, []string{"PYTHONPATH=" + dir})
+	_, err := worker.Driver{R: Runtime}.Start(context.Background(), spec(t, exe, 100, []string{"PYTHONPATH=" + dir}), drivertest.NewRecorder())
 	if err == nil || !strings.Contains(err.Error(), "IPython is not installed for "+exe) || !strings.Contains(err.Error(), "--exe") {
 		t.Errorf("start without IPython: %v", err)
 	}

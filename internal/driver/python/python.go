@@ -28,17 +28,18 @@ var Runtime = &worker.Runtime{
 	FileName: "python-worker.py",
 	// -u: unbuffered, so prints interleave with subprocess output as written.
 	Args:      []string{"-u"},
-	Interrupt: interrupt,
+	Interrupt: Interrupt,
 }
 
 func init() { driver.Register(worker.Driver{R: Runtime}) }
 
-// interrupt raises KeyboardInterrupt in the running cell. First SIGINT to
+// Interrupt raises KeyboardInterrupt in the running cell of a Python
+// worker (also the IPython runtime's). First SIGINT to
 // the worker, as a terminal's Ctrl-C would; if the cell runs on, it is
 // probably waiting on a child (os.system ignores SIGINT meanwhile): SIGUSR2
 // to the worker, which raises as soon as the wait returns, and SIGINT to the
 // whole process group to end that child.
-func interrupt(tree proc.Tree, attempt int) error {
+func Interrupt(tree proc.Tree, attempt int) error {
 	switch attempt {
 	case 0:
 		return proc.Signal(tree.Leader, syscall.SIGINT)
