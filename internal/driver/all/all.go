@@ -5,8 +5,12 @@ package all
 import (
 	// Each runtime registers itself from its package's init.
 	_ "github.com/polyrepl/polyrepl/internal/driver/bash"
+	_ "github.com/polyrepl/polyrepl/internal/driver/clojure"
+	_ "github.com/polyrepl/polyrepl/internal/driver/ghci"
+	_ "github.com/polyrepl/polyrepl/internal/driver/gnuplot"
 	_ "github.com/polyrepl/polyrepl/internal/driver/ipython"
 	_ "github.com/polyrepl/polyrepl/internal/driver/node"
+	_ "github.com/polyrepl/polyrepl/internal/driver/octave"
 	_ "github.com/polyrepl/polyrepl/internal/driver/python"
 	_ "github.com/polyrepl/polyrepl/internal/driver/r"
 	_ "github.com/polyrepl/polyrepl/internal/driver/ruby"

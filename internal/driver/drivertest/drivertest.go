@@ -8,6 +8,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -117,4 +119,82 @@ func Run(t testing.TB, p driver.Process, rec *Recorder, n int, code string) driv
 		t.Fatalf("cell %d did not finish", n)
 	}
 	return driver.Result{}
+}
+
+// Exe finds a runtime's executable for a test: $envVar if set, else name
+// on PATH; without one the test is skipped, saying what to install.
+func Exe(t testing.TB, envVar, name, install string) string {
+	t.Helper()
+	if p := os.Getenv(envVar); p != "" {
+		return p
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	t.Skipf("no %s: install %s or set $%s", name, install, envVar)
+	return ""
+}
+
+// StartExe starts d's runtime from exe in a fresh directory, with this
+// process's environment and a 10,000-character value limit.
+func StartExe(t testing.TB, d driver.Driver, exe string) (driver.Process, *Recorder) {
+	t.Helper()
+	dir := t.TempDir()
+	return Start(t, d, driver.Spec{
+		Exe: exe, Cwd: dir, Env: os.Environ(), Cookie: Cookie(d.Info().Name),
+		RuntimeDir: dir, ValueLimit: 10000,
+	})
+}
+
+// Interrupt runs code that never ends, interrupts it as a session does
+// (attempts a moment apart) and returns its result.
+func Interrupt(t testing.TB, p driver.Process, rec *Recorder, n int, code string) driver.Result {
+	t.Helper()
+	if err := p.Run(n, code); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	for attempt := 0; attempt < 20; attempt++ {
+		if err := p.Interrupt(attempt); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case r := <-rec.Done:
+			return r
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+	t.Fatalf("cell %d was not stopped by 20 interrupts", n)
+	return driver.Result{}
+}
+
+// Cell is a cell to run and what must come back: its status, value and
+// output exactly (or, if OutputHas is set, output containing it), and a
+// part of its error message.
+type Cell struct {
+	Code, Status, Value, Output, OutputHas, ErrorHas string
+}
+
+// Cells runs cells in order as cells 1, 2, … of p and checks each.
+func Cells(t *testing.T, p driver.Process, rec *Recorder, cells []Cell) {
+	t.Helper()
+	for i, c := range cells {
+		r := Run(t, p, rec, i+1, c.Code)
+		out := rec.TakeOutput()
+		msg := ""
+		if r.Error != nil {
+			msg = r.Error.Message
+		}
+		if c.Status == "" {
+			c.Status = "done"
+		}
+		outOK := out == c.Output
+		if c.OutputHas != "" {
+			outOK = strings.Contains(out, c.OutputHas)
+		}
+		if r.Status != c.Status || r.Value != c.Value || !outOK || !strings.Contains(msg, c.ErrorHas) {
+			t.Errorf("cell %q: %s, value %q, output %q, error %q;\nwant %s, value %q, output %q, error with %q",
+				c.Code, r.Status, r.Value, out, msg, c.Status, c.Value, c.Output, c.ErrorHas)
+		}
+	}
 }

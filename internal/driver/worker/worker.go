@@ -188,7 +188,7 @@ func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (
 	case ex := <-p.exited:
 		<-p.outEOFOrSoon()
 		return nil, fmt.Errorf("%s did not start a %s session: it %s before it was ready%s; %s",
-			spec.Exe, r.Name, describeExit(ex), p.earlyText(), hint)
+			spec.Exe, r.Name, ex.Describe(), p.earlyText(), hint)
 	case <-timer.C:
 	case <-ctx.Done():
 	}
@@ -359,7 +359,7 @@ func (p *process) readOutput(r *os.File) {
 		for len(data) > 0 {
 			i := bytes.Index(data, p.sentinel)
 			if i < 0 {
-				k := markerPrefixLen(data, p.sentinel)
+				k := driver.HeldBack(data, p.sentinel)
 				p.output(data[:len(data)-k])
 				carry = append(carry[:0], data[len(data)-k:]...)
 				break
@@ -408,39 +408,10 @@ func (p *process) cellEnded() {
 	}
 }
 
-// markerPrefixLen is the length of the longest suffix of data that is a
-// proper prefix of marker: bytes to hold back until the next read.
-func markerPrefixLen(data, marker []byte) int {
-	max := len(marker) - 1
-	if max > len(data) {
-		max = len(data)
-	}
-	for k := max; k > 0; k-- {
-		if bytes.Equal(data[len(data)-k:], marker[:k]) {
-			return k
-		}
-	}
-	return 0
-}
-
 // wait reaps the worker and reports its exit once its output is read,
 // or shortly after if a surviving child still holds the pipe open.
 func (p *process) wait() {
-	err := p.cmd.Wait()
-	ex := driver.Exit{Code: -1}
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		ex.Code = 0
-	case errors.As(err, &ee):
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			ex.Signal = int(ws.Signal())
-		} else {
-			ex.Code = ee.ExitCode()
-		}
-	default:
-		ex.Err = err
-	}
+	ex := driver.ExitOf(p.cmd.Wait())
 	p.cmdMu.Lock()
 	p.cmds.Close()
 	p.cmdMu.Unlock()
@@ -477,17 +448,6 @@ func (p *process) earlyText() string {
 		return ""
 	}
 	return "; it printed:\n" + t
-}
-
-func describeExit(ex driver.Exit) string {
-	switch {
-	case ex.Signal != 0:
-		return fmt.Sprintf("was killed by signal %d (%s)", ex.Signal, syscall.Signal(ex.Signal))
-	case ex.Err != nil:
-		return fmt.Sprintf("failed (%v)", ex.Err)
-	default:
-		return fmt.Sprintf("exited with status %d", ex.Code)
-	}
 }
 
 // writeWorker puts an embedded worker in dir under a name derived from

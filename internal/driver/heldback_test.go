@@ -1,10 +1,10 @@
-package worker
+package driver
 
 import (
 	"testing"
 )
 
-func TestMarkerPrefixLen(t *testing.T) {
+func TestHeldBack(t *testing.T) {
 	marker := []byte("\x01end\x02")
 	for _, tc := range []struct {
 		data string
@@ -20,8 +20,8 @@ func TestMarkerPrefixLen(t *testing.T) {
 		{"abc\x01x", 0},
 		{"e", 0},
 	} {
-		if got := markerPrefixLen([]byte(tc.data), marker); got != tc.want {
-			t.Errorf("markerPrefixLen(%q) = %d, want %d", tc.data, got, tc.want)
+		if got := HeldBack([]byte(tc.data), marker); got != tc.want {
+			t.Errorf("HeldBack(%q) = %d, want %d", tc.data, got, tc.want)
 		}
 	}
 }

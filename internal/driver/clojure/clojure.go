@@ -1,0 +1,52 @@
+// Package clojure is the Clojure runtime: clojure.main's REPL driven in the
+// terminal family over pipes. Setup starts a nested REPL whose reader,
+// printer and error handler are polyrepl's: the printer marks the value,
+// the error handler marks the failure, and the reader answers polyrepl's
+// own forms (marks, names) without evaluating them, so *1, *2, *3 and *e
+// keep the cells' values. SIGINT stops the REPL thread as nREPL does.
+package clojure
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+
+	"github.com/polyrepl/polyrepl/internal/driver"
+	"github.com/polyrepl/polyrepl/internal/driver/terminal"
+)
+
+// Profile is Clojure's terminal profile.
+var Profile = &terminal.Profile{
+	Info: driver.Info{
+		Name: "clojure", Family: "terminal", Ext: ".clj",
+		Exes: []string{"clojure", "clj"}, EnvVar: "POLYREPL_CLOJURE",
+		Needs: "Clojure and a JDK (Debian: clojure)",
+		Limits: "a cell's value is its last form's; an interrupt stops the cell's thread " +
+			"with Thread.stop, which Java 20 and later no longer allow (kill the session " +
+			"there); a cell reading *in* reads polyrepl's next commands instead",
+		VersionArgs: []string{"-e", "(print (clojure-version))"},
+	},
+	Setup: func(m terminal.Mark) []string {
+		vh, vt := m.Halves("value")
+		eh, et := m.Halves("error")
+		return []string{
+			// One line: the nested REPL reads every later line.
+			fmt.Sprintf(`(let [t (Thread/currentThread)] (sun.misc.Signal/handle (sun.misc.Signal. "INT") (reify sun.misc.SignalHandler (handle [_ _] (try (.stop t) (catch Throwable _ (.interrupt t)))))) `+
+				`(clojure.main/repl :prompt (fn []) `+
+				`:read (fn [rp re] (let [f (clojure.main/repl-read rp re)] (if (and (seq? f) (= 'polyrepl/mark (first f))) (do (flush) (.flush *err*) (println (str (eval (second f)) (eval (nth f 2)))) (flush) rp) `+
+				`(if (= f '(polyrepl/names)) (do (doseq [s (keys (ns-interns *ns*))] (println s)) rp) f)))) `+
+				`:print (fn [v] (flush) (.flush *err*) (println (str %s %s)) (prn v) (flush)) `+
+				`:caught (fn [e] (if (instance? ThreadDeath e) (binding [*out* *err*] (println "Interrupted.")) (clojure.main/repl-caught e)) (.flush *err*) (flush) (println (str %s %s)) (flush))))`,
+				strconv.Quote(vh), strconv.Quote(vt), strconv.Quote(eh), strconv.Quote(et)),
+		}
+	},
+	Print: func(head, tail string) string {
+		return fmt.Sprintf("(polyrepl/mark %s %s)", strconv.Quote(head), strconv.Quote(tail))
+	},
+	Version: `(polyrepl/mark (clojure-version) "")`,
+	Load:    func(path string) string { return "(load-file " + strconv.Quote(path) + ")" },
+	Names:   "(polyrepl/names)",
+	Error:   regexp.MustCompile(`^(Execution error|Syntax error|Unexpected error|Error printing return value)`),
+}
+
+func init() { driver.Register(terminal.Driver{P: Profile}) }

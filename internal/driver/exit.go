@@ -1,0 +1,54 @@
+package driver
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os/exec"
+	"syscall"
+)
+
+// ExitOf turns what exec.Cmd.Wait returned into an Exit.
+func ExitOf(err error) Exit {
+	ex := Exit{Code: -1}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		ex.Code = 0
+	case errors.As(err, &ee):
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			ex.Signal = int(ws.Signal())
+		} else {
+			ex.Code = ee.ExitCode()
+		}
+	default:
+		ex.Err = err
+	}
+	return ex
+}
+
+// Describe says how the process ended, to follow "it": "exited with
+// status 1", "was killed by signal 9 (killed)".
+func (e Exit) Describe() string {
+	switch {
+	case e.Signal != 0:
+		return fmt.Sprintf("was killed by signal %d (%s)", e.Signal, syscall.Signal(e.Signal))
+	case e.Err != nil:
+		return fmt.Sprintf("failed (%v)", e.Err)
+	default:
+		return fmt.Sprintf("exited with status %d", e.Code)
+	}
+}
+
+// HeldBack is the length of the longest suffix of data that is a proper
+// prefix of marker: bytes a reader splitting a stream at markers must hold
+// back until its next read, as they may be the start of one.
+func HeldBack(data, marker []byte) int {
+	k := min(len(marker)-1, len(data))
+	for ; k > 0; k-- {
+		if bytes.Equal(data[len(data)-k:], marker[:k]) {
+			return k
+		}
+	}
+	return 0
+}

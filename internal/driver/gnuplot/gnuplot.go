@@ -1,0 +1,57 @@
+// Package gnuplot is the gnuplot runtime: gnuplot's own command line driven
+// in the terminal family over pipes (gnuplot reading a pipe reports an
+// error and goes on, and SIGINT stops a running command). A cell is written
+// to a file and run with load, which stops at its first error.
+package gnuplot
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/polyrepl/polyrepl/internal/driver"
+	"github.com/polyrepl/polyrepl/internal/driver/terminal"
+)
+
+// Profile is gnuplot's terminal profile.
+var Profile = &terminal.Profile{
+	Info: driver.Info{
+		Name: "gnuplot", Family: "terminal", Ext: ".gp",
+		Exes: []string{"gnuplot"}, EnvVar: "POLYREPL_GNUPLOT",
+		Needs: "gnuplot (Debian: gnuplot-nox, or gnuplot-qt for windows)",
+		Limits: "gnuplot has no values: print writes output; a cell stops at its first " +
+			"error; plots go to the terminal set with `set terminal` (pngcairo or svg with " +
+			"`set output \"file\"` when there is no display; dumb draws text); pause " +
+			"mouse and other waits for a keypress read polyrepl's next commands instead",
+		VersionArgs: []string{"--version"},
+	},
+	Print: func(head, tail string) string {
+		return fmt.Sprintf(`print %s.%s`, quote(head), quote(tail))
+	},
+	Version:    `print sprintf("%g.%s", GPVAL_VERSION, GPVAL_PATCHLEVEL)`,
+	Load:       func(path string) string { return "load " + quote(path) },
+	Names:      "show variables",
+	ParseNames: parseVariables,
+	Error:      regexp.MustCompile(`^\s*(".*" )?line \d+: `),
+}
+
+func init() { driver.Register(terminal.Driver{P: Profile}) }
+
+// quote makes s a gnuplot single-quoted string, where only ' is special.
+func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// predefined are the variables gnuplot defines itself.
+var predefined = map[string]bool{"pi": true, "I": true, "NaN": true, "VoxelDistance": true, "ARGC": true, "ARG0": true, "ARGV": true}
+
+// parseVariables takes names from `show variables` ("\tx = 1"), leaving
+// out gnuplot's own.
+func parseVariables(out string) []string {
+	var names []string
+	for _, l := range strings.Split(out, "\n") {
+		name, _, ok := strings.Cut(strings.TrimSpace(l), " = ")
+		if ok && !predefined[name] && !strings.ContainsAny(name, " :") {
+			names = append(names, name)
+		}
+	}
+	return names
+}

@@ -1,0 +1,631 @@
+// Package terminal is the driver family for runtimes driven through their
+// own REPL, the way a person would type at it, with a per-runtime Profile:
+// how to silence its prompt, how a cell is loaded (the cell is written to a
+// file and one loader line runs it, so cells of any length and shape arrive
+// whole), and how completion is marked (a command after the loader prints
+// a mark the driver waits for).
+//
+// The REPL reads commands on fd 0 and writes everything on one stream (fd 1
+// and fd 2 together), over pipes unless the profile asks for a
+// pseudo-terminal. The stream is split at marks: lines of the form
+//
+//	polyrepl_NONCE_KIND
+//
+// where NONCE is random per session and KIND is one of
+//
+//	ready    the setup lines ran; what came before was the banner
+//	version  what came since "ready" is the runtime's version
+//	value    (printed by the loader itself) what follows, up to "end",
+//	         is the cell's value rather than its output
+//	error    (printed by the loader itself) the cell failed
+//	end      the cell's output ends here
+//	names    what came since "end" lists the defined names
+//
+// A mark's command is sent as two halves joined by the runtime, so that a
+// terminal echoing the command never shows the mark itself.
+package terminal
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/driver"
+	"github.com/polyrepl/polyrepl/internal/proc"
+)
+
+// StartTimeout bounds how long a REPL may take to become ready: a JVM or
+// a cold GHC can take seconds, a hung one forever.
+const StartTimeout = 60 * time.Second
+
+// Profile describes one runtime of the terminal family.
+type Profile struct {
+	driver.Info
+	// Args are the REPL's arguments; Project adds those for a project
+	// directory (nil: the runtime takes none).
+	Args    []string
+	Project func(dir string) []string
+	// Env is added to the caller's environment.
+	Env []string
+	// PTY runs the REPL on a pseudo-terminal, for runtimes that only
+	// behave interactively on one. Echo is turned off and output is not
+	// translated (no \r added), so what the cell prints arrives as is.
+	PTY bool
+	// Setup returns lines sent once at start: prompts off, helpers the
+	// loader uses. They may print marks with m.
+	Setup func(m Mark) []string
+	// Print is a command that prints head+tail and a newline, flushing
+	// the runtime's output first.
+	Print func(head, tail string) string
+	// Version is a command printing the runtime's version, or "".
+	Version string
+	// File turns a cell into the content of its file; nil keeps it as is.
+	File func(code string) string
+	// Load is the loader line that runs the cell file at path; nil sends
+	// the cell's code itself (for REPLs that cannot load a file).
+	Load func(path string) string
+	// Names is a command listing the defined names, parsed by ParseNames
+	// (nil: one name per line); "" if the runtime cannot list them.
+	Names      string
+	ParseNames func(out string) []string
+	// Error matches a line of output that means the cell failed.
+	Error *regexp.Regexp
+	// Interrupt, if set, replaces the default: SIGINT to the REPL (on a
+	// terminal, the Ctrl-C key), then to its whole process group.
+	Interrupt func(tree proc.Tree, attempt int) error
+}
+
+// Mark makes the marks of one session.
+type Mark struct{ nonce string }
+
+// Halves is the mark of kind, split in two for a Print command.
+func (m Mark) Halves(kind string) (head, tail string) {
+	s := m.prefix() + kind
+	return s[:len(s)/2], s[len(s)/2:]
+}
+
+func (m Mark) prefix() string { return "polyrepl_" + m.nonce + "_" }
+
+// Driver adapts a Profile to driver.Driver.
+type Driver struct{ P *Profile }
+
+// Info implements driver.Driver.
+func (d Driver) Info() driver.Info { return d.P.Info }
+
+// Start implements driver.Driver.
+func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (driver.Process, error) {
+	pr := d.P
+	exe, err := driver.LookPath(spec.Exe, spec.Env, spec.Cwd)
+	if err != nil {
+		return nil, err
+	}
+	args := append([]string{exe}, pr.Args...)
+	if spec.Project != "" {
+		if pr.Project == nil {
+			return nil, fmt.Errorf("the %s runtime takes no project directory", pr.Name)
+		}
+		args = append(args, pr.Project(spec.Project)...)
+	}
+	cells, err := os.MkdirTemp(spec.RuntimeDir, pr.Name+"-cells-")
+	if err != nil {
+		return nil, fmt.Errorf("cannot make a directory for %s cell files in %s: %w", pr.Name, spec.RuntimeDir, err)
+	}
+	var nonce [9]byte
+	if _, err := rand.Read(nonce[:]); err != nil {
+		os.RemoveAll(cells)
+		return nil, fmt.Errorf("cannot make a session nonce: %w", err)
+	}
+	mark := Mark{nonce: hex.EncodeToString(nonce[:])}
+	cmd := &exec.Cmd{
+		Path: exe,
+		Args: args,
+		Dir:  spec.Cwd,
+		Env:  append(append(append([]string(nil), spec.Env...), pr.Env...), spec.Cookie),
+	}
+	p := &process{
+		pr:       pr,
+		cmd:      cmd,
+		h:        h,
+		exe:      exe,
+		mark:     mark,
+		prefix:   []byte(mark.prefix()),
+		cells:    cells,
+		valueLim: spec.ValueLimit,
+		ready:    make(chan struct{}),
+		exited:   make(chan driver.Exit, 1),
+		outEOF:   make(chan struct{}),
+	}
+	var out *os.File
+	if pr.PTY {
+		out, err = startPTY(cmd)
+		p.in = out
+	} else {
+		out, p.in, err = startPipes(cmd)
+	}
+	if err != nil {
+		os.RemoveAll(cells)
+		return nil, fmt.Errorf("cannot start %s: %w", exe, err)
+	}
+	start, _ := proc.StartTime(cmd.Process.Pid)
+	p.tree = proc.Tree{Leader: proc.Proc{PID: cmd.Process.Pid, Start: start}, Cookie: spec.Cookie}
+	go p.readOutput(out)
+	go p.wait()
+
+	var boot strings.Builder
+	if pr.Setup != nil {
+		for _, l := range pr.Setup(mark) {
+			boot.WriteString(l + "\n")
+		}
+	}
+	boot.WriteString(p.print("ready") + "\n")
+	if pr.Version != "" {
+		boot.WriteString(pr.Version + "\n" + p.print("version") + "\n")
+	}
+	p.send(boot.String())
+
+	timer := time.NewTimer(StartTimeout)
+	defer timer.Stop()
+	hint := fmt.Sprintf("is it %s? Choose one with --exe or $%s", pr.Needs, pr.EnvVar)
+	select {
+	case <-p.ready:
+		return p, nil
+	case ex := <-p.exited:
+		<-p.outEOFOrSoon()
+		return nil, fmt.Errorf("%s did not start a %s session: it %s before it was ready%s; %s",
+			spec.Exe, pr.Name, ex.Describe(), p.earlyText(), hint)
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	p.tree.Kill(500 * time.Millisecond)
+	<-p.outEOFOrSoon()
+	return nil, fmt.Errorf("%s did not become ready within %s%s; %s", spec.Exe, StartTimeout, p.earlyText(), hint)
+}
+
+// startPipes starts cmd with fd 0 a pipe and fds 1 and 2 one pipe, in its
+// own process group; it returns the read end of the output and the write
+// end of the input.
+func startPipes(cmd *exec.Cmd) (out, in *os.File, err error) {
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return nil, nil, err
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, outW
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = cmd.Start()
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		outR.Close()
+		inW.Close()
+		return nil, nil, err
+	}
+	return outR, inW, nil
+}
+
+// startPTY starts cmd on a new pseudo-terminal with echo off, output
+// untranslated and input kept on interrupts; the child leads a new session with the terminal as its
+// controlling one. It returns the terminal's master side.
+func startPTY(cmd *exec.Cmd) (*os.File, error) {
+	master, tty, err := pty.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer tty.Close()
+	if t, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS); err == nil {
+		t.Lflag &^= unix.ECHO | unix.ECHOE | unix.ECHOK | unix.ECHONL
+		// Ctrl-C must not flush the input queue: the end mark after the
+		// interrupted cell is waiting there.
+		t.Lflag |= unix.NOFLSH
+		t.Oflag &^= unix.OPOST
+		unix.IoctlSetTermios(int(tty.Fd()), unix.TCSETS, t)
+	}
+	pty.Setsize(master, &pty.Winsize{Rows: 50, Cols: 200})
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	if err := cmd.Start(); err != nil {
+		master.Close()
+		return nil, err
+	}
+	return master, nil
+}
+
+// mode says where the stream's bytes go.
+type mode int
+
+const (
+	modeBoot    mode = iota // before "ready": the banner, kept for errors
+	modeVersion             // the version command's output
+	modeOutput              // a cell's output, or output while idle
+	modeValue               // a cell's value
+	modeNames               // the names command's output
+)
+
+// process is one running REPL. Its handler is called under mu.
+type process struct {
+	pr       *Profile
+	cmd      *exec.Cmd
+	h        driver.Handler
+	tree     proc.Tree
+	exe      string
+	version  string
+	mark     Mark
+	prefix   []byte
+	cells    string
+	valueLim int
+
+	inMu sync.Mutex
+	in   *os.File
+
+	mu          sync.Mutex
+	mode        mode
+	started     bool // ready was closed
+	done        bool // Exited was called
+	early       bytes.Buffer
+	versionOut  bytes.Buffer
+	cell        int // the running cell, or 0
+	cellFile    string
+	interrupted bool
+	failed      bool   // the loader printed an error mark
+	errLine     string // the output from the first error line on, bounded
+	line        []byte // the current line of output, for Error
+	value       bytes.Buffer
+	names       bytes.Buffer
+
+	ready  chan struct{}
+	exited chan driver.Exit
+	outEOF chan struct{}
+}
+
+func (p *process) PID() int        { return p.cmd.Process.Pid }
+func (p *process) Tree() proc.Tree { return p.tree }
+func (p *process) Exe() string     { return p.exe }
+func (p *process) Note() string    { return "" }
+
+// Version is the runtime's version as its version command printed it.
+func (p *process) Version() string { return p.version }
+
+func (p *process) print(kind string) string {
+	h, t := p.mark.Halves(kind)
+	return p.pr.Print(h, t)
+}
+
+func (p *process) send(s string) error {
+	p.inMu.Lock()
+	defer p.inMu.Unlock()
+	if _, err := io.WriteString(p.in, s); err != nil {
+		return fmt.Errorf("cannot send the cell to %s (it may have died): %w", p.pr.Name, err)
+	}
+	return nil
+}
+
+// Run writes the cell to its file and sends the loader line, the end mark
+// and the names command.
+func (p *process) Run(cell int, code string) error {
+	var msg strings.Builder
+	file := ""
+	if p.pr.Load == nil {
+		msg.WriteString(strings.TrimRight(code, "\n") + "\n")
+	} else {
+		content := code
+		if p.pr.File != nil {
+			content = p.pr.File(code)
+		}
+		if !strings.HasSuffix(content, "\n") {
+			content += "\n"
+		}
+		file = filepath.Join(p.cells, fmt.Sprintf("cell_%d%s", cell, p.pr.Ext))
+		if err := os.WriteFile(file, []byte(content), 0o600); err != nil {
+			return fmt.Errorf("cannot write the cell file for %s: %w", p.pr.Name, err)
+		}
+		msg.WriteString(p.pr.Load(file) + "\n")
+	}
+	msg.WriteString(p.print("end") + "\n")
+	if p.pr.Names != "" {
+		msg.WriteString(p.pr.Names + "\n" + p.print("names") + "\n")
+	}
+	p.mu.Lock()
+	p.cell, p.cellFile = cell, file
+	p.interrupted, p.failed, p.errLine = false, false, ""
+	p.line = p.line[:0]
+	p.value.Reset()
+	p.names.Reset()
+	p.mu.Unlock()
+	return p.send(msg.String())
+}
+
+// Interrupt stops the running cell: the profile's own way, or SIGINT (on
+// a terminal the Ctrl-C key, which the line discipline or the REPL's line
+// editor turns into its interrupt), then SIGINT to the whole group to end
+// a child the cell waits on.
+func (p *process) Interrupt(attempt int) error {
+	p.mu.Lock()
+	p.interrupted = true
+	p.mu.Unlock()
+	if p.pr.Interrupt != nil {
+		return p.pr.Interrupt(p.tree, attempt)
+	}
+	if attempt%2 == 1 {
+		return p.tree.SignalGroup(syscall.SIGINT)
+	}
+	if p.pr.PTY {
+		return p.send("\x03")
+	}
+	return proc.Signal(p.tree.Leader, syscall.SIGINT)
+}
+
+// readOutput splits the stream at marks and passes each part on.
+func (p *process) readOutput(r *os.File) {
+	defer close(p.outEOF)
+	defer r.Close()
+	buf := make([]byte, 256*1024)
+	var carry, work []byte
+	for {
+		n, err := r.Read(buf)
+		data := buf[:n]
+		if len(carry) > 0 && n > 0 {
+			work = append(append(work[:0], carry...), data...)
+			data, carry = work, carry[:0]
+		}
+		for len(data) > 0 {
+			i := bytes.Index(data, p.prefix)
+			if i < 0 {
+				k := driver.HeldBack(data, p.prefix)
+				p.take(data[:len(data)-k])
+				carry = append(carry[:0], data[len(data)-k:]...)
+				break
+			}
+			rest := data[i+len(p.prefix):]
+			nl := bytes.IndexByte(rest, '\n')
+			if nl < 0 && len(rest) < 32 && err == nil {
+				p.take(data[:i])
+				carry = append(carry[:0], data[i:]...)
+				break
+			}
+			if nl < 0 || nl > 32 {
+				// Not a mark after all: the nonce printed by the cell.
+				p.take(data[:i+len(p.prefix)])
+				data = rest
+				continue
+			}
+			p.take(data[:i])
+			p.marked(string(bytes.TrimSuffix(rest[:nl], []byte("\r"))))
+			data = rest[nl+1:]
+		}
+		if err != nil {
+			if len(carry) > 0 {
+				p.take(carry)
+			}
+			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) && !errors.Is(err, syscall.EIO) {
+				p.take([]byte(fmt.Sprintf("\n[polyrepl: reading the output failed: %v]\n", err)))
+			}
+			return
+		}
+	}
+}
+
+// take passes bytes to where the current mode sends them.
+func (p *process) take(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch p.mode {
+	case modeBoot:
+		if p.early.Len() < 8192 {
+			p.early.Write(b[:min(len(b), 8192-p.early.Len())])
+		}
+	case modeVersion:
+		p.versionOut.Write(b[:min(len(b), 256)])
+	case modeValue:
+		if p.value.Len() < 4<<20 {
+			p.value.Write(b[:min(len(b), 4<<20-p.value.Len())])
+		}
+	case modeNames:
+		if p.names.Len() < 1<<20 {
+			p.names.Write(b)
+		}
+	case modeOutput:
+		if p.cell != 0 && p.pr.Error != nil && p.errLine == "" {
+			p.scanErrors(b)
+		} else if p.errLine != "" && len(p.errLine) < 4096 {
+			p.errLine += string(b[:min(len(b), 4096-len(p.errLine))])
+		}
+		if !p.done {
+			p.h.Output(b)
+		}
+	}
+}
+
+// scanErrors looks for the profile's error line in a cell's output; from
+// the first one on, the output is the error's message.
+func (p *process) scanErrors(b []byte) {
+	for len(b) > 0 {
+		nl := bytes.IndexByte(b, '\n')
+		chunk := b
+		if nl >= 0 {
+			chunk = b[:nl+1]
+		}
+		b = b[len(chunk):]
+		if len(p.line) < 4096 {
+			p.line = append(p.line, chunk[:min(len(chunk), 4096-len(p.line))]...)
+		}
+		if nl < 0 {
+			return
+		}
+		l := bytes.TrimRight(p.line, "\r\n")
+		p.line = p.line[:0]
+		if p.pr.Error.Match(l) {
+			p.errLine = string(l) + "\n" + string(b[:min(len(b), 4096)])
+			return
+		}
+	}
+}
+
+// marked acts on a mark of kind.
+func (p *process) marked(kind string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch kind {
+	case "ready":
+		if p.pr.Version != "" {
+			p.mode = modeVersion
+			return
+		}
+		p.becomeReady()
+	case "version":
+		p.version = strings.TrimSpace(p.versionOut.String())
+		p.becomeReady()
+	case "value":
+		p.mode = modeValue
+	case "error":
+		p.failed = true
+	case "end":
+		if p.pr.Names != "" && p.cell != 0 {
+			p.mode = modeNames
+			return
+		}
+		p.finish()
+	case "names":
+		p.finish()
+	}
+}
+
+func (p *process) becomeReady() {
+	p.mode = modeOutput
+	if !p.started {
+		p.started = true
+		close(p.ready)
+	}
+}
+
+// finish reports the running cell's result.
+func (p *process) finish() {
+	p.mode = modeOutput
+	if p.cell == 0 {
+		return
+	}
+	r := driver.Result{Cell: p.cell, Status: api.StatusDone}
+	if p.pr.Error != nil && p.errLine == "" && len(p.line) > 0 && p.pr.Error.Match(bytes.TrimRight(p.line, "\r\n")) {
+		p.errLine = string(p.line)
+	}
+	switch {
+	case p.interrupted:
+		r.Status = api.StatusInterrupted
+	case p.failed || p.errLine != "":
+		r.Status = api.StatusError
+		msg := strings.TrimSpace(strings.ToValidUTF8(p.errLine, "\uFFFD"))
+		if msg == "" {
+			msg = p.pr.Name + " reported an error (see the output)"
+		}
+		r.Error = &api.CellError{Message: msg}
+	}
+	if p.value.Len() > 0 {
+		r.Value, r.ValueTotal, r.ValueCut = cutValue(strings.TrimSuffix(p.value.String(), "\n"), p.valueLim)
+	}
+	if p.pr.Names != "" {
+		parse := p.pr.ParseNames
+		if parse == nil {
+			parse = lines
+		}
+		r.Names = parse(p.names.String())
+	}
+	if p.cellFile != "" {
+		os.Remove(p.cellFile)
+	}
+	p.cell, p.cellFile = 0, ""
+	if !p.done {
+		p.h.CellDone(r)
+	}
+}
+
+// cutValue keeps a value within limit characters, head and tail.
+func cutValue(v string, limit int) (string, int, bool) {
+	v = strings.ToValidUTF8(v, "\uFFFD")
+	n := utf8.RuneCountInString(v)
+	if limit <= 0 || n <= limit {
+		return v, n, false
+	}
+	r := []rune(v)
+	head, tail := limit/2, limit-limit/2
+	return string(r[:head]) + fmt.Sprintf("\n[… %d characters cut …]\n", n-head-tail) + string(r[n-tail:]), n, true
+}
+
+// lines is the default names parser: one name per line.
+func lines(out string) []string {
+	var names []string
+	for _, l := range strings.Split(out, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			names = append(names, l)
+		}
+	}
+	return names
+}
+
+// wait reaps the REPL and reports its exit once its output is read, or
+// shortly after if a surviving child still holds the stream open.
+func (p *process) wait() {
+	ex := driver.ExitOf(p.cmd.Wait())
+	p.inMu.Lock()
+	if !p.pr.PTY {
+		p.in.Close()
+	}
+	p.inMu.Unlock()
+	p.exited <- ex
+	<-p.outEOFOrSoon()
+	os.RemoveAll(p.cells)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.started && !p.done {
+		p.done = true
+		p.h.Exited(ex)
+	}
+	p.done = true
+}
+
+// outEOFOrSoon closes when the output reached its end or after a short
+// grace, whichever is first.
+func (p *process) outEOFOrSoon() <-chan struct{} {
+	c := make(chan struct{})
+	go func() {
+		defer close(c)
+		select {
+		case <-p.outEOF:
+		case <-time.After(300 * time.Millisecond):
+		}
+	}()
+	return c
+}
+
+func (p *process) earlyText() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	t := strings.TrimSpace(strings.ToValidUTF8(p.early.String(), "\uFFFD"))
+	if t == "" {
+		return ""
+	}
+	return "; it printed:\n" + t
+}

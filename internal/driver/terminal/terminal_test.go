@@ -1,0 +1,59 @@
+package terminal
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/polyrepl/polyrepl/internal/driver"
+	"github.com/polyrepl/polyrepl/internal/driver/drivertest"
+)
+
+// onTerminal is bash driven on a pseudo-terminal: a real REPL that checks
+// the terminal path (no echo, no \r added, Ctrl-C interrupts, long cells
+// arrive whole) without needing a runtime that only a terminal serves.
+var onTerminal = &Profile{
+	Info: driver.Info{Name: "bash-on-a-terminal", Family: "terminal", Ext: ".sh", Needs: "bash", EnvVar: "POLYREPL_TEST_BASH"},
+	Args: []string{"--noediting", "--norc", "--noprofile", "-i"},
+	PTY:  true,
+	Setup: func(Mark) []string {
+		return []string{"PS1=''; PS2=''; unset PROMPT_COMMAND"}
+	},
+	Print: func(head, tail string) string { return fmt.Sprintf("printf '%%s%%s\\n' '%s' '%s'", head, tail) },
+	Load:  func(path string) string { return ". " + path },
+	Error: nil,
+}
+
+func TestPTY(t *testing.T) {
+	p, rec := drivertest.StartExe(t, Driver{P: onTerminal}, "bash")
+	drivertest.Cells(t, p, rec, []drivertest.Cell{
+		{Code: "echo $((6*7))", Output: "42\n"},
+		{Code: "[ -t 0 ] && [ -t 1 ] && echo on a terminal", Output: "on a terminal\n"},
+		{Code: "printf no-newline", Output: "no-newline"},
+		{Code: "s=" + strings.Repeat("a", 5000) + "\necho ${#s}", Output: "5000\n"},
+		{Code: "f() {\n  echo \"héllo $1\"\n}\nf 中文", Output: "héllo 中文\n"},
+	})
+	r := drivertest.Interrupt(t, p, rec, 6, "while :; do :; done")
+	if r.Status != "interrupted" {
+		t.Errorf("interrupt: %s", r.Status)
+	}
+	rec.TakeOutput()
+	if drivertest.Run(t, p, rec, 7, "echo ${#s}"); rec.TakeOutput() != "5000\n" {
+		t.Error("the session's state was lost by the interrupt")
+	}
+}
+
+func TestStartFails(t *testing.T) {
+	dir := t.TempDir()
+	_, err := Driver{P: onTerminal}.Start(context.Background(), driver.Spec{
+		Exe: "false", Cwd: dir, Env: os.Environ(), Cookie: drivertest.Cookie("false"), RuntimeDir: dir,
+	}, drivertest.NewRecorder())
+	if err == nil || !strings.Contains(err.Error(), "exited with status 1 before it was ready") || !strings.Contains(err.Error(), "$POLYREPL_TEST_BASH") {
+		t.Errorf("error %v, want one saying it exited before it was ready and how to choose another", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("left %d files in the runtime directory", len(entries))
+	}
+}
