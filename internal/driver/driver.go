@@ -39,6 +39,7 @@ type Result struct {
 	Error      *api.CellError
 	Names      []string // the names defined in the namespace afterwards
 	Note       string   // something the runtime wants said (e.g. sys.exit was caught)
+	ValueName  string   // the name the runtime gave the value (jshell's $1), or ""
 }
 
 // Exit is how a runtime process ended.
@@ -83,16 +84,18 @@ type Info struct {
 	// VersionArgs print the executable's version.
 	VersionArgs []string
 	// ValueFormat shows a value as the runtime's REPL does: "{v}" is the
-	// value, "{n}" the cell number; "" means the value alone.
+	// value, "{n}" the cell number, "{name}" the name the runtime gave the
+	// value (jshell's $1); "" means the value alone.
 	ValueFormat string
 }
 
-// Display shows value v of cell n as the runtime's REPL would.
-func (i Info) Display(n int, v string) string {
+// Display shows value v of cell n, which the runtime named name, as the
+// runtime's REPL would.
+func (i Info) Display(n int, name, v string) string {
 	if i.ValueFormat == "" {
 		return v
 	}
-	return strings.NewReplacer("{n}", strconv.Itoa(n), "{v}", v).Replace(i.ValueFormat)
+	return strings.NewReplacer("{n}", strconv.Itoa(n), "{name}", name, "{v}", v).Replace(i.ValueFormat)
 }
 
 // DefaultExe is the executable to start when the user names none: the

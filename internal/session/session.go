@@ -366,7 +366,7 @@ func (s *Session) takeLocked(c *cell, asker api.Client) api.CellResult {
 	if res := c.result; res != nil {
 		r.Value = res.Value
 		if res.Value != "" {
-			r.Display = s.drv.Info().Display(c.n, res.Value)
+			r.Display = s.drv.Info().Display(c.n, res.ValueName, res.Value)
 		}
 		r.Error = res.Error
 		if res.ValueCut {

@@ -9,6 +9,7 @@ import (
 	_ "github.com/polyrepl/polyrepl/internal/driver/ghci"
 	_ "github.com/polyrepl/polyrepl/internal/driver/gnuplot"
 	_ "github.com/polyrepl/polyrepl/internal/driver/ipython"
+	_ "github.com/polyrepl/polyrepl/internal/driver/java"
 	_ "github.com/polyrepl/polyrepl/internal/driver/node"
 	_ "github.com/polyrepl/polyrepl/internal/driver/octave"
 	_ "github.com/polyrepl/polyrepl/internal/driver/python"

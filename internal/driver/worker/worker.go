@@ -12,6 +12,7 @@
 //	      {"op":"hello","version":…,"executable":…,"pid":…} once ready;
 //	      {"op":"done","cell":N,"status":"done"|"error"|"interrupted",
 //	       "value":…} or {"value_head":…,"value_tail":…,"value_total":N},
+//	       "value_name":… (the name the runtime gave the value, if any),
 //	       "error":{"type","message","traceback"},"names":[…],"note":…,
 //	       "flushed":true} after each cell
 //	fd 1  and fd 2: one pipe with everything the cell prints; after a cell
@@ -212,6 +213,7 @@ type doneMsg struct {
 	ValueHead  string         `json:"value_head"`
 	ValueTail  string         `json:"value_tail"`
 	ValueTotal int            `json:"value_total"`
+	ValueName  string         `json:"value_name"`
 	Error      *api.CellError `json:"error"`
 	Names      []string       `json:"names"`
 	Note       string         `json:"note"`
@@ -315,7 +317,7 @@ func (p *process) readEvents(r *os.File) {
 func (p *process) toResult(dm doneMsg) driver.Result {
 	r := driver.Result{
 		Cell: dm.Cell, Status: dm.Status, Error: dm.Error,
-		Names: dm.Names, Note: dm.Note, ValueTotal: dm.ValueTotal,
+		Names: dm.Names, Note: dm.Note, ValueTotal: dm.ValueTotal, ValueName: dm.ValueName,
 	}
 	switch {
 	case dm.Value != nil:

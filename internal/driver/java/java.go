@@ -1,0 +1,38 @@
+// Package java is the Java runtime: JShell's own engine (the JDK's
+// jdk.jshell API) evaluating cells in an embedded worker, Worker.java, run
+// by the JDK's java in source-file mode, in the worker driver family. A
+// worker rather than a driven jshell prompt gives exact output, real
+// interrupts (jshell itself stops a cell only on a terminal's Ctrl-C) and
+// structured values and errors, each shown as jshell shows it.
+package java
+
+import (
+	_ "embed"
+
+	"github.com/polyrepl/polyrepl/internal/driver"
+	"github.com/polyrepl/polyrepl/internal/driver/worker"
+)
+
+//go:embed Worker.java
+var source []byte
+
+// Runtime is Java's worker runtime. It keeps the worker family's default
+// interrupt: SIGINT, which the worker turns into JShell's stop.
+var Runtime = &worker.Runtime{
+	Info: driver.Info{
+		Name: "java", Family: "worker", Ext: ".jsh",
+		Exes: []string{"java"}, EnvVar: "POLYREPL_JAVA",
+		Needs: "a JDK 17 or newer, with jshell (Debian: openjdk-17-jdk-headless)",
+		Limits: "cells run in the worker's JVM (JShell's local engine), so System.exit ends " +
+			"the session; an interrupt stops the cell with Thread.stop, which Java 20 and " +
+			"later no longer allow (kill the session there); jshell's /commands are not " +
+			"available; starting takes seconds (a JVM and the compiler)",
+		VersionArgs: []string{"-version"},
+		ValueFormat: "{name} ==> {v}", // as jshell shows it
+	},
+	Source:   source,
+	FileName: "java-worker.java",
+	Args:     []string{"-XX:+UseSerialGC"},
+}
+
+func init() { driver.Register(worker.Driver{R: Runtime}) }
