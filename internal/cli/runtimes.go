@@ -58,15 +58,29 @@ func runRuntimes(e *env, args []string) int {
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUNTIME\tDRIVEN BY\tEXECUTABLE\tVERSION")
+	var missing []runtimeInfo
 	for _, r := range list {
 		where, version := r.Path, r.Version
 		if !r.Found {
-			where, version = r.Exe+" (not found: "+r.Problem+")", "–"
+			where, version = r.Exe+" (not found)", "needs "+r.Needs
+			missing = append(missing, r)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, r.Family, where, version)
 	}
 	tw.Flush()
+	if len(missing) > 0 {
+		fmt.Fprintf(e.stdout, "\nNot found on your PATH: %s. Install them, or name an executable with --exe or $POLYREPL_<RUNTIME>.\n",
+			strings.Join(names(missing), ", "))
+	}
 	return ExitOK
+}
+
+func names(list []runtimeInfo) []string {
+	out := make([]string, len(list))
+	for i, r := range list {
+		out[i] = r.Name
+	}
+	return out
 }
 
 // listRuntimes resolves every runtime's executable as a new session would,

@@ -5,11 +5,15 @@ package all
 import (
 	// Each runtime registers itself from its package's init.
 	_ "github.com/polyrepl/polyrepl/internal/driver/bash"
+	_ "github.com/polyrepl/polyrepl/internal/driver/cling"
 	_ "github.com/polyrepl/polyrepl/internal/driver/clojure"
 	_ "github.com/polyrepl/polyrepl/internal/driver/ghci"
 	_ "github.com/polyrepl/polyrepl/internal/driver/gnuplot"
 	_ "github.com/polyrepl/polyrepl/internal/driver/ipython"
 	_ "github.com/polyrepl/polyrepl/internal/driver/java"
+	_ "github.com/polyrepl/polyrepl/internal/driver/julia"
+	_ "github.com/polyrepl/polyrepl/internal/driver/lfortran"
+	_ "github.com/polyrepl/polyrepl/internal/driver/matlab"
 	_ "github.com/polyrepl/polyrepl/internal/driver/node"
 	_ "github.com/polyrepl/polyrepl/internal/driver/octave"
 	_ "github.com/polyrepl/polyrepl/internal/driver/python"

@@ -85,6 +85,11 @@ type Profile struct {
 	// (nil: one name per line); "" if the runtime cannot list them.
 	Names      string
 	ParseNames func(out string) []string
+	// Prompt is what the REPL prints when it waits for a command, if it
+	// cannot be silenced: one is dropped right before and one right after
+	// each mark, where the REPL prints it between the commands polyrepl
+	// sends.
+	Prompt string
 	// Error matches a line of output that means the cell failed.
 	Error *regexp.Regexp
 	// Interrupt, if set, replaces the default: SIGINT to the REPL (on a
@@ -146,6 +151,7 @@ func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (
 		exe:      exe,
 		mark:     mark,
 		prefix:   []byte(mark.prefix()),
+		prompt:   []byte(pr.Prompt),
 		cells:    cells,
 		valueLim: spec.ValueLimit,
 		ready:    make(chan struct{}),
@@ -273,6 +279,7 @@ type process struct {
 	version  string
 	mark     Mark
 	prefix   []byte
+	prompt   []byte
 	cells    string
 	valueLim int
 
@@ -382,6 +389,7 @@ func (p *process) readOutput(r *os.File) {
 	defer r.Close()
 	buf := make([]byte, 256*1024)
 	var carry, work []byte
+	afterMark := false // a prompt here follows a mark: drop it
 	for {
 		n, err := r.Read(buf)
 		data := buf[:n]
@@ -390,9 +398,18 @@ func (p *process) readOutput(r *os.File) {
 			data, carry = work, carry[:0]
 		}
 		for len(data) > 0 {
+			if len(p.prompt) > 0 && afterMark {
+				if bytes.HasPrefix(data, p.prompt) {
+					data = data[len(p.prompt):]
+				} else if len(data) < len(p.prompt) && bytes.HasPrefix(p.prompt, data) && err == nil {
+					carry = append(carry[:0], data...)
+					break
+				}
+				afterMark = false
+			}
 			i := bytes.Index(data, p.prefix)
 			if i < 0 {
-				k := driver.HeldBack(data, p.prefix)
+				k := max(driver.HeldBack(data, p.prefix), p.heldPrompt(data))
 				p.take(data[:len(data)-k])
 				carry = append(carry[:0], data[len(data)-k:]...)
 				break
@@ -410,9 +427,14 @@ func (p *process) readOutput(r *os.File) {
 				data = rest
 				continue
 			}
-			p.take(data[:i])
+			before := data[:i]
+			if len(p.prompt) > 0 {
+				before = bytes.TrimSuffix(before, p.prompt)
+			}
+			p.take(before)
 			p.marked(string(bytes.TrimSuffix(rest[:nl], []byte("\r"))))
 			data = rest[nl+1:]
+			afterMark = true
 		}
 		if err != nil {
 			if len(carry) > 0 {
@@ -424,6 +446,18 @@ func (p *process) readOutput(r *os.File) {
 			return
 		}
 	}
+}
+
+// heldPrompt is how many bytes at the end of data to hold back because
+// they are, or may begin, a prompt that a mark could follow.
+func (p *process) heldPrompt(data []byte) int {
+	if len(p.prompt) == 0 {
+		return 0
+	}
+	if bytes.HasSuffix(data, p.prompt) {
+		return len(p.prompt)
+	}
+	return driver.HeldBack(data, p.prompt)
 }
 
 // take passes bytes to where the current mode sends them.

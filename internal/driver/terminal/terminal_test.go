@@ -6,24 +6,27 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/driver/drivertest"
 )
 
-// onTerminal is bash driven on a pseudo-terminal: a real REPL that checks
-// the terminal path (no echo, no \r added, Ctrl-C interrupts, long cells
-// arrive whole) without needing a runtime that only a terminal serves.
+// onTerminal is bash driven on a pseudo-terminal with a prompt: a real
+// REPL that checks the terminal path (no echo, no \r added, prompts
+// dropped, Ctrl-C interrupts, long cells arrive whole) without needing a
+// runtime that only a terminal serves.
 var onTerminal = &Profile{
 	Info: driver.Info{Name: "bash-on-a-terminal", Family: "terminal", Ext: ".sh", Needs: "bash", EnvVar: "POLYREPL_TEST_BASH"},
 	Args: []string{"--noediting", "--norc", "--noprofile", "-i"},
 	PTY:  true,
 	Setup: func(Mark) []string {
-		return []string{"PS1=''; PS2=''; unset PROMPT_COMMAND"}
+		return []string{"PS1='>> '; PS2=''; unset PROMPT_COMMAND"}
 	},
-	Print: func(head, tail string) string { return fmt.Sprintf("printf '%%s%%s\\n' '%s' '%s'", head, tail) },
-	Load:  func(path string) string { return ". " + path },
-	Error: nil,
+	Prompt: ">> ",
+	Print:  func(head, tail string) string { return fmt.Sprintf("printf '%%s%%s\\n' '%s' '%s'", head, tail) },
+	Load:   func(path string) string { return ". " + path },
+	Error:  nil,
 }
 
 func TestPTY(t *testing.T) {
@@ -34,13 +37,18 @@ func TestPTY(t *testing.T) {
 		{Code: "printf no-newline", Output: "no-newline"},
 		{Code: "s=" + strings.Repeat("a", 5000) + "\necho ${#s}", Output: "5000\n"},
 		{Code: "f() {\n  echo \"héllo $1\"\n}\nf 中文", Output: "héllo 中文\n"},
+		{Code: "echo '>> not a prompt'", Output: ">> not a prompt\n"},
 	})
-	r := drivertest.Interrupt(t, p, rec, 6, "while :; do :; done")
+	time.Sleep(100 * time.Millisecond)
+	if out := rec.TakeOutput(); out != "" {
+		t.Errorf("output while idle: %q (a prompt?)", out)
+	}
+	r := drivertest.Interrupt(t, p, rec, 7, "while :; do :; done")
 	if r.Status != "interrupted" {
 		t.Errorf("interrupt: %s", r.Status)
 	}
 	rec.TakeOutput()
-	if drivertest.Run(t, p, rec, 7, "echo ${#s}"); rec.TakeOutput() != "5000\n" {
+	if drivertest.Run(t, p, rec, 8, "echo ${#s}"); rec.TakeOutput() != "5000\n" {
 		t.Error("the session's state was lost by the interrupt")
 	}
 }
