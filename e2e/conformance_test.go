@@ -118,6 +118,81 @@ var conformance = []conformanceRow{
 		set:  "var x = 1", getX: "x", name: "x",
 	},
 	{
+		runtime: "ghci", // GHCi prints values: they come as output
+		value:   check{code: "6*7", output: "42\n"},
+		print:   check{code: `putStrLn "hello"`, output: "hello\n"},
+		fail:    `error "boom"`,
+		define:  "twice :: Int -> Int\ntwice x = y\n  where y = x * 2",
+		use:     check{code: "twice 21", output: "42\n"},
+		unicode: check{code: `putStrLn "héllo 中文 🎉"`, output: "héllo 中文 🎉\n"},
+		noNL:    check{code: `putStr "no-newline"`, output: "no-newline"},
+		big: func(n int) check {
+			return check{code: fmt.Sprintf("s = %q\nlength s", strings.Repeat("a", n)), output: fmt.Sprintf("%d\n", n)}
+		},
+		loop: "length [1..]",
+		set:  "x = 1", getX: "x", name: "x",
+	},
+	{
+		runtime: "octave", // Octave prints values: they come as output
+		value:   check{code: "6*7", output: "ans = 42\n"},
+		print:   check{code: `printf("hello\n")`, output: "hello\n"},
+		fail:    `error("boom")`,
+		define:  "function y = twice(x)\n  y = x * 2;\nend",
+		use:     check{code: "twice(21)", output: "ans = 42\n"},
+		unicode: check{code: `disp("héllo 中文 🎉")`, output: "héllo 中文 🎉\n"},
+		noNL:    check{code: `printf("no-newline")`, output: "no-newline"},
+		big: func(n int) check {
+			return check{code: fmt.Sprintf("s = '%s';\nlength(s)", strings.Repeat("a", n)), output: fmt.Sprintf("ans = %d\n", n)}
+		},
+		loop: "while true; end",
+		set:  "x = 1;", getX: "x", name: "x",
+	},
+	{
+		runtime: "gnuplot", // gnuplot has no values: print writes output
+		value:   check{code: "print 6*7", output: "42\n"},
+		print:   check{code: `print "hello"`, output: "hello\n"},
+		fail:    "foo bar",
+		define:  "twice(x) = \\\n  x * 2",
+		use:     check{code: "print twice(21)", output: "42\n"},
+		unicode: check{code: `print "héllo 中文 🎉"`, output: "héllo 中文 🎉\n"},
+		noNL:    check{code: `system "printf no-newline"`, output: "no-newline"},
+		big: func(n int) check {
+			return check{code: fmt.Sprintf("s = %q\nprint strlen(s)", strings.Repeat("a", n)), output: fmt.Sprintf("%d\n", n)}
+		},
+		loop: "while (1) { a = 1 }",
+		set:  "x = 1", getX: "print x", name: "x",
+	},
+	{
+		runtime: "clojure",
+		value:   check{code: "(* 6 7)", value: "42"},
+		print:   check{code: `(println "hello")`, output: "hello\n", value: "nil"},
+		fail:    "(/ 1 0)",
+		define:  "(defn twice [x]\n  (let [y (* x 2)]\n    y))",
+		use:     check{code: "(twice 21)", value: "42"},
+		unicode: check{code: `(println "héllo 中文 🎉")`, output: "héllo 中文 🎉\n", value: "nil"},
+		noNL:    check{code: `(print "no-newline")`, output: "no-newline", value: "nil"},
+		big: func(n int) check {
+			return check{code: fmt.Sprintf("(def s %q)\n(count s)", strings.Repeat("a", n)), value: fmt.Sprint(n)}
+		},
+		loop: "(loop [] (recur))",
+		set:  "(def x 1)", getX: "x", name: "x",
+	},
+	{
+		runtime: "java",
+		value:   check{code: "6*7", value: "42"},
+		print:   check{code: `System.out.println("hello")`, output: "hello\n"},
+		fail:    `throw new RuntimeException("boom")`,
+		define:  "int twice(int x) {\n  int y = x * 2;\n  return y;\n}",
+		use:     check{code: "twice(21)", value: "42"},
+		unicode: check{code: `System.out.println("héllo 中文 🎉")`, output: "héllo 中文 🎉\n"},
+		noNL:    check{code: `System.out.print("no-newline")`, output: "no-newline"},
+		big: func(n int) check {
+			return check{code: fmt.Sprintf("String s = %q;\ns.length()", strings.Repeat("a", n)), value: fmt.Sprint(n)}
+		},
+		loop: "while (true) {}",
+		set:  "int x = 1;", getX: "x", name: "x",
+	},
+	{
 		runtime: "bash",
 		value:   check{code: "echo $((6*7))", output: "42\n"},
 		print:   check{code: "echo hello", output: "hello\n"},

@@ -49,6 +49,10 @@ func Result(w io.Writer, r api.CellResult) {
 			if !strings.HasSuffix(e.Traceback, "\n") {
 				b.WriteString("\n")
 			}
+		case e.Type == "" && strings.Contains(r.Output, e.Message):
+			// A REPL driven at its prompt printed the error itself.
+		case e.Type == "":
+			b.WriteString(e.Message + "\n")
 		case e.Message != "":
 			fmt.Fprintf(&b, "%s: %s\n", e.Type, e.Message)
 		default:

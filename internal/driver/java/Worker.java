@@ -151,8 +151,8 @@ class PolyreplWorker {
         return b.toString();
     }
 
-    // exception prints a failed snippet's exception as jshell does and
-    // returns the error object.
+    // exception returns the error object of a failed snippet, its
+    // traceback as jshell prints it.
     static String exception(JShellException x) {
         String type = x instanceof EvalException ee ? ee.getExceptionClassName() : x.getClass().getSimpleName();
         String msg = x.getMessage() == null ? "" : x.getMessage();
@@ -161,19 +161,18 @@ class PolyreplWorker {
             String cls = el.getClassName();
             if (cls.startsWith("jdk.jshell.") || cls.startsWith("jdk.internal.") || cls.startsWith("java.lang.reflect.")) break;
             String where = el.getFileName() != null && el.getFileName().startsWith("#")
-                ? (el.getMethodName().equals("do_it$") ? "" : el.getMethodName() + " ") + "(" + el.getFileName() + ":" + el.getLineNumber() + ")"
+                ? (el.getMethodName().isEmpty() || el.getMethodName().equals("do_it$") ? "" : el.getMethodName() + " ") + "(" + el.getFileName() + ":" + el.getLineNumber() + ")"
                 : el.toString();
             tb.append("|        at ").append(where).append('\n');
         }
-        err.print(tb);
         if (x instanceof UnresolvedReferenceException ure) {
             msg = "attempted to use " + describe(ure.getSnippet()) + " which cannot be used until its unresolved references are declared";
         }
         return "{\"type\":" + json(type) + ",\"message\":" + json(msg) + ",\"traceback\":" + json(tb.toString()) + "}";
     }
 
-    // rejected prints a snippet's compile errors as jshell does and returns
-    // the error object.
+    // rejected returns the error object of a snippet that did not compile,
+    // its traceback the errors as jshell prints them.
     static String rejected(Snippet sn) {
         StringBuilder msg = new StringBuilder();
         StringBuilder tb = new StringBuilder();
@@ -193,7 +192,6 @@ class PolyreplWorker {
             tb.append("|  ").append(" ".repeat((int) pos - ls)).append("^").append("-".repeat((int) Math.max(0, end - pos - 2))).append(end - pos > 1 ? "^" : "").append('\n');
         }
         if (msg.length() == 0) msg.append("the snippet was rejected: ").append(src.strip());
-        err.print(tb);
         return "{\"type\":\"CompileError\",\"message\":" + json(msg.toString()) + ",\"traceback\":" + json(tb.toString()) + "}";
     }
 

@@ -21,14 +21,19 @@ func TestJava(t *testing.T) {
 		{Code: `System.out.print("no-newline")`, Output: "no-newline"},
 		{Code: "int twice(int x) {\n  int y = x * 2;\n  return y;\n}"},
 		{Code: "int r = twice(21);", Value: "42"},
-		{Code: `throw new IllegalStateException("boom")`, Status: "error", OutputHas: "|  Exception java.lang.IllegalStateException: boom", ErrorHas: "boom"},
-		{Code: `int z = "a";`, Status: "error", OutputHas: "|  Error:", ErrorHas: "incompatible types"},
+		{Code: `throw new IllegalStateException("boom")`, Status: "error", ErrorHas: "boom"},
+		{Code: `int z = "a";`, Status: "error", ErrorHas: "incompatible types"},
 		{Code: `System.out.println("héllo 中文 🎉");`, Output: "héllo 中文 🎉\n"},
 		{Code: `String s = "` + strings.Repeat("a", 5000) + `";` + "\ns.length()", Value: "5000"},
 		{Code: `List.of(1, 2)`, Value: "[1, 2]"},
 		{Code: `"x"`, Value: `"x"`},
 	})
-	r := drivertest.Run(t, p, rec, 11, "var x = 1;")
+	r := drivertest.Run(t, p, rec, 11, "int[] a = new int[1];\na[2] = 1;")
+	if r.Error == nil || r.Error.Type != "java.lang.ArrayIndexOutOfBoundsException" ||
+		!strings.HasPrefix(r.Error.Traceback, "|  Exception java.lang.ArrayIndexOutOfBoundsException: Index 2 out of bounds for length 1\n|        at (#") {
+		t.Errorf("the exception is not told as jshell tells it: %+v", r.Error)
+	}
+	r = drivertest.Run(t, p, rec, 11, "var x = 1;")
 	for _, n := range []string{"x", "r", "s", "twice"} {
 		if !slices.Contains(r.Names, n) {
 			t.Errorf("names %q lack %s", r.Names, n)

@@ -571,7 +571,7 @@ func (p *process) finish() {
 		r.Status = api.StatusInterrupted
 	case p.failed || p.errLine != "":
 		r.Status = api.StatusError
-		msg := strings.TrimSpace(strings.ToValidUTF8(p.errLine, "\uFFFD"))
+		msg := errorMessage(strings.ToValidUTF8(p.errLine, "\uFFFD"))
 		if msg == "" {
 			msg = p.pr.Name + " reported an error (see the output)"
 		}
@@ -594,6 +594,32 @@ func (p *process) finish() {
 	if !p.done {
 		p.h.CellDone(r)
 	}
+}
+
+// excerpt matches the source lines compilers quote under a message
+// ("  |", "3 | x = y"), which the message leaves out.
+var excerpt = regexp.MustCompile(`^\s*\d*\s*\|`)
+
+// errorMessage is the error's message: the output from its first error
+// line, up to the next blank line, at most five lines, without quoted
+// source lines. The whole text stays in the output.
+func errorMessage(text string) string {
+	var msg []string
+	for i, l := range strings.Split(strings.ReplaceAll(text, "\r", ""), "\n") {
+		if strings.TrimSpace(l) == "" {
+			if i == 0 {
+				continue
+			}
+			break
+		}
+		if excerpt.MatchString(l) {
+			continue
+		}
+		if msg = append(msg, strings.TrimRight(l, " ")); len(msg) == 5 {
+			break
+		}
+	}
+	return strings.Join(msg, "\n")
 }
 
 // cutValue keeps a value within limit characters, head and tail.

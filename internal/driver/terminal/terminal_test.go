@@ -65,3 +65,16 @@ func TestStartFails(t *testing.T) {
 		t.Errorf("left %d files in the runtime directory", len(entries))
 	}
 }
+
+func TestErrorMessage(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"error: boom\n", "error: boom"},
+		{"\n/c/cell_2.hs:1:1: error:\n    Variable not in scope: x\n  |\n1 | x\n  | ^\n", "/c/cell_2.hs:1:1: error:\n    Variable not in scope: x"},
+		{"Execution error (ArithmeticException) at user/eval1 (cell_3.clj:1).\nDivide by zero\n", "Execution error (ArithmeticException) at user/eval1 (cell_3.clj:1).\nDivide by zero"},
+		{"a\nb\nc\nd\ne\nf\ng\n", "a\nb\nc\nd\ne"},
+	} {
+		if got := errorMessage(tc.in); got != tc.want {
+			t.Errorf("errorMessage(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
