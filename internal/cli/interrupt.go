@@ -6,7 +6,7 @@ func init() {
 	register(&command{
 		name:    "interrupt",
 		usage:   "interrupt NAME [--json]",
-		summary: "stop the running cell (KeyboardInterrupt); the session stays",
+		summary: "stop the running cell (as Ctrl-C would); the session stays",
 		help: `Raises KeyboardInterrupt in the running cell of session NAME, also inside
 time.sleep or a subprocess, and prints the cell's result. The namespace is
 kept. A cell stuck in C code that never checks for signals cannot be
