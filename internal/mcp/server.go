@@ -21,6 +21,7 @@ import (
 
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/client"
+	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/version"
 )
 
@@ -34,7 +35,7 @@ const Instructions = `polyrepl runs code in named, persistent REPL sessions that
 
 Use it instead of "python3 -c", "Rscript -e", "node -e" or throwaway scripts whenever you would run code: load data once, then ask many questions of it.
 - Call "sessions" first and reuse a session whose cwd and names match your task; otherwise pick a short new name, and "exec" creates it.
-- "exec" runs one cell; a final expression's value comes back as Out[n]. It waits up to "timeout" seconds (default 30, max 600); a cell still running then keeps running: call "wait" to collect it, "interrupt" to stop it. Never re-run a cell just because it timed out.
+- "exec" runs one cell; a final expression's value comes back as the runtime's REPL shows it (Out[n] in Python). It waits up to "timeout" seconds (default 30, max 600); a cell still running then keeps running: call "wait" to collect it, "interrupt" to stop it. Never re-run a cell just because it timed out.
 - A session runs one cell at a time; use another session for parallel work.
 - "restart" and "kill" lose the namespace. Write results that matter to files.
 Replies may mention other sessions with work in flight, and what a session lost if it died.`
@@ -141,6 +142,17 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, h handler[In, Out]) {
 	out, err := jsonschema.For[Out](&jsonschema.ForOptions{IgnoreInvalidTypes: true})
 	if err != nil {
 		panic(fmt.Sprintf("tool %s: output schema: %v", t.Name, err))
+	}
+	if p := in.Properties["runtime"]; p != nil {
+		// The model cannot run `polyrepl runtimes`: name them here.
+		var names []string
+		for _, d := range driver.All() {
+			names = append(names, d.Info().Name)
+		}
+		if len(names) > 0 {
+			p.Description = "runtime of a new session, one of " + strings.Join(names, ", ") +
+				" (default python); an existing session keeps its own"
+		}
 	}
 	t.InputSchema, t.OutputSchema = in, out
 	s.server.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
