@@ -51,10 +51,16 @@ const (
 )
 
 // Client identifies who sent a request and through what, for busy messages
-// and, later, the shared record.
+// and the shared record, where each client has its own position.
 type Client struct {
 	Who string `json:"who,omitempty"` // a label: "alice", "claude-code"
 	How string `json:"how,omitempty"` // "cli", "mcp", "attach"
+	// Conn tells apart connections with the same label (each MCP server
+	// process, each attach console); "" for the CLI, whose label is it.
+	Conn string `json:"conn,omitempty"`
+	// Quiet asks not to be told other clients' activity
+	// (POLYREPL_ACTIVITY=off).
+	Quiet bool `json:"quiet,omitempty"`
 }
 
 // Spawn says how to start a session if the name has none yet. It is used
@@ -157,6 +163,9 @@ type CellResult struct {
 	OutputCut *bound.Cut `json:"output_cut,omitempty"`
 	ValueCut  *bound.Cut `json:"value_cut,omitempty"`
 	Notes     []Note     `json:"notes,omitempty"`
+	// Activity is what other clients did in the session since this client
+	// last heard: data from the shared session, told before the result.
+	Activity *Activity `json:"activity,omitempty"`
 }
 
 // Death says how a session's life ended.

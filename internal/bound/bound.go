@@ -88,7 +88,7 @@ func HeadTail(s string, limit int) (string, *Cut) {
 	headEnd := runeOffset(v, h)
 	tailStart := lastRunesOffset(v, t)
 	cut := &Cut{Total: total, Head: h, Tail: t}
-	return v[:headEnd] + marker(total-h-t) + v[tailStart:], cut
+	return v[:headEnd] + Marker(total-h-t) + v[tailStart:], cut
 }
 
 // split divides limit between head and tail.
@@ -96,8 +96,8 @@ func split(limit int) (head, tail int) {
 	return limit / 2, limit - limit/2
 }
 
-// marker is the line put where text was cut.
-func marker(n int) string {
+// Marker is the line put where n characters of a text were cut.
+func Marker(n int) string {
 	return "\n[… " + characters(n) + " cut …]\n"
 }
 

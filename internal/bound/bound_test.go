@@ -25,7 +25,7 @@ func TestHeadTailUnits(t *testing.T) {
 					continue
 				}
 				h, tl := limit/2, limit-limit/2
-				want := strings.Repeat(u, h) + marker(k-limit) + strings.Repeat(u, tl)
+				want := strings.Repeat(u, h) + Marker(k-limit) + strings.Repeat(u, tl)
 				if got != want {
 					t.Fatalf("%q×%d limit %d: got %q, want %q", u, k, limit, got, want)
 				}
@@ -48,18 +48,18 @@ func TestHeadTailTable(t *testing.T) {
 		{"empty", "", 0, "", nil},
 		{"empty with room", "", 10, "", nil},
 		{"exact limit", "héllo", 5, "héllo", nil},
-		{"limit plus one", "héllo!", 5, "hé" + marker(1) + "lo!", &Cut{Total: 6, Head: 2, Tail: 3}},
-		{"mixed multibyte", "a中😀éb中😀é", 4, "a中" + marker(4) + "😀é", &Cut{Total: 8, Head: 2, Tail: 2}},
-		{"negative limit", "ab", -1, marker(2), &Cut{Total: 2, Head: 0, Tail: 0}},
-		{"zero limit", "x", 0, marker(1), &Cut{Total: 1}},
+		{"limit plus one", "héllo!", 5, "hé" + Marker(1) + "lo!", &Cut{Total: 6, Head: 2, Tail: 3}},
+		{"mixed multibyte", "a中😀éb中😀é", 4, "a中" + Marker(4) + "😀é", &Cut{Total: 8, Head: 2, Tail: 2}},
+		{"negative limit", "ab", -1, Marker(2), &Cut{Total: 2, Head: 0, Tail: 0}},
+		{"zero limit", "x", 0, Marker(1), &Cut{Total: 1}},
 		{"invalid fits", "a\xffb", 3, "a\uFFFDb", nil},
 		{"invalid run is one character", "a\xff\xfe\x80b", 3, "a\uFFFDb", nil},
-		{"invalid cut", "a\xff\xfeb", 2, "a" + marker(1) + "b", &Cut{Total: 3, Head: 1, Tail: 1}},
+		{"invalid cut", "a\xff\xfeb", 2, "a" + Marker(1) + "b", &Cut{Total: 3, Head: 1, Tail: 1}},
 		{"truncated rune fits", "\xe4\xb8", 1, "\uFFFD", nil},
-		{"truncated rune in the middle", "中\xe4\xb8中", 2, "中" + marker(1) + "中", &Cut{Total: 3, Head: 1, Tail: 1}},
-		{"only invalid", "\xff\xff\xff", 0, marker(1), &Cut{Total: 1}},
-		{"lone continuation bytes", "\x80\x80a\x80", 2, "\uFFFD" + marker(1) + "\uFFFD", &Cut{Total: 3, Head: 1, Tail: 1}},
-		{"marker thousands", strings.Repeat("x", 1002), 2, "x" + marker(1000) + "x", &Cut{Total: 1002, Head: 1, Tail: 1}},
+		{"truncated rune in the middle", "中\xe4\xb8中", 2, "中" + Marker(1) + "中", &Cut{Total: 3, Head: 1, Tail: 1}},
+		{"only invalid", "\xff\xff\xff", 0, Marker(1), &Cut{Total: 1}},
+		{"lone continuation bytes", "\x80\x80a\x80", 2, "\uFFFD" + Marker(1) + "\uFFFD", &Cut{Total: 3, Head: 1, Tail: 1}},
+		{"marker thousands", strings.Repeat("x", 1002), 2, "x" + Marker(1000) + "x", &Cut{Total: 1002, Head: 1, Tail: 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -89,10 +89,10 @@ func TestHeadTailUnchangedIsSame(t *testing.T) {
 }
 
 func TestMarker(t *testing.T) {
-	if got, want := marker(1234567), "\n[… 1,234,567 characters cut …]\n"; got != want {
+	if got, want := Marker(1234567), "\n[… 1,234,567 characters cut …]\n"; got != want {
 		t.Errorf("marker = %q, want %q", got, want)
 	}
-	if got, want := marker(1), "\n[… 1 character cut …]\n"; got != want {
+	if got, want := Marker(1), "\n[… 1 character cut …]\n"; got != want {
 		t.Errorf("marker = %q, want %q", got, want)
 	}
 }

@@ -31,7 +31,7 @@ func FuzzHeadTail(f *testing.F) {
 		if cut.Total != n || cut.Head != limit/2 || cut.Tail != limit-limit/2 || cut.File != "" {
 			t.Fatalf("cut %+v for %d runes, limit %d", cut, n, limit)
 		}
-		m := marker(cut.Total - cut.Head - cut.Tail)
+		m := Marker(cut.Total - cut.Head - cut.Tail)
 		if got := utf8.RuneCountInString(out); got > limit+utf8.RuneCountInString(m) {
 			t.Fatalf("output has %d runes, limit %d", got, limit)
 		}

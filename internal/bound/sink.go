@@ -260,7 +260,7 @@ func (s *Sink) Take() (text string, cut *Cut, err error) {
 	if s.err == nil {
 		c.File = s.path
 	}
-	return head + marker(c.Total-c.Head-c.Tail) + tail, c, s.err
+	return head + Marker(c.Total-c.Head-c.Tail) + tail, c, s.err
 }
 
 // reset starts a new, empty segment, keeping buffers for reuse.

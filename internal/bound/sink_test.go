@@ -58,7 +58,7 @@ func checkBounded(t testing.TB, text string, cut *Cut, limit int) {
 	}
 	bound := limit
 	if cut != nil {
-		bound += utf8.RuneCountInString(marker(cut.Total - cut.Head - cut.Tail))
+		bound += utf8.RuneCountInString(Marker(cut.Total - cut.Head - cut.Tail))
 		if cut.Head > limit/2 || cut.Tail > limit-limit/2 {
 			t.Fatalf("cut %+v keeps more than limit %d allows", cut, limit)
 		}

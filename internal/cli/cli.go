@@ -17,6 +17,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/client"
 	"github.com/polyrepl/polyrepl/internal/paths"
 	"github.com/polyrepl/polyrepl/internal/version"
@@ -45,6 +46,7 @@ type env struct {
 	stdout, stderr io.Writer
 	ctx            context.Context
 	client         *client.Client
+	label          string // from --label, else label()
 }
 
 var commands []*command
@@ -81,6 +83,7 @@ func (e *env) main(args []string) int {
 		printUsage(e.stdout)
 		return ExitOK
 	}
+	args = e.takeLabel(args)
 	c := lookup(args[0])
 	if c == nil {
 		e.errorf("unknown command %q", args[0])
@@ -215,6 +218,52 @@ func (s *secondsFlag) Set(v string) error {
 	}
 	s.v = f
 	return nil
+}
+
+// takeLabel removes --label NAME (anywhere before a "--") from args, to
+// name who sends this command's requests.
+func (e *env) takeLabel(args []string) []string {
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return append(out, args[i:]...)
+		case (a == "--label" || a == "-label") && i+1 < len(args):
+			e.label = args[i+1]
+			i++
+		case strings.HasPrefix(a, "--label="):
+			e.label = strings.TrimPrefix(a, "--label=")
+		default:
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// me is this command line as a client of the daemon: its label, and
+// whether it wants to hear other clients' activity ($POLYREPL_ACTIVITY).
+func (e *env) me() api.Client {
+	return e.as("cli")
+}
+
+// as is this command line as a client coming through how.
+func (e *env) as(how string) api.Client {
+	who := e.label
+	if who == "" {
+		who = label()
+	}
+	return api.Client{Who: who, How: how, Quiet: activityOff()}
+}
+
+// activityOff reports whether $POLYREPL_ACTIVITY turns off being told
+// what other clients did.
+func activityOff() bool {
+	switch strings.ToLower(os.Getenv("POLYREPL_ACTIVITY")) {
+	case "off", "0", "no", "false":
+		return true
+	}
+	return false
 }
 
 // label names who sends requests from this command line, for busy messages

@@ -95,7 +95,7 @@ func runExec(e *env, args []string) int {
 		Code:    src,
 		Timeout: timeout.v,
 		Spawn:   api.Spawn{Runtime: *runtime, Exe: exe, Cwd: dir, Env: os.Environ(), Project: proj},
-		Client:  api.Client{Who: label(), How: "cli"},
+		Client:  e.me(),
 	}
 	r, err := e.client.Exec(e.ctx, name, req)
 	if err != nil {

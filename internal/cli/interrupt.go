@@ -29,7 +29,7 @@ func runInterrupt(e *env, args []string) int {
 	if len(pos) != 1 {
 		return e.usageError(c, "interrupt takes one session name")
 	}
-	r, err := e.client.Interrupt(e.ctx, pos[0], api.ControlRequest{Client: api.Client{Who: label(), How: "cli"}})
+	r, err := e.client.Interrupt(e.ctx, pos[0], api.ControlRequest{Client: e.me()})
 	if err != nil {
 		return e.fail(err)
 	}

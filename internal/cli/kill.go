@@ -60,7 +60,7 @@ func control(e *env, name string, args []string,
 	if len(pos) != 1 {
 		return e.usageError(c, "%s takes one session name", name)
 	}
-	r, err := call(e.ctx, pos[0], api.ControlRequest{Client: api.Client{Who: label(), How: "cli"}})
+	r, err := call(e.ctx, pos[0], api.ControlRequest{Client: e.me()})
 	if err != nil {
 		return e.fail(err)
 	}

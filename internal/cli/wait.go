@@ -29,7 +29,7 @@ func runWait(e *env, args []string) int {
 	if len(pos) != 1 {
 		return e.usageError(c, "wait takes one session name")
 	}
-	r, err := e.client.Wait(e.ctx, pos[0], api.WaitRequest{Timeout: timeout.v, Client: api.Client{Who: label(), How: "cli"}})
+	r, err := e.client.Wait(e.ctx, pos[0], api.WaitRequest{Timeout: timeout.v, Client: e.me()})
 	if err != nil {
 		return e.fail(err)
 	}

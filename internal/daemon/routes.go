@@ -32,6 +32,8 @@ func (d *Daemon) routes() http.Handler {
 	mux.HandleFunc("POST "+api.PathInterrupt, d.interrupt)
 	mux.HandleFunc("POST "+api.PathRestart, d.restart)
 	mux.HandleFunc("POST "+api.PathKill, d.kill)
+	mux.HandleFunc("GET "+api.PathRecord, d.history)
+	mux.HandleFunc("GET "+api.PathRecordEntry, d.entry)
 	return withVersion(mux)
 }
 
@@ -214,6 +216,7 @@ func reply(w http.ResponseWriter, v any) {
 var statusOf = map[string]int{
 	"bad-request": http.StatusBadRequest,
 	"no-session":  http.StatusNotFound,
+	"no-entry":    http.StatusNotFound,
 	"busy":        http.StatusConflict,
 	"stale":       http.StatusGone,
 	"dead":        http.StatusGone,

@@ -74,9 +74,12 @@ type Process interface {
 
 // Info describes a runtime to users: `polyrepl runtimes`, errors, README.
 type Info struct {
-	Name   string   // as users type it: "python", "r"
-	Family string   // "worker" or "terminal"
-	Ext    string   // the transcript's extension: ".py", ".R"
+	Name   string // as users type it: "python", "r"
+	Family string // "worker" or "terminal"
+	Ext    string // the transcript's extension: ".py", ".R"
+	// Lang names the language for Markdown fences and notebooks, if it is
+	// not the runtime's name ("python" for ipython).
+	Lang   string
 	Exes   []string // executables tried on the caller's PATH, in order
 	EnvVar string   // the variable that overrides the executable: POLYREPL_R
 	Needs  string   // what the user needs installed, in words
@@ -96,6 +99,14 @@ func (i Info) Display(n int, name, v string) string {
 		return v
 	}
 	return strings.NewReplacer("{n}", strconv.Itoa(n), "{name}", name, "{v}", v).Replace(i.ValueFormat)
+}
+
+// Language is the language's name for Markdown fences and notebooks.
+func (i Info) Language() string {
+	if i.Lang != "" {
+		return i.Lang
+	}
+	return i.Name
 }
 
 // DefaultExe is the executable to start when the user names none: the

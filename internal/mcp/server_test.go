@@ -355,7 +355,7 @@ func TestToolsList(t *testing.T) {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	if want := []string{"exec", "interrupt", "kill", "restart", "sessions", "wait"}; !slices.Equal(names, want) {
+	if want := []string{"exec", "history", "interrupt", "kill", "restart", "sessions", "wait"}; !slices.Equal(names, want) {
 		t.Fatalf("tools = %v, want %v", names, want)
 	}
 
@@ -376,6 +376,7 @@ func TestToolsList(t *testing.T) {
 	}{
 		{tool: "exec", required: []string{"code", "session"}, optional: []string{"cwd", "exe", "project", "python", "runtime", "timeout"}},
 		{tool: "wait", required: []string{"session"}, optional: []string{"timeout"}},
+		{tool: "history", required: []string{"session"}, optional: []string{"id", "since"}, readOnly: true},
 		{tool: "interrupt", required: []string{"session"}},
 		{tool: "restart", required: []string{"session"}, destructive: true},
 		{tool: "kill", required: []string{"session"}, destructive: true},
@@ -574,7 +575,7 @@ func TestClientLabels(t *testing.T) {
 	if len(list.Sessions) != 1 || list.Sessions[0].Running == nil {
 		t.Fatalf("sessions lab: %+v, want one session with a running cell", list.Sessions)
 	}
-	if got, want := list.Sessions[0].Running.Client, (api.Client{Who: "Test Agent", How: "mcp"}); got != want {
+	if got, want := list.Sessions[0].Running.Client, (api.Client{Who: "Test Agent", How: "mcp"}); got.Who != want.Who || got.How != want.How || got.Conn == "" {
 		t.Errorf("running.client = %+v, want %+v", got, want)
 	}
 	if r, _ := a.cell("interrupt", map[string]any{"session": "lab"}); r.Status != api.StatusInterrupted {
@@ -591,7 +592,7 @@ func TestClientLabels(t *testing.T) {
 	if len(list.Sessions) != 1 || list.Sessions[0].Running == nil {
 		t.Fatalf("sessions lab: %+v, want one session with a running cell", list.Sessions)
 	}
-	if got, want := list.Sessions[0].Running.Client, (api.Client{Who: "bare-agent", How: "mcp"}); got != want {
+	if got, want := list.Sessions[0].Running.Client, (api.Client{Who: "bare-agent", How: "mcp"}); got.Who != want.Who || got.How != want.How || got.Conn == "" {
 		t.Errorf("running.client = %+v, want %+v", got, want)
 	}
 	b.ok("interrupt", map[string]any{"session": "lab"})

@@ -13,6 +13,10 @@ import (
 // notes after it.
 func (s *Server) text(r api.CellResult) string {
 	var b strings.Builder
+	render.Activity(&b, r.Activity, render.ActivityHeaderModel)
+	if r.Activity != nil && b.Len() > 0 {
+		b.WriteString("Your call's result:\n")
+	}
 	if r.Output != "" {
 		b.WriteString(r.Output)
 		if !strings.HasSuffix(r.Output, "\n") {
@@ -29,9 +33,14 @@ func (s *Server) text(r api.CellResult) string {
 		}
 	}
 	if e := r.Error; e != nil {
-		if e.Traceback != "" {
+		switch {
+		case e.Traceback != "":
 			b.WriteString(strings.TrimRight(e.Traceback, "\n") + "\n")
-		} else {
+		case e.Type == "" && strings.Contains(r.Output, e.Message):
+			// A REPL driven at its prompt printed the error itself.
+		case e.Type == "":
+			b.WriteString(e.Message + "\n")
+		default:
 			fmt.Fprintf(&b, "%s: %s\n", e.Type, e.Message)
 		}
 	}
@@ -39,6 +48,13 @@ func (s *Server) text(r api.CellResult) string {
 		fmt.Fprintf(&b, "(cell %d finished with no output)\n", r.Cell)
 	}
 	return strings.TrimRight(notesText(b.String(), r.Notes), "\n") + s.versionNote()
+}
+
+// historyText lists a record, or shows one entry whole.
+func historyText(r api.RecordReply) string {
+	var b strings.Builder
+	render.History(&b, r)
+	return strings.TrimRight(b.String(), "\n")
 }
 
 // notesText appends notes to text, each set apart in brackets.

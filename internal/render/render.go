@@ -16,7 +16,13 @@ import (
 // before (a loss, a new session), the output, the value or the error, then
 // what the caller should know (still running, other sessions).
 func Result(w io.Writer, r api.CellResult) {
+	ResultAs(w, r, ActivityHeader)
+}
+
+// ResultAs is Result with the activity told under header.
+func ResultAs(w io.Writer, r api.CellResult, header string) {
 	var b strings.Builder
+	Activity(&b, r.Activity, header)
 	note := func(kinds ...string) {
 		for _, n := range r.Notes {
 			for _, k := range kinds {
@@ -93,10 +99,13 @@ func Megabytes(n uint64) string {
 	return fmt.Sprintf("%d MB", (n+500_000)/1_000_000)
 }
 
-// Plural says "1 cell", "3 cells".
+// Plural says "1 cell", "3 cells", "2 entries".
 func Plural(n int, word string) string {
 	if n == 1 {
 		return "1 " + word
+	}
+	if strings.HasSuffix(word, "y") && !strings.HasSuffix(word, "ay") && !strings.HasSuffix(word, "ey") {
+		return fmt.Sprintf("%d %sies", n, strings.TrimSuffix(word, "y"))
 	}
 	return fmt.Sprintf("%d %ss", n, word)
 }

@@ -9,6 +9,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -18,6 +19,7 @@ import (
 	"github.com/polyrepl/polyrepl/internal/bound"
 	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/proc"
+	"github.com/polyrepl/polyrepl/internal/record"
 	"github.com/polyrepl/polyrepl/internal/state"
 )
 
@@ -57,6 +59,7 @@ type Manager struct {
 
 	mu      sync.Mutex
 	entries map[string]*entry
+	records map[string]*record.Record // of live sessions; others are read from disk
 }
 
 // entry serializes the lifecycle (create, restart, kill) of one name.
@@ -68,7 +71,69 @@ type entry struct {
 // NewManager makes a manager whose sessions keep their files in st and
 // whose drivers write theirs in runtimeDir.
 func NewManager(st *state.Dir, runtimeDir string) *Manager {
-	return &Manager{state: st, runtimeDir: runtimeDir, outputDir: st.OutputDir(), entries: map[string]*entry{}}
+	return &Manager{state: st, runtimeDir: runtimeDir, outputDir: st.OutputDir(), entries: map[string]*entry{},
+		records: map[string]*record.Record{}}
+}
+
+// record returns the shared record of name, opening it if needed. A
+// record that cannot be read starts empty, and the error says why.
+func (m *Manager) record(name string) *record.Record {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if r := m.records[name]; r != nil {
+		return r
+	}
+	r, err := record.Open(m.state.RecordDir(), name)
+	if err != nil {
+		log.Printf("session %s: %v", name, err)
+	}
+	m.records[name] = r
+	return r
+}
+
+// Record returns the shared record of name for reading: the live
+// session's, or the one left on disk by an earlier life.
+func (m *Manager) Record(name string, asker api.Client) (*record.Record, error) {
+	if err := ValidateName(name); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	r := m.records[name]
+	m.mu.Unlock()
+	if r != nil {
+		return r, nil
+	}
+	if !record.Exists(m.state.RecordDir(), name) {
+		return nil, m.noSession(name, asker)
+	}
+	// Kept open, so that a follower sees the next life of the session.
+	return m.record(name), nil
+}
+
+// note adds a note entry to the record of s, said by c.
+func (m *Manager) note(s *Session, c api.Client, text string) {
+	s.rec.Add(api.Entry{Kind: api.EntryNote, Generation: s.Generation, Runtime: s.Runtime,
+		Who: c.Who, How: c.How, Conn: c.Conn, Text: text, Started: time.Now()})
+}
+
+// tell adds to a reply what other clients did in the session since the
+// asker last heard, unless it asked not to hear. Output printed while
+// idle is told there, so the idle note would repeat it.
+func (m *Manager) tell(r *api.CellResult, name string, asker api.Client) {
+	if asker.Quiet {
+		return
+	}
+	m.mu.Lock()
+	rec := m.records[name]
+	m.mu.Unlock()
+	if rec == nil {
+		return
+	}
+	r.Activity = rec.Activity(asker)
+	r.Notes = slices.DeleteFunc(r.Notes, func(n api.Note) bool { return n.Kind == api.NoteIdle })
+	if err := rec.SaveError(); err != nil {
+		r.Notes = append(r.Notes, api.Note{Kind: api.NoteSave, Text: fmt.Sprintf("The shared record could not be saved: %v", err)})
+	}
 }
 
 func (m *Manager) entry(name string) *entry {
@@ -133,7 +198,7 @@ func (m *Manager) Exec(ctx context.Context, name string, req api.ExecRequest, pr
 			m.forgetDead(s)
 		}
 		var err error
-		s, opening, err = m.create(ctx, e, name, req.Spawn)
+		s, opening, err = m.create(ctx, e, name, req.Spawn, req.Client)
 		if err != nil {
 			e.life.Unlock()
 			return api.CellResult{}, err
@@ -146,6 +211,7 @@ func (m *Manager) Exec(ctx context.Context, name string, req api.ExecRequest, pr
 	}
 	r.Notes = append(opening, r.Notes...)
 	r.Notes = append(r.Notes, m.othersNotes(name, req.Client)...)
+	m.tell(&r, name, req.Client)
 	return r, nil
 }
 
@@ -193,7 +259,7 @@ func (m *Manager) checkGeneration(name string, s *Session, gen string) error {
 }
 
 // create starts a new session under name; e.life is held.
-func (m *Manager) create(ctx context.Context, e *entry, name string, sp api.Spawn) (*Session, []api.Note, error) {
+func (m *Manager) create(ctx context.Context, e *entry, name string, sp api.Spawn, asker api.Client) (*Session, []api.Note, error) {
 	if sp.Runtime == "" {
 		sp.Runtime = api.DefaultRuntime
 	}
@@ -229,7 +295,9 @@ func (m *Manager) create(ctx context.Context, e *entry, name string, sp api.Spaw
 			log.Printf("session %s: cannot remove its death note: %v", name, err)
 		}
 	}
-	notes = append(notes, api.Note{Kind: api.NoteCreated, Text: fmt.Sprintf("Created session '%s' (%s %s, cwd %s%s).", name, s.Runtime, s.p.Version(), sp.Cwd, startNote(s.p))})
+	created := fmt.Sprintf("Created session '%s' (%s %s, cwd %s%s).", name, s.Runtime, s.p.Version(), sp.Cwd, startNote(s.p))
+	notes = append(notes, api.Note{Kind: api.NoteCreated, Text: created})
+	m.note(s, asker, created)
 	m.set(e, s)
 	return s, notes, nil
 }
@@ -250,6 +318,7 @@ func (m *Manager) newSession(name string, sp api.Spawn, drv driver.Driver) *Sess
 		m: m, drv: drv, changed: make(chan struct{}), state: Starting,
 		exited: make(chan struct{}),
 		idle:   bound.NewSink(api.OutputLimit, m.outputDir, name+"-idle-*.txt"),
+		rec:    m.record(name),
 	}
 }
 
@@ -337,6 +406,12 @@ func (m *Manager) died(s *Session, d *api.Death) {
 	}
 	l := m.life(s)
 	if d.By != "restart" {
+		s.mu.Lock()
+		killer := s.killer
+		s.mu.Unlock()
+		m.note(s, killer, fmt.Sprintf("Session '%s' ended: %s.", s.Name, d.Cause))
+	}
+	if d.By != "restart" {
 		if err := m.state.SaveLoss(l); err != nil {
 			log.Printf("session %s: cannot save its death note: %v", s.Name, err)
 		}
@@ -367,6 +442,13 @@ func (m *Manager) forgetDead(s *Session) {
 		s.cur.out.Close()
 	}
 	s.mu.Unlock()
+	// The record is saved and let go; it is read back when needed.
+	if r := m.records[s.Name]; r == s.rec && (m.entries[s.Name] == nil || m.entries[s.Name].s == nil) {
+		delete(m.records, s.Name)
+		if err := r.Close(); err != nil {
+			log.Printf("session %s: %v", s.Name, err)
+		}
+	}
 }
 
 // lookup finds the session for wait/interrupt, or says why there is none.
@@ -424,6 +506,7 @@ func (m *Manager) Wait(ctx context.Context, name string, req api.WaitRequest, pr
 	r, err := s.Wait(ctx, timeout, req.Client, prog, progressEvery(req.Progress))
 	if err == nil {
 		r.Notes = append(r.Notes, m.othersNotes(name, req.Client)...)
+		m.tell(&r, name, req.Client)
 	}
 	return r, err
 }
@@ -437,6 +520,7 @@ func (m *Manager) Interrupt(ctx context.Context, name string, req api.ControlReq
 	r, err := s.Interrupt(ctx, req.Client)
 	if err == nil {
 		r.Notes = append(r.Notes, m.othersNotes(name, req.Client)...)
+		m.tell(&r, name, req.Client)
 	}
 	return r, err
 }
@@ -454,7 +538,7 @@ func (m *Manager) Kill(name string, req api.ControlRequest) (api.KillReply, erro
 		return api.KillReply{}, err
 	}
 	info := s.Info(true)
-	kerr := s.kill("kill", fmt.Sprintf("killed with %s by %s", adviceFor(req.Client).do("kill", name), who(req.Client)))
+	kerr := s.kill("kill", fmt.Sprintf("killed with %s by %s", adviceFor(req.Client).do("kill", name), who(req.Client)), req.Client)
 	m.forgetDead(s)
 	reply := api.KillReply{Session: s.Info(false)}
 	reply.Session.Memory = info.Memory
@@ -479,7 +563,7 @@ func (m *Manager) Restart(ctx context.Context, name string, req api.ControlReque
 		return api.KillReply{}, err
 	}
 	before := old.Info(false)
-	if err := old.kill("restart", fmt.Sprintf("restarted by %s", who(req.Client))); err != nil {
+	if err := old.kill("restart", fmt.Sprintf("restarted by %s", who(req.Client)), req.Client); err != nil {
 		return api.KillReply{}, err
 	}
 	m.forgetDead(old)
@@ -492,6 +576,7 @@ func (m *Manager) Restart(ctx context.Context, name string, req api.ControlReque
 	if len(before.Names) > 0 {
 		text += "; the names it held are gone: " + strings.Join(before.Names, ", ")
 	}
+	m.note(s, req.Client, text+".")
 	return api.KillReply{Session: s.Info(false), Notes: append([]api.Note{{Kind: api.NoteInfo, Text: text + "."}}, m.othersNotes(name, req.Client)...)}, nil
 }
 
@@ -571,7 +656,7 @@ func (m *Manager) StopAll(cause string) []api.SessionInfo {
 				return
 			}
 			info := s.Info(false)
-			if err := s.kill("stop", cause); err != nil {
+			if err := s.kill("stop", cause, api.Client{}); err != nil {
 				log.Printf("stopping session %s: %v", s.Name, err)
 			}
 			if info.State != Dead {
@@ -610,6 +695,13 @@ func (m *Manager) RecoverLost() {
 		if err := m.state.SaveLoss(l); err != nil {
 			log.Printf("session %s: cannot save its death note: %v", l.Name, err)
 		}
+		rec, err := record.Open(m.state.RecordDir(), l.Name)
+		if err != nil {
+			log.Printf("session %s: %v", l.Name, err)
+		}
+		rec.Add(api.Entry{Kind: api.EntryNote, Generation: l.Generation, Runtime: l.Runtime, Started: time.Now(),
+			Text: fmt.Sprintf("Session '%s' ended: %s.", l.Name, l.Death.Cause)})
+		rec.Close()
 		if err := m.state.RemoveLive(l.Name); err != nil {
 			log.Printf("session %s: cannot remove its live record: %v", l.Name, err)
 		}

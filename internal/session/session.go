@@ -17,6 +17,7 @@ import (
 	"github.com/polyrepl/polyrepl/internal/bound"
 	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/proc"
+	"github.com/polyrepl/polyrepl/internal/record"
 	"github.com/polyrepl/polyrepl/internal/render"
 	"github.com/polyrepl/polyrepl/internal/state"
 	"golang.org/x/sys/unix"
@@ -57,9 +58,12 @@ type Session struct {
 	idle       *bound.Sink // output printed while no cell ran
 	death      *api.Death
 	dying      *api.Death    // set by Kill before the process ends
+	killer     api.Client    // who asked for it
 	exited     chan struct{} // closed when the process has ended
 	recent     []byte        // the last bytes the running cell printed, for progress
 	transcript *state.Transcript
+	rec        *record.Record // the name's shared record
+	idleSeq    int            // the record entry of output while idle, or 0
 }
 
 // Progress reports on a running cell while a call waits for it.
@@ -71,6 +75,7 @@ const recentMax = 512
 // cell is one run of code.
 type cell struct {
 	n         int
+	seq       int // its entry in the record
 	code      string
 	client    api.Client
 	started   time.Time
@@ -96,6 +101,7 @@ func (s *Session) Output(p []byte) {
 	defer s.mu.Unlock()
 	if s.cur != nil && !s.cur.finished() {
 		s.cur.out.Write(p)
+		s.rec.Output(s.cur.seq, p)
 		if len(p) >= recentMax {
 			s.recent = append(s.recent[:0], p[len(p)-recentMax:]...)
 		} else {
@@ -107,6 +113,12 @@ func (s *Session) Output(p []byte) {
 		return
 	}
 	s.idle.Write(p)
+	if s.idleSeq == 0 {
+		s.idleSeq = s.rec.Add(api.Entry{Kind: api.EntryIdle, Generation: s.Generation, Runtime: s.Runtime,
+			Started: time.Now(), Output: string(p)})
+	} else {
+		s.rec.Output(s.idleSeq, p)
+	}
 }
 
 // CellDone implements driver.Handler.
@@ -120,6 +132,13 @@ func (s *Session) CellDone(r driver.Result) {
 	c.result = &r
 	c.status = r.Status
 	c.ended = time.Now()
+	display := ""
+	if r.Value != "" {
+		display = s.drv.Info().Display(c.n, r.ValueName, r.Value)
+	}
+	s.rec.Update(c.seq, func(e *api.Entry) {
+		e.Status, e.Ended, e.Display, e.Error = r.Status, &c.ended, display, r.Error
+	})
 	s.lastActive = c.ended
 	changed := r.Names != nil && !slices.Equal(r.Names, s.names)
 	if changed {
@@ -147,6 +166,9 @@ func (s *Session) Exited(e driver.Exit) {
 	if c := s.cur; c != nil && !c.finished() {
 		c.status = api.StatusDead
 		c.ended = d.At
+		s.rec.Update(c.seq, func(e *api.Entry) {
+			e.Status, e.Ended, e.Text = api.StatusDead, &c.ended, "the session died during this cell: "+d.Cause
+		})
 	}
 	s.notifyLocked()
 	s.mu.Unlock()
@@ -224,6 +246,9 @@ func (s *Session) Exec(ctx context.Context, code string, client api.Client, time
 		n := uncollectedNote(s.takeLocked(prev, client), prev.client)
 		pending = &n
 	}
+	c.seq = s.rec.Add(api.Entry{Kind: api.EntryCell, Generation: s.Generation, Runtime: s.Runtime, Cell: c.n,
+		Who: client.Who, How: client.How, Conn: client.Conn, Code: code, Status: api.StatusRunning, Started: c.started})
+	s.idleSeq = 0
 	s.cur = c
 	s.recent = s.recent[:0]
 	s.state = Running
@@ -480,13 +505,14 @@ func (s *Session) waitFinished(c *cell, d time.Duration) bool {
 
 // kill ends the session's whole process tree and waits until the runtime
 // is reported dead. by and cause say why, for the death note.
-func (s *Session) kill(by, cause string) error {
+func (s *Session) kill(by, cause string, asker api.Client) error {
 	s.mu.Lock()
 	if s.state == Dead {
 		s.mu.Unlock()
 		return nil
 	}
 	s.dying = &api.Death{By: by, Cause: cause, At: time.Now()}
+	s.killer = asker
 	tree := s.p.Tree()
 	s.mu.Unlock()
 	survivors, err := tree.Kill(killGrace)

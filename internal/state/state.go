@@ -38,13 +38,16 @@ func Open(path string) (*Dir, error) {
 		return nil, err
 	}
 	d := &Dir{Path: path}
-	for _, sub := range []string{"lost", "live", "output"} {
+	for _, sub := range []string{"lost", "live", "output", "records"} {
 		if err := paths.EnsurePrivateDir(filepath.Join(path, sub)); err != nil {
 			return nil, err
 		}
 	}
 	return d, nil
 }
+
+// RecordDir is where the sessions' shared records are kept.
+func (d *Dir) RecordDir() string { return filepath.Join(d.Path, "records") }
 
 // OutputDir is where output too long for a reply is saved whole.
 func (d *Dir) OutputDir() string { return filepath.Join(d.Path, "output") }

@@ -18,7 +18,7 @@ import (
 // Profile is GHCi's terminal profile.
 var Profile = &terminal.Profile{
 	Info: driver.Info{
-		Name: "ghci", Family: "terminal", Ext: ".hs",
+		Name: "ghci", Family: "terminal", Ext: ".hs", Lang: "haskell",
 		Exes: []string{"ghci"}, EnvVar: "POLYREPL_GHCI",
 		Needs: "GHC's ghci (Debian: ghc)",
 		Limits: "values are printed by GHCi as output (there is no separate value); a cell " +

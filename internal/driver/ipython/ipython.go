@@ -19,7 +19,7 @@ var source []byte
 // worker, so the executable is a Python interpreter that has it installed.
 var Runtime = &worker.Runtime{
 	Info: driver.Info{
-		Name: "ipython", Family: "worker", Ext: ".ipy",
+		Name: "ipython", Family: "worker", Ext: ".ipy", Lang: "python",
 		Exes: []string{"python3", "python"}, EnvVar: "POLYREPL_IPYTHON",
 		Needs: "Python 3.8+ with IPython (Debian: ipython3)",
 		Limits: "a cell stuck in C code that never checks for signals cannot be interrupted (kill it); " +

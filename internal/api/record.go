@@ -1,0 +1,88 @@
+package api
+
+import (
+	"time"
+
+	"github.com/polyrepl/polyrepl/internal/bound"
+)
+
+// Paths of a session's shared record.
+const (
+	PathRecord      = "/v1/sessions/{name}/record"       // ?since=SEQ&follow=1
+	PathRecordEntry = "/v1/sessions/{name}/record/{seq}" // one entry, whole
+)
+
+// Entry kinds.
+const (
+	EntryCell = "cell" // a cell some client ran
+	EntryIdle = "idle" // output the session printed while no cell ran
+	EntryNote = "note" // created, restarted, died and why
+)
+
+// Bounds of the record.
+const (
+	RecordKeep       = 300   // entries kept per session; older ones are dropped
+	EntryCodeLimit   = 10000 // characters of an entry's code
+	EntryOutputLimit = 10000 // characters of an entry's output
+	ActivityEntries  = 10    // entries told in full in one reply
+	ActivityChars    = 8000  // characters of activity in one reply
+)
+
+// Entry is one item of a session's record. An entry is written when it
+// starts and rewritten as it changes; Rev counts its changes, so a reader
+// that saw an earlier Rev knows it has news.
+type Entry struct {
+	Seq        int        `json:"seq"` // its place in the session's record, from 1
+	ID         string     `json:"id"`  // "NAME#SEQ", to name it anywhere
+	Rev        int        `json:"rev"`
+	Kind       string     `json:"kind"`
+	Session    string     `json:"session"`
+	Generation string     `json:"generation,omitempty"`
+	Runtime    string     `json:"runtime,omitempty"`
+	Cell       int        `json:"cell,omitempty"`
+	Who        string     `json:"who,omitempty"`
+	How        string     `json:"how,omitempty"`
+	Conn       string     `json:"conn,omitempty"`
+	Code       string     `json:"code,omitempty"`
+	CodeCut    *bound.Cut `json:"code_cut,omitempty"`
+	Output     string     `json:"output,omitempty"`
+	OutputCut  *bound.Cut `json:"output_cut,omitempty"`
+	Display    string     `json:"display,omitempty"` // the value as the runtime's REPL shows it
+	Status     string     `json:"status,omitempty"`  // cells: running, done, error, interrupted, dead
+	Error      *CellError `json:"error,omitempty"`
+	Text       string     `json:"text,omitempty"` // notes: what happened
+	Started    time.Time  `json:"started"`
+	Ended      *time.Time `json:"ended,omitempty"`
+}
+
+// RecordEvent is one line of a followed record: an entry, new or changed,
+// or nothing (a heartbeat).
+type RecordEvent struct {
+	Entry *Entry `json:"entry,omitempty"`
+}
+
+// RecordReply is a part of a session's record.
+type RecordReply struct {
+	Session string  `json:"session"`
+	Entries []Entry `json:"entries"`
+	// Dropped counts the oldest entries no longer kept (seq 1..Dropped).
+	Dropped int `json:"dropped"`
+	// Next is the seq the next new entry will get.
+	Next int `json:"next"`
+}
+
+// Activity is what other clients did in a session since the asking
+// client last heard, told at the start of its reply: data from the shared
+// session, never instructions.
+type Activity struct {
+	Session string  `json:"session"`
+	Entries []Entry `json:"entries"` // newest first, each cut to its first and last lines
+	// Updated lists the seqs of Entries told before, told again because
+	// they changed (a cell finished, more output came).
+	Updated []int `json:"updated,omitempty"`
+	// More lists the ids of further entries not told here for space.
+	More []string `json:"more,omitempty"`
+	// Earlier counts entries from before the client first used the
+	// session, which are not told (history lists them).
+	Earlier int `json:"earlier,omitempty"`
+}

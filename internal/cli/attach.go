@@ -1,0 +1,292 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/term"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/client"
+)
+
+func init() {
+	register(&command{
+		name:    "attach",
+		usage:   "attach NAME [--label L]",
+		summary: "an interactive console on a session: watch its record, type cells",
+		help: `Opens a console on session NAME at your terminal. It shows the session's
+shared record as it grows — every cell from every client (agents through
+MCP, other terminals) with its code and its output as it streams — and
+sends what you type as cells labelled as yours (--label, $POLYREPL_LABEL,
+else $USER), recorded like any other client's.
+
+Enter runs the line; a line ending in ':' or '\' or with an open bracket
+continues, and a block begun with ':' ends at an empty line. Up and down
+recall earlier lines. Ctrl-C interrupts the running cell (or clears the
+line); Ctrl-D on an empty line, or Ctrl-], detaches: the session keeps
+running.`,
+		run: runAttach,
+	})
+}
+
+// Keys the console watches for before the line editor sees them.
+const (
+	keyCtrlC  = 0x03
+	keyDetach = 0x1d // Ctrl-]
+)
+
+func runAttach(e *env, args []string) int {
+	c := lookup("attach")
+	fs := flags("attach")
+	pos, code, ok := e.parseOrHelp(c, fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		return e.usageError(c, "attach takes one session name")
+	}
+	name := pos[0]
+	in, isFile := e.stdin.(*os.File)
+	if !isFile || !term.IsTerminal(int(in.Fd())) {
+		e.errorf("attach needs a terminal")
+		e.hintf("`polyrepl log %s --follow` shows the record as it grows; `polyrepl exec %s CODE` sends a cell", name, name)
+		return ExitUsage
+	}
+	info, err := e.client.Sessions(e.ctx, name)
+	if err != nil {
+		return e.fail(err)
+	}
+	hist, err := e.client.History(e.ctx, name, 0)
+	if err != nil {
+		return e.fail(err)
+	}
+	state, err := term.MakeRaw(int(in.Fd()))
+	if err != nil {
+		e.errorf("cannot put the terminal in raw mode: %v", err)
+		return ExitUsage
+	}
+	defer term.Restore(int(in.Fd()), state)
+
+	keys := &keyWatch{r: in}
+	t := term.NewTerminal(struct {
+		io.Reader
+		io.Writer
+	}{keys, e.stdout}, name+"> ")
+	if w, h, err := term.GetSize(int(in.Fd())); err == nil {
+		t.SetSize(w, h)
+	}
+	a := &console{e: e, t: t, name: name, me: e.as("attach")}
+	a.me.Conn = newConn()
+	a.me.Quiet = true // the console shows the whole record anyway
+
+	s := info[0]
+	fmt.Fprintf(t, "Attached to session '%s' (%s %s, pid %d, cwd %s) as %s.\n", name, s.Runtime, s.Version, s.PID, s.Cwd, a.me.Who)
+	fmt.Fprintf(t, "Enter runs a line; Ctrl-C interrupts the running cell; Ctrl-D or Ctrl-] detaches (the session keeps running).\n")
+	p := &entryPrinter{w: t, shown: map[int]*shownEntry{}}
+	recent := hist.Entries[max(0, len(hist.Entries)-5):]
+	if n := len(hist.Entries) - len(recent); n > 0 {
+		fmt.Fprintf(t, "[%d earlier entries: `polyrepl history %s`]\n", n, name)
+	}
+	for _, en := range recent {
+		a.seen(en)
+		p.print(en)
+	}
+
+	ctx, cancel := context.WithCancel(e.ctx)
+	defer cancel()
+	followErr := make(chan error, 1)
+	go func() {
+		from := hist.Next - 1
+		if len(recent) > 0 {
+			from = recent[0].Seq - 1 // a shown cell may still be running
+		}
+		followErr <- e.client.Follow(ctx, name, from, func(en api.Entry) error {
+			a.seen(en)
+			p.print(en)
+			return nil
+		})
+	}()
+
+	var buf []string
+	for {
+		line, err := t.ReadLine()
+		if errors.Is(err, io.EOF) {
+			switch {
+			case keys.detach.Swap(false):
+			case keys.ctrlC.Swap(false):
+				buf = buf[:0]
+				t.SetPrompt(name + "> ")
+				if a.running() {
+					a.interrupt(ctx)
+				} else {
+					fmt.Fprintln(t, "^C")
+				}
+				continue
+			}
+			break
+		}
+		if err != nil && !errors.Is(err, term.ErrPasteIndicator) {
+			fmt.Fprintf(t, "[the terminal failed: %v]\n", err)
+			break
+		}
+		select {
+		case err := <-followErr:
+			fmt.Fprintf(t, "[the record stream ended: %v]\n", err)
+			return ExitFailed
+		default:
+		}
+		buf = append(buf, line)
+		if continues(buf) {
+			t.SetPrompt(strings.Repeat(".", len(name)) + "> ")
+			continue
+		}
+		code := strings.Join(buf, "\n")
+		buf = buf[:0]
+		t.SetPrompt(name + "> ")
+		if strings.TrimSpace(code) == "" {
+			continue
+		}
+		a.send(ctx, code)
+	}
+	cancel()
+	fmt.Fprintf(t, "Detached from session '%s'; it keeps running.\n", name)
+	return ExitOK
+}
+
+// console is one attach session.
+type console struct {
+	e    *env
+	t    *term.Terminal
+	name string
+	me   api.Client
+
+	mu   sync.Mutex
+	live map[int]bool // cells seen running, by seq
+}
+
+// seen keeps track of which cells run, for Ctrl-C.
+func (a *console) seen(en api.Entry) {
+	if en.Kind != api.EntryCell {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.live == nil {
+		a.live = map[int]bool{}
+	}
+	if en.Status == api.StatusRunning {
+		a.live[en.Seq] = true
+	} else {
+		delete(a.live, en.Seq)
+	}
+}
+
+func (a *console) running() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.live) > 0
+}
+
+// send runs a cell; what it prints and returns comes through the record.
+func (a *console) send(ctx context.Context, code string) {
+	go func() {
+		_, err := a.e.client.Exec(ctx, a.name, api.ExecRequest{Code: code, Timeout: api.MaxTimeout.Seconds(), Client: a.me,
+			Spawn: api.Spawn{Cwd: cwd(), Env: os.Environ()}})
+		var ae *client.APIError
+		switch {
+		case err == nil, ctx.Err() != nil:
+		case errors.As(err, &ae):
+			msg := ae.ErrorReply.Error
+			if ae.Hint != "" {
+				msg += " (" + ae.Hint + ")"
+			}
+			fmt.Fprintf(a.t, "[not run: %s]\n", msg)
+		default:
+			fmt.Fprintf(a.t, "[not run: %v]\n", err)
+		}
+	}()
+}
+
+func (a *console) interrupt(ctx context.Context) {
+	go func() {
+		if _, err := a.e.client.Interrupt(ctx, a.name, api.ControlRequest{Client: a.me}); err != nil && ctx.Err() == nil {
+			fmt.Fprintf(a.t, "[interrupt failed: %v]\n", err)
+		}
+	}()
+}
+
+func cwd() string {
+	d, _ := os.Getwd()
+	return d
+}
+
+// newConn names one console, so two consoles with the same label each
+// have their place in the record.
+func newConn() string {
+	var b [6]byte
+	rand.Read(b[:])
+	return "attach-" + hex.EncodeToString(b[:])
+}
+
+// keyWatch notes Ctrl-C and the detach key on their way to the line
+// editor, which ends its line with io.EOF for both.
+type keyWatch struct {
+	r             io.Reader
+	ctrlC, detach atomic.Bool
+}
+
+func (k *keyWatch) Read(p []byte) (int, error) {
+	n, err := k.r.Read(p)
+	for i := 0; i < n; i++ {
+		switch p[i] {
+		case keyCtrlC:
+			k.ctrlC.Store(true)
+		case keyDetach:
+			k.detach.Store(true)
+			p[i] = keyCtrlC // the line editor ends the line on it
+		}
+	}
+	return n, err
+}
+
+// continues reports whether the lines typed so far are an unfinished
+// cell: a line ending in '\' or ':', open brackets, or a block begun with
+// ':' not yet closed by an empty line.
+func continues(lines []string) bool {
+	last := strings.TrimRight(lines[len(lines)-1], " \t")
+	if strings.HasSuffix(last, "\\") || strings.HasSuffix(last, ":") {
+		return true
+	}
+	depth := 0
+	for _, l := range lines {
+		for _, r := range l {
+			switch r {
+			case '(', '[', '{':
+				depth++
+			case ')', ']', '}':
+				depth--
+			}
+		}
+	}
+	if depth > 0 {
+		return true
+	}
+	if len(lines) > 1 && last != "" {
+		// Inside a block begun with ':' (Python): an empty line ends it.
+		for _, l := range lines[:len(lines)-1] {
+			if strings.HasSuffix(strings.TrimRight(l, " \t"), ":") {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,294 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/driver"
+	"github.com/polyrepl/polyrepl/internal/render"
+)
+
+func init() {
+	register(&command{
+		name:    "export",
+		usage:   "export NAME [--format md|ipynb] [-o FILE] [--force]",
+		summary: "write a session's shared record as Markdown or a Jupyter notebook",
+		help: `Writes session NAME's shared record (the entries it keeps) as Markdown
+(default: each entry with who, how, time and status, its code in a fenced
+block of the runtime's language, its output and value) or as a Jupyter
+notebook (--format ipynb: code cells with their outputs, notes as Markdown
+cells). Writes to stdout, or to -o FILE, which must not exist unless
+--force is given.`,
+		run: runExport,
+	})
+}
+
+func runExport(e *env, args []string) int {
+	c := lookup("export")
+	fs := flags("export")
+	format := fs.String("format", "md", "md or ipynb")
+	out := fs.String("o", "", "write to this file")
+	fs.StringVar(out, "output", "", "write to this file")
+	force := fs.Bool("force", false, "overwrite the file if it exists")
+	pos, code, ok := e.parseOrHelp(c, fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		return e.usageError(c, "export takes one session name")
+	}
+	if *format != "md" && *format != "ipynb" {
+		return e.usageError(c, "unknown format %q: use md or ipynb", *format)
+	}
+	if *out != "" && !*force {
+		if _, err := os.Lstat(*out); err == nil {
+			e.errorf("%s exists; nothing was written", *out)
+			e.hintf("choose another file, or add --force to overwrite it")
+			return ExitUsage
+		}
+	}
+	r, err := e.client.History(e.ctx, pos[0], 0)
+	if err != nil {
+		return e.fail(err)
+	}
+	var b bytes.Buffer
+	if *format == "md" {
+		exportMarkdown(&b, r)
+	} else if err := exportNotebook(&b, r); err != nil {
+		e.errorf("%v", err)
+		return ExitFailed
+	}
+	if *out == "" {
+		e.stdout.Write(b.Bytes())
+		return ExitOK
+	}
+	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+	if *force {
+		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	}
+	f, err := os.OpenFile(*out, flags, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		e.errorf("%s exists; nothing was written", *out)
+		e.hintf("choose another file, or add --force to overwrite it")
+		return ExitUsage
+	}
+	if err == nil {
+		_, err = f.Write(b.Bytes())
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		e.errorf("cannot write %s: %v", *out, err)
+		return ExitFailed
+	}
+	fmt.Fprintf(e.stderr, "Wrote %s of session '%s' to %s.\n", render.Plural(len(r.Entries), "entry"), pos[0], *out)
+	return ExitOK
+}
+
+// language is the runtime's language name for fences and notebooks.
+func language(runtime string) string {
+	if d, err := driver.Lookup(runtime); err == nil {
+		return d.Info().Language()
+	}
+	return runtime
+}
+
+// fence is a Markdown code fence longer than any run of backticks in s.
+func fence(s string) string {
+	n, run := 3, 0
+	for _, r := range s {
+		if r == '`' {
+			run++
+			n = max(n, run+1)
+		} else {
+			run = 0
+		}
+	}
+	return strings.Repeat("`", n)
+}
+
+func block(w io.Writer, lang, text string) {
+	f := fence(text)
+	fmt.Fprintf(w, "%s%s\n%s\n%s\n\n", f, lang, strings.TrimSuffix(text, "\n"), f)
+}
+
+// exportMarkdown writes the record as Markdown, one section per entry.
+func exportMarkdown(w io.Writer, r api.RecordReply) {
+	fmt.Fprintf(w, "# Session `%s`\n\n", r.Session)
+	fmt.Fprintf(w, "Exported from polyrepl's shared record on %s: %s.\n\n", time.Now().Format("2006-01-02 15:04:05 MST"), render.Plural(len(r.Entries), "entry"))
+	if r.Dropped > 0 {
+		fmt.Fprintf(w, "Entries 1 to %d were dropped earlier: the record keeps the last %d.\n\n", r.Dropped, api.RecordKeep)
+	}
+	for _, e := range r.Entries {
+		at := e.Started.Local().Format("2006-01-02 15:04:05")
+		switch e.Kind {
+		case api.EntryCell:
+			fmt.Fprintf(w, "## %s · cell %d\n\n", e.ID, e.Cell)
+			fmt.Fprintf(w, "%s via %s · %s · **%s**", orSomeone(e.Who), orUnknown(e.How), at, e.Status)
+			if e.Ended != nil {
+				fmt.Fprintf(w, " after %s", e.Ended.Sub(e.Started).Round(time.Millisecond))
+			}
+			fmt.Fprint(w, "\n\n")
+			block(w, language(e.Runtime), e.Code)
+			if e.CodeCut != nil {
+				fmt.Fprintf(w, "%s\n\n", e.CodeCut.Describe("code"))
+			}
+			if e.Output != "" {
+				fmt.Fprint(w, "Output:\n\n")
+				block(w, "text", e.Output)
+			}
+			if e.OutputCut != nil {
+				fmt.Fprintf(w, "%s\n\n", e.OutputCut.Describe("output"))
+			}
+			if e.Display != "" {
+				fmt.Fprint(w, "Value:\n\n")
+				block(w, "text", e.Display)
+			}
+			if e.Error != nil {
+				fmt.Fprint(w, "Error:\n\n")
+				msg := e.Error.Traceback
+				if msg == "" {
+					msg = strings.TrimPrefix(e.Error.Type+": ", ": ") + e.Error.Message
+				}
+				block(w, "text", msg)
+			}
+			if e.Text != "" {
+				fmt.Fprintf(w, "_%s_\n\n", e.Text)
+			}
+		case api.EntryIdle:
+			fmt.Fprintf(w, "## %s · printed while no cell ran\n\n%s\n\n", e.ID, at)
+			block(w, "text", e.Output)
+		default:
+			fmt.Fprintf(w, "## %s · note\n\n%s", e.ID, at)
+			if e.Who != "" {
+				fmt.Fprintf(w, " · %s via %s", e.Who, orUnknown(e.How))
+			}
+			fmt.Fprintf(w, "\n\n%s\n\n", e.Text)
+		}
+	}
+}
+
+func orSomeone(s string) string {
+	if s == "" {
+		return "someone"
+	}
+	return s
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// Notebook types: the nbformat 4.5 schema, as much of it as polyrepl fills.
+type notebook struct {
+	Cells         []nbCell       `json:"cells"`
+	Metadata      map[string]any `json:"metadata"`
+	NBFormat      int            `json:"nbformat"`
+	NBFormatMinor int            `json:"nbformat_minor"`
+}
+
+type nbCell struct {
+	CellType       string         `json:"cell_type"`
+	ID             string         `json:"id"`
+	Metadata       map[string]any `json:"metadata"`
+	Source         []string       `json:"source"`
+	ExecutionCount *int           `json:"execution_count,omitempty"`
+	Outputs        *[]nbOutput    `json:"outputs,omitempty"` // code cells only, [] at least
+}
+
+// nbOutput is one output of a code cell: each output type has its own
+// required fields and no others.
+type nbOutput map[string]any
+
+// nbLines splits text into notebook source lines, each keeping its "\n".
+func nbLines(s string) []string {
+	if s == "" {
+		return []string{}
+	}
+	var out []string
+	for len(s) > 0 {
+		i := strings.IndexByte(s, '\n')
+		if i < 0 {
+			out = append(out, s)
+			break
+		}
+		out = append(out, s[:i+1])
+		s = s[i+1:]
+	}
+	return out
+}
+
+// exportNotebook writes the record as a Jupyter notebook: cells as code
+// cells with their outputs, notes and idle output as Markdown cells.
+func exportNotebook(w io.Writer, r api.RecordReply) error {
+	lang, runtime := "python", ""
+	for _, e := range r.Entries {
+		if e.Runtime != "" {
+			runtime, lang = e.Runtime, language(e.Runtime)
+		}
+	}
+	kernel := map[string]any{"name": lang, "display_name": runtime, "language": lang}
+	if lang == "python" {
+		kernel["name"], kernel["display_name"] = "python3", "Python 3"
+	}
+	nb := notebook{NBFormat: 4, NBFormatMinor: 5, Cells: []nbCell{}, Metadata: map[string]any{
+		"kernelspec":    kernel,
+		"language_info": map[string]any{"name": lang},
+		"polyrepl":      map[string]any{"session": r.Session, "runtime": runtime, "dropped": r.Dropped},
+	}}
+	for _, e := range r.Entries {
+		meta := map[string]any{"polyrepl": map[string]any{
+			"id": e.ID, "who": e.Who, "how": e.How, "status": e.Status, "started": e.Started,
+			"ended": e.Ended, "runtime": e.Runtime,
+		}}
+		id := fmt.Sprintf("entry-%d", e.Seq)
+		switch e.Kind {
+		case api.EntryCell:
+			n := e.Cell
+			outs := []nbOutput{}
+			cell := nbCell{CellType: "code", ID: id, Metadata: meta, Source: nbLines(e.Code), ExecutionCount: &n, Outputs: &outs}
+			if e.Output != "" {
+				text := e.Output
+				if e.OutputCut != nil {
+					text += "\n" + e.OutputCut.Describe("output") + "\n"
+				}
+				outs = append(outs, nbOutput{"output_type": "stream", "name": "stdout", "text": nbLines(text)})
+			}
+			if e.Display != "" {
+				outs = append(outs, nbOutput{"output_type": "execute_result", "execution_count": n,
+					"data": map[string]any{"text/plain": nbLines(e.Display)}, "metadata": map[string]any{}})
+			}
+			if e.Error != nil {
+				msg := e.Error.Message
+				tb := nbLines(e.Error.Traceback)
+				if len(tb) == 0 {
+					tb = []string{strings.TrimPrefix(e.Error.Type+": ", ": ") + msg}
+				}
+				outs = append(outs, nbOutput{"output_type": "error", "ename": orUnknown(e.Error.Type), "evalue": msg, "traceback": tb})
+			}
+			nb.Cells = append(nb.Cells, cell)
+		case api.EntryIdle:
+			var b strings.Builder
+			fmt.Fprintf(&b, "**%s** · printed while no cell ran · %s\n\n", e.ID, e.Started.Local().Format("2006-01-02 15:04:05"))
+			block(&b, "text", e.Output)
+			nb.Cells = append(nb.Cells, nbCell{CellType: "markdown", ID: id, Metadata: meta, Source: nbLines(b.String())})
+		default:
+			text := fmt.Sprintf("**%s** · %s · %s", e.ID, e.Started.Local().Format("2006-01-02 15:04:05"), e.Text)
+			nb.Cells = append(nb.Cells, nbCell{CellType: "markdown", ID: id, Metadata: meta, Source: nbLines(text)})
+		}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", " ")
+	return enc.Encode(nb)
+}

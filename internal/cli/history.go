@@ -1,0 +1,84 @@
+package cli
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/polyrepl/polyrepl/internal/render"
+)
+
+func init() {
+	register(&command{
+		name:    "history",
+		usage:   "history NAME [ID] [--since SEQ] [--json]",
+		summary: "list a session's shared record, or show one entry whole",
+		help: `Lists the entries of session NAME's shared record, one line each: every
+cell from every client (who, how, status, code), output printed while no
+cell ran, and notes (created, restarted, ended). With ID (a seq such as 12,
+or NAME#12) shows that entry whole: code, output, value or error. --since
+SEQ lists only the entries after SEQ. The record keeps the last 300
+entries of each session, across restarts and daemon restarts.`,
+		run: runHistory,
+	})
+}
+
+func runHistory(e *env, args []string) int {
+	c := lookup("history")
+	fs := flags("history")
+	since := fs.Int("since", 0, "list the entries after this seq")
+	asJSON := fs.Bool("json", false, "print JSON")
+	pos, code, ok := e.parseOrHelp(c, fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) < 1 || len(pos) > 2 {
+		return e.usageError(c, "history takes a session name and, optionally, an entry id")
+	}
+	if *since < 0 {
+		return e.usageError(c, "--since takes a seq, 0 or more")
+	}
+	name := pos[0]
+	if len(pos) == 2 {
+		seq, err := entrySeq(name, pos[1])
+		if err != nil {
+			return e.usageError(c, "%v", err)
+		}
+		en, err := e.client.Entry(e.ctx, name, seq)
+		if err != nil {
+			return e.fail(err)
+		}
+		if *asJSON {
+			printJSON(e.stdout, en)
+		} else {
+			render.Entry(e.stdout, en)
+		}
+		return ExitOK
+	}
+	r, err := e.client.History(e.ctx, name, *since)
+	if err != nil {
+		return e.fail(err)
+	}
+	if *asJSON {
+		printJSON(e.stdout, r)
+	} else {
+		render.History(e.stdout, r)
+	}
+	return ExitOK
+}
+
+// entrySeq reads an entry id: "12", "#12" or "NAME#12".
+func entrySeq(name, id string) (int, error) {
+	s := id
+	if i := strings.LastIndexByte(id, '#'); i >= 0 {
+		if i > 0 && id[:i] != name {
+			return 0, fmt.Errorf("entry %q belongs to session %q, not %q", id, id[:i], name)
+		}
+		s = id[i+1:]
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("invalid entry id %q: give its seq (12) or its id (%s#12)", id, name)
+	}
+	return n, nil
+}

@@ -1,0 +1,374 @@
+// Package record keeps each session's shared record: the append-only log
+// of every cell from every client, output printed while no cell ran, and
+// notes (created, restarted, died and why). Entries are written when they
+// start and rewritten as they change; every client has a position in each
+// record, so a reply can tell it what the others did since it last heard.
+//
+// A record is persisted as JSON lines under the state directory (0600),
+// one line per change of an entry, the last line of a seq winning; it is
+// compacted to the entries kept (api.RecordKeep) as it grows, and read
+// back by the next daemon. Writes of a running cell's output are spaced
+// out (saveEvery); its start and end are written at once.
+package record
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/bound"
+)
+
+// saveEvery spaces out the writes of a running cell's output.
+const saveEvery = 2 * time.Second
+
+// Record is one session name's record, across the lives of the session.
+type Record struct {
+	name string
+	path string
+
+	mu      sync.Mutex
+	f       *os.File
+	lines   int // lines in the file, for compaction
+	entries []*api.Entry
+	next    int // the seq of the next new entry
+	dropped int // entries dropped from the front
+	clips   map[int]*clip
+	dirty   map[int]bool // entries changed since last saved
+	timer   *time.Timer
+	changed chan struct{}
+	saveErr error
+	pos     map[string]*position
+}
+
+// Exists reports whether session name has a record in dir.
+func Exists(dir, name string) bool {
+	_, err := os.Stat(filepath.Join(dir, name+".jsonl"))
+	return err == nil
+}
+
+// Open reads the record of session name from dir, or starts one. A record
+// left by a daemon that died says so: its running cells become dead. The
+// record is usable even with an error (it then starts empty).
+func Open(dir, name string) (*Record, error) {
+	r := &Record{
+		name: name, path: filepath.Join(dir, name+".jsonl"), next: 1,
+		clips: map[int]*clip{}, dirty: map[int]bool{}, changed: make(chan struct{}),
+		pos: map[string]*position{},
+	}
+	if err := r.load(); err != nil {
+		r.entries, r.next, r.dropped = nil, 1, 0
+		return r, err
+	}
+	return r, nil
+}
+
+func (r *Record) load() error {
+	f, err := os.Open(r.path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("cannot read the record of %q: %w", r.name, err)
+	}
+	defer f.Close()
+	st, _ := f.Stat()
+	bySeq := map[int]*api.Entry{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 4<<20)
+	for sc.Scan() {
+		var e api.Entry
+		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Seq <= 0 {
+			continue // a line cut by a crash
+		}
+		bySeq[e.Seq] = &e
+		r.next = max(r.next, e.Seq+1)
+	}
+	for seq := r.next - api.RecordKeep; seq < r.next; seq++ {
+		if e := bySeq[seq]; e != nil {
+			if e.Status == api.StatusRunning {
+				end := st.ModTime()
+				e.Status, e.Ended, e.Rev = api.StatusDead, &end, e.Rev+1
+				e.Text = "the daemon ended before this cell finished; its last output is below"
+				r.dirty[e.Seq] = true
+			}
+			r.entries = append(r.entries, e)
+		}
+	}
+	if len(r.entries) > 0 {
+		r.dropped = r.entries[0].Seq - 1
+	} else {
+		r.dropped = r.next - 1
+	}
+	r.lines = len(bySeq) + 1 // compact soon if it held more than it keeps
+	return nil
+}
+
+// Changed is closed at the next change of the record.
+func (r *Record) Changed() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.changed
+}
+
+func (r *Record) notifyLocked() {
+	close(r.changed)
+	r.changed = make(chan struct{})
+}
+
+// Add appends an entry, giving it its seq and id, saves it and returns its
+// seq. A cell entry's output then grows with Output.
+func (r *Record) Add(e api.Entry) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e.Seq, e.Rev, e.Session = r.next, 1, r.name
+	e.ID = fmt.Sprintf("%s#%d", r.name, e.Seq)
+	e.Code, e.CodeCut = bound.HeadTail(e.Code, api.EntryCodeLimit)
+	if e.Kind == api.EntryCell || e.Kind == api.EntryIdle {
+		c := &clip{}
+		c.Write([]byte(e.Output))
+		r.clips[e.Seq] = c
+		e.Output, e.OutputCut = c.text()
+	}
+	r.next++
+	r.entries = append(r.entries, &e)
+	if len(r.entries) > api.RecordKeep {
+		old := r.entries[0]
+		delete(r.clips, old.Seq)
+		r.entries = r.entries[1:]
+		r.dropped = old.Seq
+	}
+	r.saveLocked(&e)
+	r.notifyLocked()
+	return e.Seq
+}
+
+// Output adds what a running cell (or an idle entry) printed.
+func (r *Record) Output(seq int, p []byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e, c := r.getLocked(seq), r.clips[seq]
+	if e == nil || c == nil {
+		return
+	}
+	c.Write(p)
+	e.Output, e.OutputCut = c.text()
+	e.Rev++
+	r.dirtyLocked(seq)
+	r.notifyLocked()
+}
+
+// Update changes an entry (a cell ended) and saves it at once.
+func (r *Record) Update(seq int, f func(e *api.Entry)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e := r.getLocked(seq)
+	if e == nil {
+		return
+	}
+	f(e)
+	e.Rev++
+	if c := r.clips[seq]; c != nil && e.Status != api.StatusRunning && e.Kind == api.EntryCell {
+		delete(r.clips, seq) // its output is final
+	}
+	delete(r.dirty, seq)
+	r.saveLocked(e)
+	r.notifyLocked()
+}
+
+func (r *Record) getLocked(seq int) *api.Entry {
+	if len(r.entries) == 0 {
+		return nil
+	}
+	i := seq - r.entries[0].Seq
+	if i < 0 || i >= len(r.entries) || r.entries[i].Seq != seq {
+		return nil
+	}
+	return r.entries[i]
+}
+
+// Since returns copies of the entries after seq, the number dropped and
+// the next seq.
+func (r *Record) Since(seq int) (entries []api.Entry, dropped, next int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range r.entries {
+		if e.Seq > seq {
+			entries = append(entries, *e)
+		}
+	}
+	return entries, r.dropped, r.next
+}
+
+// Get returns a copy of one entry.
+func (r *Record) Get(seq int) (api.Entry, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e := r.getLocked(seq); e != nil {
+		return *e, true
+	}
+	return api.Entry{}, false
+}
+
+// Revs returns the current rev of every entry, for followers.
+func (r *Record) Revs() map[int]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := make(map[int]int, len(r.entries))
+	for _, e := range r.entries {
+		m[e.Seq] = e.Rev
+	}
+	return m
+}
+
+// SaveError is the last error saving the record, or nil.
+func (r *Record) SaveError() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.saveErr
+}
+
+// dirtyLocked marks an entry to save at the next flush.
+func (r *Record) dirtyLocked(seq int) {
+	r.dirty[seq] = true
+	if r.timer == nil {
+		r.timer = time.AfterFunc(saveEvery, r.flush)
+	}
+}
+
+// flush saves the entries changed since their last save.
+func (r *Record) flush() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.timer = nil
+	for seq := range r.dirty {
+		if e := r.getLocked(seq); e != nil {
+			r.saveLocked(e)
+		}
+	}
+}
+
+// Close saves what is pending and closes the file.
+func (r *Record) Close() error {
+	r.flush()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.timer != nil {
+		r.timer.Stop()
+		r.timer = nil
+	}
+	if r.f != nil {
+		err := r.f.Close()
+		r.f = nil
+		return err
+	}
+	return nil
+}
+
+// saveLocked appends one line for e, compacting the file when it holds
+// far more lines than entries.
+func (r *Record) saveLocked(e *api.Entry) {
+	delete(r.dirty, e.Seq)
+	if r.lines > 4*api.RecordKeep {
+		r.compactLocked()
+		return
+	}
+	if r.f == nil {
+		f, err := os.OpenFile(r.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			r.saveErr = fmt.Errorf("cannot save the record of %q: %w", r.name, err)
+			return
+		}
+		r.f = f
+	}
+	b, _ := json.Marshal(e)
+	if _, err := r.f.Write(append(b, '\n')); err != nil {
+		r.saveErr = fmt.Errorf("cannot save the record of %q: %w", r.name, err)
+		return
+	}
+	r.lines++
+	r.saveErr = nil
+}
+
+// compactLocked rewrites the file with the entries kept, one line each.
+func (r *Record) compactLocked() {
+	var b strings.Builder
+	for _, e := range r.entries {
+		line, _ := json.Marshal(e)
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	tmp := r.path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(b.String()), 0o600); err != nil {
+		r.saveErr = fmt.Errorf("cannot save the record of %q: %w", r.name, err)
+		os.Remove(tmp)
+		return
+	}
+	if err := os.Rename(tmp, r.path); err != nil {
+		r.saveErr = fmt.Errorf("cannot save the record of %q: %w", r.name, err)
+		os.Remove(tmp)
+		return
+	}
+	if r.f != nil {
+		r.f.Close()
+		r.f = nil
+	}
+	r.lines = len(r.entries)
+	r.dirty = map[int]bool{}
+	r.saveErr = nil
+}
+
+// clip keeps the head and the tail of a growing output within the entry
+// limit, and counts its characters.
+type clip struct {
+	head, tail []byte
+	dropped    bool // bytes between head and tail were let go
+	total      int  // characters (runes) in all
+}
+
+// Bytes kept at each end: a character is at most 4 bytes.
+const (
+	headChars = api.EntryOutputLimit / 2
+	tailChars = api.EntryOutputLimit - headChars
+)
+
+func (c *clip) Write(p []byte) {
+	c.total += utf8.RuneCount(p)
+	if room := 4*headChars - len(c.head); room > 0 {
+		n := min(room, len(p))
+		c.head = append(c.head, p[:n]...)
+		p = p[n:]
+	}
+	if len(p) == 0 {
+		return
+	}
+	c.tail = append(c.tail, p...)
+	if len(c.tail) > 8*tailChars {
+		c.tail = append(c.tail[:0], c.tail[len(c.tail)-4*tailChars:]...)
+		c.dropped = true
+	}
+}
+
+// text is the output within the limit, and its cut if it was cut.
+func (c *clip) text() (string, *bound.Cut) {
+	if !c.dropped {
+		return bound.HeadTail(string(c.head)+string(c.tail), api.EntryOutputLimit)
+	}
+	head := strings.ToValidUTF8(string(c.head), "\uFFFD")
+	tail := strings.ToValidUTF8(string(c.tail), "\uFFFD")
+	if r := []rune(head); len(r) > headChars {
+		head = string(r[:headChars])
+	}
+	if r := []rune(tail); len(r) > tailChars {
+		tail = string(r[len(r)-tailChars:])
+	}
+	cut := &bound.Cut{Total: c.total, Head: utf8.RuneCountInString(head), Tail: utf8.RuneCountInString(tail)}
+	return head + bound.Marker(c.total-cut.Head-cut.Tail) + tail, cut
+}
