@@ -338,9 +338,10 @@ type cellResult struct {
 		Message   string `json:"message"`
 		Traceback string `json:"traceback"`
 	} `json:"error"`
-	OutputCut *cut   `json:"output_cut"`
-	ValueCut  *cut   `json:"value_cut"`
-	Notes     []note `json:"notes"`
+	OutputCut *cut      `json:"output_cut"`
+	ValueCut  *cut      `json:"value_cut"`
+	Notes     []note    `json:"notes"`
+	Activity  *activity `json:"activity"`
 
 	raw    map[string]any
 	stderr string

@@ -10,7 +10,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"golang.org/x/term"
 
@@ -41,6 +40,7 @@ running.`,
 // Keys the console watches for before the line editor sees them.
 const (
 	keyCtrlC  = 0x03
+	keyCtrlU  = 0x15 // the line editor's "erase the line"
 	keyDetach = 0x1d // Ctrl-]
 )
 
@@ -76,7 +76,7 @@ func runAttach(e *env, args []string) int {
 	}
 	defer term.Restore(int(in.Fd()), state)
 
-	keys := &keyWatch{r: in}
+	keys := &keyWatch{r: in, ctrlC: make(chan struct{}, 1)}
 	t := term.NewTerminal(struct {
 		io.Reader
 		io.Writer
@@ -84,7 +84,7 @@ func runAttach(e *env, args []string) int {
 	if w, h, err := term.GetSize(int(in.Fd())); err == nil {
 		t.SetSize(w, h)
 	}
-	a := &console{e: e, t: t, name: name, me: e.as("attach")}
+	a := &console{e: e, t: t, name: name, me: e.as("attach"), queue: make(chan string, 16)}
 	a.me.Conn = newConn()
 	a.me.Quiet = true // the console shows the whole record anyway
 
@@ -116,23 +116,37 @@ func runAttach(e *env, args []string) int {
 		})
 	}()
 
+	go a.sender(ctx)
 	var buf []string
+	cleared := make(chan struct{}, 1)
+	go func() {
+		for {
+			select {
+			case <-keys.ctrlC:
+			case <-ctx.Done():
+				return
+			}
+			if a.running() {
+				a.interrupt(ctx)
+			} else {
+				select {
+				case cleared <- struct{}{}:
+				default:
+				}
+				t.SetPrompt(name + "> ")
+				fmt.Fprintln(t, "^C")
+			}
+		}
+	}()
 	for {
 		line, err := t.ReadLine()
+		select {
+		case <-cleared: // Ctrl-C dropped what was typed so far
+			buf = buf[:0]
+		default:
+		}
 		if errors.Is(err, io.EOF) {
-			switch {
-			case keys.detach.Swap(false):
-			case keys.ctrlC.Swap(false):
-				buf = buf[:0]
-				t.SetPrompt(name + "> ")
-				if a.running() {
-					a.interrupt(ctx)
-				} else {
-					fmt.Fprintln(t, "^C")
-				}
-				continue
-			}
-			break
+			break // Ctrl-D on an empty line, or the detach key
 		}
 		if err != nil && !errors.Is(err, term.ErrPasteIndicator) {
 			fmt.Fprintf(t, "[the terminal failed: %v]\n", err)
@@ -155,7 +169,7 @@ func runAttach(e *env, args []string) int {
 		if strings.TrimSpace(code) == "" {
 			continue
 		}
-		a.send(ctx, code)
+		a.send(code)
 	}
 	cancel()
 	fmt.Fprintf(t, "Detached from session '%s'; it keeps running.\n", name)
@@ -171,6 +185,8 @@ type console struct {
 
 	mu   sync.Mutex
 	live map[int]bool // cells seen running, by seq
+
+	queue chan string // typed cells, sent in order
 }
 
 // seen keeps track of which cells run, for Ctrl-C.
@@ -196,9 +212,26 @@ func (a *console) running() bool {
 	return len(a.live) > 0
 }
 
-// send runs a cell; what it prints and returns comes through the record.
-func (a *console) send(ctx context.Context, code string) {
-	go func() {
+// send queues a typed cell. Cells are sent one after another, in the
+// order typed, as a terminal's type-ahead would run them.
+func (a *console) send(code string) {
+	select {
+	case a.queue <- code:
+	default:
+		fmt.Fprintf(a.t, "[not run: %d typed cells are already waiting]\n", cap(a.queue))
+	}
+}
+
+// sender runs the typed cells; what they print and return comes through
+// the record.
+func (a *console) sender(ctx context.Context) {
+	for {
+		var code string
+		select {
+		case code = <-a.queue:
+		case <-ctx.Done():
+			return
+		}
 		_, err := a.e.client.Exec(ctx, a.name, api.ExecRequest{Code: code, Timeout: api.MaxTimeout.Seconds(), Client: a.me,
 			Spawn: api.Spawn{Cwd: cwd(), Env: os.Environ()}})
 		var ae *client.APIError
@@ -213,7 +246,7 @@ func (a *console) send(ctx context.Context, code string) {
 		default:
 			fmt.Fprintf(a.t, "[not run: %v]\n", err)
 		}
-	}()
+	}
 }
 
 func (a *console) interrupt(ctx context.Context) {
@@ -237,11 +270,12 @@ func newConn() string {
 	return "attach-" + hex.EncodeToString(b[:])
 }
 
-// keyWatch notes Ctrl-C and the detach key on their way to the line
-// editor, which ends its line with io.EOF for both.
+// keyWatch takes Ctrl-C and the detach key on their way to the line
+// editor: Ctrl-C is told on ctrlC and erases the line being typed; the
+// detach key ends input as Ctrl-D does on an empty line.
 type keyWatch struct {
-	r             io.Reader
-	ctrlC, detach atomic.Bool
+	r     io.Reader
+	ctrlC chan struct{}
 }
 
 func (k *keyWatch) Read(p []byte) (int, error) {
@@ -249,10 +283,13 @@ func (k *keyWatch) Read(p []byte) (int, error) {
 	for i := 0; i < n; i++ {
 		switch p[i] {
 		case keyCtrlC:
-			k.ctrlC.Store(true)
+			select {
+			case k.ctrlC <- struct{}{}:
+			default:
+			}
+			p[i] = keyCtrlU
 		case keyDetach:
-			k.detach.Store(true)
-			p[i] = keyCtrlC // the line editor ends the line on it
+			p[i] = keyCtrlC // the line editor ends input on it
 		}
 	}
 	return n, err

@@ -1,0 +1,362 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+)
+
+// activity is what a reply tells of other clients' work.
+type activity struct {
+	Session string   `json:"session"`
+	Entries []entry  `json:"entries"`
+	Updated []int    `json:"updated"`
+	More    []string `json:"more"`
+	Earlier int      `json:"earlier"`
+}
+
+// entry is one entry of a session's record, as --json prints it.
+type entry struct {
+	Seq       int    `json:"seq"`
+	ID        string `json:"id"`
+	Rev       int    `json:"rev"`
+	Kind      string `json:"kind"`
+	Cell      int    `json:"cell"`
+	Who       string `json:"who"`
+	How       string `json:"how"`
+	Code      string `json:"code"`
+	Output    string `json:"output"`
+	Display   string `json:"display"`
+	Status    string `json:"status"`
+	Text      string `json:"text"`
+	OutputCut *cut   `json:"output_cut"`
+}
+
+// activityOf decodes the activity of a --json cell result.
+func activityOf(t *testing.T, r cellResult) *activity {
+	t.Helper()
+	return r.Activity
+}
+
+// history reads a session's record through the CLI.
+func (e *env) history(name string) []entry {
+	e.t.Helper()
+	out, stderr, code := e.run("history", name, "--json")
+	if code != 0 {
+		e.t.Fatalf("history %s: exit %d: %s", name, code, stderr)
+	}
+	var r struct {
+		Entries []entry `json:"entries"`
+		Dropped int     `json:"dropped"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		e.t.Fatalf("history --json: %v: %s", err, clip(out))
+	}
+	return r.Entries
+}
+
+// teller counts what each client was told, by entry id and rev, so a test
+// can check that each entry is told once, and again only when it changed.
+type teller struct {
+	t    *testing.T
+	told map[string]map[string][]int // client → entry id → revs told
+}
+
+func (tl *teller) add(client string, a *activity) {
+	if a == nil {
+		return
+	}
+	if tl.told[client] == nil {
+		tl.told[client] = map[string][]int{}
+	}
+	for _, e := range a.Entries {
+		revs := tl.told[client][e.ID]
+		if len(revs) > 0 && revs[len(revs)-1] >= e.Rev {
+			tl.t.Errorf("%s was told %s again unchanged (rev %d)", client, e.ID, e.Rev)
+		}
+		tl.told[client][e.ID] = append(revs, e.Rev)
+	}
+}
+
+// TestSharedRecord drives one session from two CLI labels and an MCP
+// agent: each is told the others' cells, its own never, each entry once
+// and again only when it changed (a timed-out cell's late output), within
+// the bounds; the record keeps everything, survives the daemon and
+// exports to Markdown and a notebook.
+func TestSharedRecord(t *testing.T) {
+	needPython(t)
+	t.Parallel()
+	e := newEnv(t)
+	agent := e.startMCP()
+	tl := &teller{t: t, told: map[string]map[string][]int{}}
+	as := func(label string, args ...string) cellResult {
+		t.Helper()
+		r := e.runJSON(append([]string{"--label", label}, args...)...)
+		tl.add(label, activityOf(t, r))
+		return r
+	}
+	mcpCall := func(tool string, args map[string]any) (cellResult, string) {
+		t.Helper()
+		r, txt := agent.cell(tool, args)
+		tl.add("agent", activityOf(t, r))
+		return r, txt
+	}
+
+	as("alice", "exec", "lab", "x = 1\nprint('alice set x')")
+	r, txt := mcpCall("exec", map[string]any{"session": "lab", "code": "y = x + 1\ny"})
+	if r.Value != "2" {
+		t.Fatalf("agent: %v", r)
+	}
+	if a := activityOf(t, r); a == nil || a.Earlier != 1 || len(a.Entries) != 0 {
+		t.Errorf("the agent's first call: activity %+v, want only a count of the 1 earlier entry", a)
+	}
+	wantContains(t, "the agent's text", txt, "1 earlier entry")
+
+	r = as("alice", "exec", "lab", "y * 10")
+	a := activityOf(t, r)
+	if a == nil || len(a.Entries) != 1 || a.Entries[0].Who != "E2E Agent" || a.Entries[0].How != "mcp" || a.Entries[0].Code != "y = x + 1\ny" || a.Entries[0].Display != "Out[2]: 2" {
+		t.Fatalf("alice was told %+v, want the agent's cell", a)
+	}
+	wantContains(t, "alice's text", e.mustText("--label", "alice", "exec", "lab", "'quiet'"), "")
+
+	// Alice's cell times out; the agent collects part of it with wait and
+	// is told of it; its late output reaches the record, and the agent is
+	// told it again as an update.
+	slow := as("alice", "exec", "lab", "import time\nprint('early')\ntime.sleep(1.5)\nprint('late')\n'slow done'", "-t", "0.5")
+	if slow.Status != "running" {
+		t.Fatalf("the slow cell: %v", slow)
+	}
+	r, _ = mcpCall("wait", map[string]any{"session": "lab", "timeout": 0.2})
+	if !waitFor(10*time.Second, func() bool { return e.session("lab").Running == nil }) {
+		t.Fatal("the slow cell did not finish")
+	}
+	var slowEntry entry
+	for _, en := range e.history("lab") {
+		if en.Kind == "cell" && en.Cell == slow.Cell {
+			slowEntry = en
+		}
+	}
+	if slowEntry.Output != "early\nlate\n" || slowEntry.Status != "done" || slowEntry.Display != "Out[5]: 'slow done'" {
+		t.Errorf("the record of the timed-out cell: %+v, want its late output and value", slowEntry)
+	}
+	r, _ = mcpCall("exec", map[string]any{"session": "lab", "code": "z = 3"})
+	a = activityOf(t, r)
+	if a == nil || len(a.Entries) == 0 || a.Entries[0].ID != slowEntry.ID || len(a.Updated) != 1 || a.Entries[0].Output != "early\nlate\n" {
+		t.Errorf("the agent after the slow cell ended: %+v, want its update", a)
+	}
+
+	// Bob joins, then alice runs 12 cells: bob's next reply tells at most
+	// 10 entries and lists the rest by id.
+	as("bob", "exec", "lab", "1")
+	for i := 0; i < 12; i++ {
+		as("alice", "exec", "lab", fmt.Sprintf("print(%d)", i))
+	}
+	r = as("bob", "exec", "lab", "2")
+	if a := activityOf(t, r); a == nil || len(a.Entries) != 10 || len(a.More) < 2 {
+		t.Errorf("bob after 12 of alice's cells: %+v, want 10 told and the rest listed", a)
+	}
+	// Quiet clients are not told.
+	if r := e.runJSONWith(runOpts{extra: []string{"POLYREPL_ACTIVITY=off"}}, "--label", "carol", "exec", "lab", "3"); r.raw["activity"] != nil {
+		t.Errorf("POLYREPL_ACTIVITY=off was told %v", r.raw["activity"])
+	}
+
+	// Nobody was told its own entries; everyone heard of everyone else's.
+	for client, told := range tl.told {
+		for id := range told {
+			for _, en := range e.history("lab") {
+				if en.ID == id && en.Who == map[string]string{"agent": "E2E Agent"}[client]+map[bool]string{true: client}[client != "agent"] && en.Kind == "cell" {
+					t.Errorf("%s was told its own entry %s", client, id)
+				}
+			}
+		}
+	}
+	if got := tl.told["alice"]; len(got) < 2 {
+		t.Errorf("alice was told %v", got)
+	}
+
+	// The record survives the daemon.
+	before := e.history("lab")
+	e.must(0, "stop")
+	after := e.history("lab")
+	if len(after) != len(before)+1 || after[len(after)-1].Kind != "note" || !strings.Contains(after[len(after)-1].Text, "stopped") {
+		t.Errorf("after stop: %d entries (before %d), last %+v; want the same and a note that it was stopped", len(after), len(before), after[len(after)-1])
+	}
+
+	// Markdown and notebook exports.
+	md, _ := e.must(0, "export", "lab")
+	wantContains(t, "markdown", md, "# Session `lab`", "E2E Agent via mcp", "alice via cli", "```python\ny = x + 1\ny\n```", "Out[2]: 2", "early\nlate")
+	nbPath := filepath.Join(e.home, "lab.ipynb")
+	e.must(0, "export", "lab", "--format", "ipynb", "-o", nbPath)
+	if _, stderr, code := e.run("export", "lab", "-o", nbPath); code != 2 || !strings.Contains(stderr, "exists") {
+		t.Errorf("export over an existing file: exit %d, %s; want a refusal", code, stderr)
+	}
+	validateNotebook(t, nbPath, len(after))
+}
+
+// mustText runs a command that must succeed and returns its stdout.
+func (e *env) mustText(args ...string) string {
+	e.t.Helper()
+	out, _ := e.must(0, args...)
+	return out
+}
+
+// validateNotebook checks a notebook against nbformat 4's schema with
+// Debian's python3-nbformat.
+func validateNotebook(t *testing.T, path string, cells int) {
+	t.Helper()
+	py := "/usr/bin/python3"
+	if err := exec.Command(py, "-c", "import nbformat").Run(); err != nil {
+		t.Skipf("cannot validate the notebook: %s has no nbformat (Debian: apt-get install python3-nbformat)", py)
+	}
+	out, err := exec.Command(py, "-c", `
+import sys, nbformat
+nb = nbformat.read(sys.argv[1], as_version=4)
+nbformat.validate(nb)
+print(len(nb.cells), nb.nbformat, nb.nbformat_minor)
+`, path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("the exported notebook is not valid nbformat 4: %v\n%s", err, out)
+	}
+	if want := fmt.Sprintf("%d 4 5", cells); strings.TrimSpace(string(out)) != want {
+		t.Errorf("notebook: %s, want %s (cells, nbformat, minor)", out, want)
+	}
+}
+
+// screen reads a terminal's output in the background.
+type screen struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (s *screen) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.Write(p)
+}
+
+func (s *screen) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
+}
+
+// TestAttach drives `polyrepl attach` through a pseudo-terminal as a
+// person would: it shows other clients' cells as they run, sends what is
+// typed as cells labelled as the person's, interrupts on Ctrl-C and
+// detaches on Ctrl-D leaving the session running.
+func TestAttach(t *testing.T) {
+	needPython(t)
+	t.Parallel()
+	e := newEnv(t)
+	e.must(0, "--label", "alice", "exec", "lab", "x = 1")
+
+	cmd := exec.Command(e.bin, "attach", "lab", "--label", "carol")
+	cmd.Env = append(append([]string{}, e.vars...), "TERM=xterm")
+	cmd.Dir = e.home
+	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 120})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tty.Close()
+	scr := &screen{}
+	go func() {
+		b := make([]byte, 4096)
+		for {
+			n, err := tty.Read(b)
+			scr.Write(b[:n])
+			if err != nil {
+				return
+			}
+		}
+	}()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	defer func() {
+		cmd.Process.Kill()
+		<-done
+	}()
+	expect := func(what string, subs ...string) {
+		t.Helper()
+		if !waitFor(20*time.Second, func() bool {
+			s := scr.String()
+			for _, sub := range subs {
+				if !strings.Contains(s, sub) {
+					return false
+				}
+			}
+			return true
+		}) {
+			t.Fatalf("%s: the console does not show %q:\n%s", what, subs, scr.String())
+		}
+	}
+	expect("start", "Attached to session 'lab'", "as carol", "x = 1")
+
+	tty.Write([]byte("x + 41\r"))
+	expect("a typed cell", "Out[2]: 42")
+
+	r := e.runJSON("--label", "alice", "exec", "lab", "print('from alice')")
+	if a := activityOf(t, r); a == nil || len(a.Entries) != 1 || a.Entries[0].Who != "carol" || a.Entries[0].How != "attach" {
+		t.Errorf("alice was told %+v, want carol's cell", activityOf(t, r))
+	}
+	expect("another client's cell", "alice via cli", "from alice")
+
+	var typed *entry
+	for _, en := range e.history("lab") {
+		if en.Code == "x + 41" {
+			en := en
+			typed = &en
+		}
+	}
+	if typed == nil || typed.Who != "carol" || typed.How != "attach" || typed.Display != "Out[2]: 42" {
+		t.Errorf("the typed cell's entry: %+v, want carol via attach with its value", typed)
+	}
+
+	// A third client, an agent through MCP: it is told carol's and alice's
+	// cells, and the console shows its cell.
+	agent := e.startMCP()
+	agent.cell("exec", map[string]any{"session": "lab", "code": "'agent joins'"})
+	agent.cell("exec", map[string]any{"session": "lab", "code": "x * 2"})
+	tty.Write([]byte("'carol again'\r"))
+	expect("the agent's cell", "E2E Agent via mcp", "Out[5]: 2", "'carol again'")
+	ar, _ := agent.cell("exec", map[string]any{"session": "lab", "code": "'after carol'"})
+	if a := activityOf(t, ar); a == nil || len(a.Entries) != 1 || a.Entries[0].Who != "carol" || a.Entries[0].Code != "'carol again'" {
+		t.Errorf("the agent was told %+v, want carol's cell once", activityOf(t, ar))
+	}
+
+	// A block: the line ending in ':' continues until an empty line.
+	tty.Write([]byte("import time\r"))
+	tty.Write([]byte("while True:\r"))
+	tty.Write([]byte("    time.sleep(0.05)\r"))
+	tty.Write([]byte("\r"))
+	if !waitFor(10*time.Second, func() bool { return e.session("lab").Running != nil }) {
+		t.Fatalf("the typed loop is not running:\n%s", scr.String())
+	}
+	tty.Write([]byte{0x03})
+	expect("Ctrl-C", "KeyboardInterrupt", "interrupted]")
+
+	tty.Write([]byte{0x04})
+	select {
+	case err := <-done:
+		done <- err
+		if err != nil {
+			t.Errorf("attach ended with %v after Ctrl-D, want exit 0", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("attach did not detach on Ctrl-D:\n%s", scr.String())
+	}
+	expect("detach", "Detached from session 'lab'; it keeps running.")
+	if s := e.session("lab"); s.State != "idle" {
+		t.Errorf("after detaching, the session is %s", s.State)
+	}
+	if _, stderr, code := e.runIn("x\n", "attach", "lab"); code != 2 || !strings.Contains(stderr, "needs a terminal") {
+		t.Errorf("attach without a terminal: exit %d, %s", code, stderr)
+	}
+}

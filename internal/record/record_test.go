@@ -1,0 +1,188 @@
+package record
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+)
+
+var (
+	alice = api.Client{Who: "alice", How: "cli"}
+	agent = api.Client{Who: "agent", How: "mcp", Conn: "mcp-1"}
+	other = api.Client{Who: "agent", How: "mcp", Conn: "mcp-2"} // same label, another connection
+)
+
+func cellBy(c api.Client, code string) api.Entry {
+	return api.Entry{Kind: api.EntryCell, Who: c.Who, How: c.How, Conn: c.Conn, Code: code, Status: api.StatusRunning, Started: time.Now()}
+}
+
+func end(r *Record, seq int, status string) {
+	r.Update(seq, func(e *api.Entry) {
+		now := time.Now()
+		e.Status, e.Ended = status, &now
+	})
+}
+
+func TestPersistedAcrossOpens(t *testing.T) {
+	dir := t.TempDir()
+	r, err := Open(dir, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := r.Add(cellBy(alice, "x = 1"))
+	r.Output(a, []byte("out\n"))
+	end(r, a, api.StatusDone)
+	b := r.Add(cellBy(agent, "while True: pass"))
+	r.Output(b, []byte("partial"))
+	r.Close() // the daemon dies with cell b running
+
+	if fi, err := os.Stat(filepath.Join(dir, "s.jsonl")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("record file: %v, mode %v; want 0600", err, fi.Mode())
+	}
+	r2, err := Open(dir, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	es, dropped, next := r2.Since(0)
+	if len(es) != 2 || dropped != 0 || next != 3 {
+		t.Fatalf("reopened: %d entries, dropped %d, next %d", len(es), dropped, next)
+	}
+	if es[0].Output != "out\n" || es[0].Status != api.StatusDone || es[0].ID != "s#1" {
+		t.Errorf("first entry %+v", es[0])
+	}
+	if es[1].Status != api.StatusDead || es[1].Output != "partial" || !strings.Contains(es[1].Text, "daemon ended") {
+		t.Errorf("a cell running when the daemon died: %+v, want dead with its output and why", es[1])
+	}
+	if s := r2.Add(api.Entry{Kind: api.EntryNote, Text: "next"}); s != 3 {
+		t.Errorf("the next entry got seq %d, want 3", s)
+	}
+	r2.Close()
+}
+
+func TestBounds(t *testing.T) {
+	dir := t.TempDir()
+	r, _ := Open(dir, "s")
+	for i := 0; i < api.RecordKeep+50; i++ {
+		s := r.Add(cellBy(alice, fmt.Sprintf("cell %d", i)))
+		end(r, s, api.StatusDone)
+	}
+	big := r.Add(cellBy(alice, strings.Repeat("c", 3*api.EntryCodeLimit)))
+	for i := 0; i < 1000; i++ {
+		r.Output(big, []byte(strings.Repeat("é", 99)+"\n"))
+	}
+	end(r, big, api.StatusDone)
+	es, dropped, _ := r.Since(0)
+	if len(es) != api.RecordKeep || dropped != 51 || es[0].Seq != 52 {
+		t.Fatalf("%d entries from seq %d, dropped %d; want the last %d, 51 dropped", len(es), es[0].Seq, dropped, api.RecordKeep)
+	}
+	last := es[len(es)-1]
+	if n := utf8.RuneCountInString(last.Code); last.CodeCut == nil || last.CodeCut.Total != 3*api.EntryCodeLimit || n > api.EntryCodeLimit+100 {
+		t.Errorf("code of %d characters kept as %d, cut %+v", 3*api.EntryCodeLimit, n, last.CodeCut)
+	}
+	if last.OutputCut == nil || last.OutputCut.Total != 100000 || utf8.RuneCountInString(last.Output) > api.EntryOutputLimit+100 ||
+		!strings.HasPrefix(last.Output, "éé") || !strings.HasSuffix(last.Output, "é\n") || !utf8.ValidString(last.Output) {
+		t.Errorf("output of 100,000 characters: kept %d, cut %+v", utf8.RuneCountInString(last.Output), last.OutputCut)
+	}
+	r.Close()
+	// The file was compacted on the way and reads back the same.
+	b, _ := os.ReadFile(filepath.Join(dir, "s.jsonl"))
+	if lines := strings.Count(string(b), "\n"); lines > 5*api.RecordKeep {
+		t.Errorf("the file holds %d lines for %d entries: not compacted", lines, api.RecordKeep)
+	}
+	r2, _ := Open(dir, "s")
+	es2, dropped2, _ := r2.Since(0)
+	if len(es2) != api.RecordKeep || dropped2 != 51 || es2[len(es2)-1].Output != last.Output {
+		t.Errorf("after reopening: %d entries, dropped %d", len(es2), dropped2)
+	}
+}
+
+func TestActivity(t *testing.T) {
+	r, _ := Open(t.TempDir(), "s")
+	defer r.Close()
+	if a := r.Activity(agent); a != nil {
+		t.Errorf("first contact with an empty record told %+v", a)
+	}
+	r.Activity(alice)
+	r.Activity(other)
+
+	// Alice's cell times out while the agent's calls go on.
+	s1 := r.Add(cellBy(alice, "import time\nn = 10\nfor i in range(n):\n    print(i)\n    time.sleep(1)\n# the end\nprint('done')"))
+	r.Output(s1, []byte("0\n"))
+	if a := r.Activity(alice); a != nil {
+		t.Errorf("alice was told her own cell: %+v", a)
+	}
+	a := r.Activity(agent)
+	if a == nil || len(a.Entries) != 1 || a.Entries[0].Seq != s1 || a.Entries[0].Status != api.StatusRunning || len(a.Updated) != 0 {
+		t.Fatalf("agent told %+v, want alice's running cell once", a)
+	}
+	if !strings.Contains(a.Entries[0].Code, "[… 2 more lines …]") {
+		t.Errorf("code not cut to its first and last lines: %q", a.Entries[0].Code)
+	}
+	if a := r.Activity(agent); a != nil {
+		t.Errorf("told again with nothing new: %+v", a)
+	}
+	// Its late output and end are told again, as an update.
+	r.Output(s1, []byte("1\n2\n"))
+	end(r, s1, api.StatusDone)
+	a = r.Activity(agent)
+	if a == nil || len(a.Entries) != 1 || len(a.Updated) != 1 || a.Entries[0].Status != api.StatusDone || a.Entries[0].Output != "0\n1\n2\n" {
+		t.Fatalf("agent told %+v, want the update of alice's cell", a)
+	}
+	// Another connection with the same label is another client: it hears
+	// of alice's cell once, and of the agent's.
+	s2 := r.Add(cellBy(agent, "1+1"))
+	end(r, s2, api.StatusDone)
+	a = r.Activity(other)
+	if a == nil || len(a.Entries) != 2 || a.Entries[0].Seq != s2 || a.Entries[1].Seq != s1 {
+		t.Fatalf("other connection told %+v, want the agent's cell then alice's, newest first", a)
+	}
+	// Idle output is told to everyone.
+	idle := r.Add(api.Entry{Kind: api.EntryIdle, Output: "tick\n", Started: time.Now()})
+	for _, c := range []api.Client{alice, agent, other} {
+		if a := r.Activity(c); a == nil || a.Entries[0].Seq != idle {
+			t.Errorf("%+v was not told the idle output: %+v", c, a)
+		}
+	}
+}
+
+func TestActivityBounds(t *testing.T) {
+	r, _ := Open(t.TempDir(), "s")
+	defer r.Close()
+	r.Activity(agent)
+	for i := 0; i < 25; i++ {
+		s := r.Add(cellBy(alice, fmt.Sprintf("print(%d)", i)))
+		r.Output(s, []byte(strings.Repeat("x", 150)+"\n"))
+		end(r, s, api.StatusDone)
+	}
+	big := r.Add(cellBy(alice, strings.Repeat("y = 1\n", 50)))
+	r.Output(big, []byte(strings.Repeat(strings.Repeat("z", 500)+"\n", 40)))
+	end(r, big, api.StatusDone)
+	a := r.Activity(agent)
+	if len(a.Entries) != api.ActivityEntries || len(a.More) != 26-api.ActivityEntries {
+		t.Fatalf("told %d entries and %d more, want %d and %d", len(a.Entries), len(a.More), api.ActivityEntries, 26-api.ActivityEntries)
+	}
+	if a.Entries[0].Seq != big {
+		t.Errorf("newest first: got seq %d first", a.Entries[0].Seq)
+	}
+	size := 0
+	for _, e := range a.Entries {
+		size += utf8.RuneCountInString(e.Code + e.Output + e.Display + e.Text)
+		for _, l := range strings.Split(e.Output, "\n") {
+			if utf8.RuneCountInString(l) > lineWidth {
+				t.Errorf("a line of %d characters was told", utf8.RuneCountInString(l))
+			}
+		}
+	}
+	if size > api.ActivityChars {
+		t.Errorf("told %d characters, over %d", size, api.ActivityChars)
+	}
+	if !strings.HasPrefix(a.More[0], "s#") {
+		t.Errorf("more listed as %q, want ids", a.More)
+	}
+}
