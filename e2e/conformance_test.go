@@ -193,6 +193,21 @@ var conformance = []conformanceRow{
 		set:  "int x = 1;", getX: "x", name: "x",
 	},
 	{
+		runtime: "sh", // on a terminal; no values, the exit status
+		value:   check{code: "echo $((6*7))", output: "42\n"},
+		print:   check{code: "echo hello", output: "hello\n"},
+		fail:    "false",
+		define:  "twice() {\n  echo $(( $1 * 2 ))\n}",
+		use:     check{code: "twice 21", output: "42\n"},
+		unicode: check{code: `echo "héllo 中文 🎉"`, output: "héllo 中文 🎉\n"},
+		noNL:    check{code: `printf no-newline`, output: "no-newline"},
+		big: func(n int) check {
+			return check{code: fmt.Sprintf("s=%s\necho ${#s}", strings.Repeat("a", n)), output: fmt.Sprintf("%d\n", n)}
+		},
+		loop: "while :; do :; done",
+		set:  "x=1", getX: `[ -n "${x+set}" ]`,
+	},
+	{
 		runtime: "bash",
 		value:   check{code: "echo $((6*7))", output: "42\n"},
 		print:   check{code: "echo hello", output: "hello\n"},

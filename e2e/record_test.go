@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -358,5 +359,88 @@ func TestAttach(t *testing.T) {
 	}
 	if _, stderr, code := e.runIn("x\n", "attach", "lab"); code != 2 || !strings.Contains(stderr, "needs a terminal") {
 		t.Errorf("attach without a terminal: exit %d, %s", code, stderr)
+	}
+}
+
+// TestAttachRaw attaches to the terminal of a session hosted on one (sh),
+// as tmux would: typing runs there and is recorded as output while idle,
+// cells from other clients show, and Ctrl-] detaches leaving it running.
+func TestAttachRaw(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.must(0, "exec", "term", "--runtime", "sh", "x=41")
+
+	cmd := exec.Command(e.bin, "attach", "term", "--raw", "--label", "dana")
+	cmd.Env = append(append([]string{}, e.vars...), "TERM=xterm")
+	cmd.Dir = e.home
+	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 120})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tty.Close()
+	scr := &screen{}
+	go io.Copy(scr, tty)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	defer func() {
+		cmd.Process.Kill()
+		<-done
+	}()
+	expect := func(what string, subs ...string) {
+		t.Helper()
+		if !waitFor(20*time.Second, func() bool {
+			for _, sub := range subs {
+				if !strings.Contains(scr.String(), sub) {
+					return false
+				}
+			}
+			return true
+		}) {
+			t.Fatalf("%s: the terminal does not show %q:\n%s", what, subs, scr.String())
+		}
+	}
+	expect("start", "Attached to the terminal of session 'term' as dana")
+	tty.Write([]byte("echo typed-$((x+1))\r"))
+	expect("typing", "echo typed-$((x+1))", "typed-42")
+	e.must(0, "exec", "term", "echo from-a-cell")
+	expect("another client's cell", "from-a-cell")
+
+	var idle, attached bool
+	for _, en := range e.history("term") {
+		idle = idle || (en.Kind == "idle" && strings.Contains(en.Output, "typed-42"))
+		attached = attached || (en.Kind == "note" && strings.Contains(en.Text, "dana via attach attached"))
+	}
+	if !idle || !attached {
+		t.Errorf("the record lacks the typing as idle output (%v) or the attach note (%v): %+v", idle, attached, e.history("term"))
+	}
+	tty.Write([]byte{0x1d})
+	select {
+	case err := <-done:
+		done <- err
+		if err != nil {
+			t.Errorf("attach --raw ended with %v after Ctrl-], want exit 0", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("attach --raw did not detach on Ctrl-]:\n%s", scr.String())
+	}
+	if r := e.runJSON("exec", "term", "echo $x"); r.Output != "41\n" {
+		t.Errorf("after detaching: %v", r)
+	}
+	needPython(t)
+	if _, stderr, code := e.run("exec", "py", "1"); code != 0 {
+		t.Fatalf("exec py: %s", stderr)
+	}
+	c2 := exec.Command(e.bin, "attach", "py", "--raw")
+	c2.Env = e.vars
+	t2, err := pty.Start(c2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer t2.Close()
+	s2 := &screen{}
+	go io.Copy(s2, t2)
+	c2.Wait()
+	if !waitFor(5*time.Second, func() bool { return strings.Contains(s2.String(), "runs python over pipes") }) {
+		t.Errorf("attach --raw to a Python session: %q, want a refusal that says why", s2.String())
 	}
 }

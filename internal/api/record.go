@@ -8,9 +8,15 @@ import (
 
 // Paths of a session's shared record.
 const (
+	PathRaw         = "/v1/sessions/{name}/raw"          // upgraded to RawProtocol: the runtime's terminal
 	PathRecord      = "/v1/sessions/{name}/record"       // ?since=SEQ&follow=1
 	PathRecordEntry = "/v1/sessions/{name}/record/{seq}" // one entry, whole
 )
+
+// RawProtocol is the Upgrade of a raw attach: after the 101 reply the
+// connection carries a person's typing to the runtime's terminal and its
+// output back, as bytes.
+const RawProtocol = "polyrepl-raw"
 
 // Entry kinds.
 const (

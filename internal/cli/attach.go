@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -20,7 +21,7 @@ import (
 func init() {
 	register(&command{
 		name:    "attach",
-		usage:   "attach NAME [--label L]",
+		usage:   "attach NAME [--raw] [--label L]",
 		summary: "an interactive console on a session: watch its record, type cells",
 		help: `Opens a console on session NAME at your terminal. It shows the session's
 shared record as it grows — every cell from every client (agents through
@@ -32,7 +33,12 @@ Enter runs the line; a line ending in ':' or '\' or with an open bracket
 continues, and a block begun with ':' ends at an empty line. Up and down
 recall earlier lines. Ctrl-C interrupts the running cell (or clears the
 line); Ctrl-D on an empty line, or Ctrl-], detaches: the session keeps
-running.`,
+running.
+
+--raw, for a runtime hosted on a terminal (sh, lfortran), attaches to the
+runtime's own terminal instead, as tmux would: every key goes to it
+(Ctrl-C too), and what it prints comes back. What you type there is
+recorded as output the session printed while no cell ran. Ctrl-] detaches.`,
 		run: runAttach,
 	})
 }
@@ -47,6 +53,7 @@ const (
 func runAttach(e *env, args []string) int {
 	c := lookup("attach")
 	fs := flags("attach")
+	raw := fs.Bool("raw", false, "attach to the runtime's own terminal")
 	pos, code, ok := e.parseOrHelp(c, fs, args)
 	if !ok {
 		return code
@@ -60,6 +67,9 @@ func runAttach(e *env, args []string) int {
 		e.errorf("attach needs a terminal")
 		e.hintf("`polyrepl log %s --follow` shows the record as it grows; `polyrepl exec %s CODE` sends a cell", name, name)
 		return ExitUsage
+	}
+	if *raw {
+		return e.attachRaw(name, in)
 	}
 	info, err := e.client.Sessions(e.ctx, name)
 	if err != nil {
@@ -174,6 +184,60 @@ func runAttach(e *env, args []string) int {
 	cancel()
 	fmt.Fprintf(t, "Detached from session '%s'; it keeps running.\n", name)
 	return ExitOK
+}
+
+// attachRaw joins the person's terminal to the runtime's, byte for byte,
+// until they press the detach key or the runtime ends.
+func (e *env) attachRaw(name string, in *os.File) int {
+	me := e.as("attach")
+	me.Conn = newConn()
+	conn, err := e.client.Raw(e.ctx, name, me)
+	if err != nil {
+		return e.fail(err)
+	}
+	defer conn.Close()
+	state, err := term.MakeRaw(int(in.Fd()))
+	if err != nil {
+		e.errorf("cannot put the terminal in raw mode: %v", err)
+		return ExitUsage
+	}
+	defer term.Restore(int(in.Fd()), state)
+	fmt.Fprintf(e.stdout, "Attached to the terminal of session '%s' as %s; Ctrl-] detaches (the session keeps running).\r\n", name, me.Who)
+	ended := make(chan struct{})
+	go func() {
+		io.Copy(e.stdout, conn)
+		close(ended)
+	}()
+	typed := make(chan struct{})
+	go func() {
+		defer close(typed)
+		buf := make([]byte, 1024)
+		for {
+			n, err := in.Read(buf)
+			if i := bytes.IndexByte(buf[:n], keyDetach); i >= 0 {
+				conn.Write(buf[:i])
+				return
+			}
+			if n > 0 {
+				if _, werr := conn.Write(buf[:n]); werr != nil {
+					return
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	select {
+	case <-typed:
+		fmt.Fprintf(e.stdout, "\r\nDetached from the terminal of session '%s'; it keeps running.\r\n", name)
+		return ExitOK
+	case <-ended:
+		fmt.Fprintf(e.stdout, "\r\nThe terminal of session '%s' closed: the session ended (`polyrepl history %s` says why).\r\n", name, name)
+		return ExitFailed
+	case <-e.ctx.Done():
+		return ExitOK
+	}
 }
 
 // console is one attach session.

@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/version"
 )
 
 // History returns the entries of session name's record after seq since.
@@ -75,3 +78,47 @@ func (c *Client) Follow(ctx context.Context, name string, since int, fn func(api
 		}
 	}
 }
+
+// Raw attaches to the terminal of session name's runtime: what is written
+// to the returned connection is typed there, and what the runtime prints
+// is read from it, until it is closed or the runtime ends.
+func (c *Client) Raw(ctx context.Context, name string, who api.Client) (io.ReadWriteCloser, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	cn, _, err := c.getConn(ctx)
+	if err != nil {
+		return nil, &ConnError{err}
+	}
+	q := url.Values{"who": {who.Who}, "conn": {who.Conn}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://polyrepl"+sessionPath(api.PathRaw, name)+"?"+q.Encode(), nil)
+	if err != nil {
+		cn.Close()
+		return nil, err
+	}
+	req.Header.Set(api.VersionHeader, version.Version)
+	req.Header.Set("Connection", "Upgrade")
+	req.Header.Set("Upgrade", api.RawProtocol)
+	if err := req.Write(cn); err != nil {
+		cn.Close()
+		return nil, &ConnError{err}
+	}
+	resp, err := http.ReadResponse(cn.br, req)
+	if err != nil {
+		cn.Close()
+		return nil, &ConnError{err}
+	}
+	if resp.StatusCode != http.StatusSwitchingProtocols {
+		defer cn.Close()
+		return nil, c.readReply(resp, nil, nil)
+	}
+	return rawConn{cn}, nil
+}
+
+// rawConn reads through the connection's buffer, which may already hold
+// the runtime's first output.
+type rawConn struct{ cn *conn }
+
+func (r rawConn) Read(p []byte) (int, error)  { return r.cn.br.Read(p) }
+func (r rawConn) Write(p []byte) (int, error) { return r.cn.Conn.Write(p) }
+func (r rawConn) Close() error                { return r.cn.Close() }

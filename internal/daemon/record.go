@@ -3,6 +3,7 @@ package daemon
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -105,3 +106,44 @@ func (d *Daemon) entry(w http.ResponseWriter, r *http.Request) {
 
 // next0 asks Since for no entries, only the bounds.
 const next0 = 1 << 62
+
+// raw answers GET /v1/sessions/{name}/raw with Upgrade: polyrepl-raw: the
+// connection then carries a person's typing to the runtime's terminal and
+// what the runtime prints back, until either side hangs up.
+func (d *Daemon) raw(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("Upgrade") != api.RawProtocol {
+		fail(w, &session.Error{Code: "bad-request", Msg: "a raw attach must ask to upgrade to " + api.RawProtocol, Hint: "use `polyrepl attach --raw`"})
+		return
+	}
+	q := r.URL.Query()
+	who := api.Client{Who: q.Get("who"), How: "attach", Conn: q.Get("conn")}
+	in, out, detach, err := d.sessions.Raw(r.PathValue("name"), who)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	defer detach()
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		fail(w, fmt.Errorf("this connection cannot be upgraded"))
+		return
+	}
+	conn, brw, err := hj.Hijack()
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: " + api.RawProtocol + "\r\nConnection: Upgrade\r\n\r\n")
+	if brw.Flush() != nil {
+		return
+	}
+	go func() {
+		io.Copy(in, brw) // the person's typing, until they hang up
+		detach()
+	}()
+	for b := range out {
+		if _, err := conn.Write(b); err != nil {
+			return
+		}
+	}
+}

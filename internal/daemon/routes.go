@@ -34,6 +34,7 @@ func (d *Daemon) routes() http.Handler {
 	mux.HandleFunc("POST "+api.PathKill, d.kill)
 	mux.HandleFunc("GET "+api.PathRecord, d.history)
 	mux.HandleFunc("GET "+api.PathRecordEntry, d.entry)
+	mux.HandleFunc("GET "+api.PathRaw, d.raw)
 	return withVersion(mux)
 }
 

@@ -7,6 +7,7 @@ package driver
 import (
 	"context"
 	"fmt"
+	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -70,6 +71,13 @@ type Process interface {
 	// attempt 0, 1, 2… a moment apart for as long as the cell runs on, so a
 	// driver can escalate (SIGINT to the runtime, then to its children).
 	Interrupt(attempt int) error
+}
+
+// RawTerminal is a Process hosted on a terminal that a person can attach
+// to as they would to a tmux pane (attach --raw): what the runtime prints
+// comes on out (closed when it ends), typing goes to in.
+type RawTerminal interface {
+	Raw() (in io.Writer, out <-chan []byte, detach func(), err error)
 }
 
 // Info describes a runtime to users: `polyrepl runtimes`, errors, README.

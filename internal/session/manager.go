@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log"
 	"os"
 	"path/filepath"
@@ -108,6 +109,32 @@ func (m *Manager) Record(name string, asker api.Client) (*record.Record, error) 
 	}
 	// Kept open, so that a follower sees the next life of the session.
 	return m.record(name), nil
+}
+
+// Raw attaches a person's terminal to the named session's runtime, for a
+// runtime hosted on one (see driver.RawTerminal).
+func (m *Manager) Raw(name string, asker api.Client) (in io.Writer, out <-chan []byte, detach func(), err error) {
+	s, err := m.lookup(name, "", asker)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if s.isDead() {
+		return nil, nil, nil, s.deadError(asker)
+	}
+	s.mu.Lock()
+	p := s.p
+	s.mu.Unlock()
+	rt, ok := p.(driver.RawTerminal)
+	if !ok {
+		return nil, nil, nil, badRequest("attach without --raw shows the record and sends cells",
+			"session %q runs %s over pipes: there is no terminal to attach to; runtimes hosted on a terminal (sh, lfortran) have one", name, s.Runtime)
+	}
+	in, out, detach, err = rt.Raw()
+	if err != nil {
+		return nil, nil, nil, badRequest("attach without --raw shows the record and sends cells", "session %q: %v", name, err)
+	}
+	m.note(s, asker, fmt.Sprintf("%s attached to the session's terminal; what is typed there comes as output while no cell runs.", who(asker)))
+	return in, out, detach, nil
 }
 
 // note adds a note entry to the record of s, said by c.

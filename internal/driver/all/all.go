@@ -19,4 +19,5 @@ import (
 	_ "github.com/polyrepl/polyrepl/internal/driver/python"
 	_ "github.com/polyrepl/polyrepl/internal/driver/r"
 	_ "github.com/polyrepl/polyrepl/internal/driver/ruby"
+	_ "github.com/polyrepl/polyrepl/internal/driver/sh"
 )

@@ -17,7 +17,8 @@
 //	version  what came since "ready" is the runtime's version
 //	value    (printed by the loader itself) what follows, up to "end",
 //	         is the cell's value rather than its output
-//	error    (printed by the loader itself) the cell failed
+//	error    (printed by the loader itself) the cell failed; words after
+//	         it ("error exit status 2") are the error's message
 //	end      the cell's output ends here
 //	names    what came since "end" lists the defined names
 //
@@ -296,10 +297,13 @@ type process struct {
 	cellFile    string
 	interrupted bool
 	failed      bool   // the loader printed an error mark
+	failMsg     string // and said this
 	errLine     string // the output from the first error line on, bounded
 	line        []byte // the current line of output, for Error
 	value       bytes.Buffer
 	names       bytes.Buffer
+
+	raw chan []byte // a person's terminal attached raw, or nil
 
 	ready  chan struct{}
 	exited chan driver.Exit
@@ -354,8 +358,11 @@ func (p *process) Run(cell int, code string) error {
 		msg.WriteString(p.pr.Names + "\n" + p.print("names") + "\n")
 	}
 	p.mu.Lock()
+	if p.raw != nil {
+		p.setEcho(false) // the cell's lines are not the person's typing
+	}
 	p.cell, p.cellFile = cell, file
-	p.interrupted, p.failed, p.errLine = false, false, ""
+	p.interrupted, p.failed, p.failMsg, p.errLine = false, false, "", ""
 	p.line = p.line[:0]
 	p.value.Reset()
 	p.names.Reset()
@@ -381,6 +388,74 @@ func (p *process) Interrupt(attempt int) error {
 		return p.send("\x03")
 	}
 	return proc.Signal(p.tree.Leader, syscall.SIGINT)
+}
+
+// Raw attaches a person's terminal to a runtime hosted on one: what the
+// runtime prints (marks taken out) comes on the channel, closed when the
+// runtime ends, and what is written to in goes to the runtime's terminal
+// as typed. The terminal echoes the typing while no cell runs. One person
+// at a time; detach lets go.
+func (p *process) Raw() (in io.Writer, out <-chan []byte, detach func(), err error) {
+	if !p.pr.PTY {
+		return nil, nil, nil, fmt.Errorf("the %s runtime runs over pipes, not on a terminal: there is no terminal to attach to (plain attach shows its record)", p.pr.Name)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.done:
+		return nil, nil, nil, fmt.Errorf("the %s runtime has ended", p.pr.Name)
+	case p.raw != nil:
+		return nil, nil, nil, fmt.Errorf("someone is already attached to this session's terminal")
+	}
+	ch := make(chan []byte, 256)
+	p.raw = ch
+	if p.cell == 0 {
+		p.setEcho(true)
+	}
+	var once sync.Once
+	detach = func() {
+		once.Do(func() {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			if p.raw == ch {
+				close(ch)
+				p.raw = nil
+				p.setEcho(false)
+			}
+		})
+	}
+	return rawInput{p}, ch, detach, nil
+}
+
+// rawInput is a person's typing into the runtime's terminal.
+type rawInput struct{ p *process }
+
+func (r rawInput) Write(b []byte) (int, error) {
+	r.p.inMu.Lock()
+	defer r.p.inMu.Unlock()
+	return r.p.in.Write(b)
+}
+
+// setEcho turns the terminal's echo on or off; on a pseudo-terminal the
+// master's settings are the terminal's.
+func (p *process) setEcho(on bool) {
+	// Through SyscallConn: Fd would put the master in blocking mode.
+	sc, err := p.in.SyscallConn()
+	if err != nil {
+		return
+	}
+	sc.Control(func(fd uintptr) {
+		t, err := unix.IoctlGetTermios(int(fd), unix.TCGETS)
+		if err != nil {
+			return
+		}
+		if on {
+			t.Lflag |= unix.ECHO | unix.ECHOE | unix.ECHOK
+		} else {
+			t.Lflag &^= unix.ECHO | unix.ECHOE | unix.ECHOK | unix.ECHONL
+		}
+		unix.IoctlSetTermios(int(fd), unix.TCSETS, t)
+	})
 }
 
 // readOutput splits the stream at marks and passes each part on.
@@ -449,9 +524,16 @@ func (p *process) readOutput(r *os.File) {
 }
 
 // heldPrompt is how many bytes at the end of data to hold back because
-// they are, or may begin, a prompt that a mark could follow.
+// they are, or may begin, a prompt that a mark could follow: only while a
+// cell runs, since a prompt while idle answers a person's typing.
 func (p *process) heldPrompt(data []byte) int {
 	if len(p.prompt) == 0 {
+		return 0
+	}
+	p.mu.Lock()
+	running := p.cell != 0
+	p.mu.Unlock()
+	if !running {
 		return 0
 	}
 	if bytes.HasSuffix(data, p.prompt) {
@@ -483,6 +565,12 @@ func (p *process) take(b []byte) {
 			p.names.Write(b)
 		}
 	case modeOutput:
+		if p.raw != nil {
+			select {
+			case p.raw <- append([]byte(nil), b...):
+			default: // a person's terminal that does not keep up misses output, never the session
+			}
+		}
 		if p.cell != 0 && p.pr.Error != nil && p.errLine == "" {
 			p.scanErrors(b)
 		} else if p.errLine != "" && len(p.errLine) < 4096 {
@@ -523,6 +611,10 @@ func (p *process) scanErrors(b []byte) {
 func (p *process) marked(kind string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if k, msg, _ := strings.Cut(kind, " "); k == "error" {
+		p.failed, p.failMsg = true, msg
+		return
+	}
 	switch kind {
 	case "ready":
 		if p.pr.Version != "" {
@@ -535,8 +627,6 @@ func (p *process) marked(kind string) {
 		p.becomeReady()
 	case "value":
 		p.mode = modeValue
-	case "error":
-		p.failed = true
 	case "end":
 		if p.pr.Names != "" && p.cell != 0 {
 			p.mode = modeNames
@@ -573,6 +663,9 @@ func (p *process) finish() {
 		r.Status = api.StatusError
 		msg := errorMessage(strings.ToValidUTF8(p.errLine, "\uFFFD"))
 		if msg == "" {
+			msg = p.failMsg
+		}
+		if msg == "" {
 			msg = p.pr.Name + " reported an error (see the output)"
 		}
 		r.Error = &api.CellError{Message: msg}
@@ -591,6 +684,9 @@ func (p *process) finish() {
 		os.Remove(p.cellFile)
 	}
 	p.cell, p.cellFile = 0, ""
+	if p.raw != nil {
+		p.setEcho(true)
+	}
 	if !p.done {
 		p.h.CellDone(r)
 	}
@@ -659,6 +755,10 @@ func (p *process) wait() {
 	os.RemoveAll(p.cells)
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.raw != nil {
+		close(p.raw)
+		p.raw = nil
+	}
 	if p.started && !p.done {
 		p.done = true
 		p.h.Exited(ex)

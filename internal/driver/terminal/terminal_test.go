@@ -78,3 +78,56 @@ func TestErrorMessage(t *testing.T) {
 		}
 	}
 }
+
+// TestRaw attaches a person's terminal: their typing is echoed and runs,
+// what the runtime prints reaches them and the record as idle output, and
+// cells sent meanwhile are neither echoed nor disturbed.
+func TestRaw(t *testing.T) {
+	p, rec := drivertest.StartExe(t, Driver{P: onTerminal}, "bash")
+	raw, ok := p.(driver.RawTerminal)
+	if !ok {
+		t.Fatal("a process on a terminal offers no raw attach")
+	}
+	in, out, detach, err := raw.Raw()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := raw.Raw(); err == nil {
+		t.Error("a second person could attach raw at once")
+	}
+	var seen strings.Builder
+	read := func(want string) {
+		t.Helper()
+		deadline := time.After(5 * time.Second)
+		for !strings.Contains(seen.String(), want) {
+			select {
+			case b := <-out:
+				seen.Write(b)
+			case <-deadline:
+				t.Fatalf("the person's terminal shows %q, want %q in it", seen.String(), want)
+			}
+		}
+	}
+	in.Write([]byte("echo typed-$((40+2))\r"))
+	read("echo typed-$((40+2))\n") // echoed
+	read("typed-42\n")
+	time.Sleep(100 * time.Millisecond)
+	if idle := rec.TakeOutput(); !strings.Contains(idle, "typed-42") {
+		t.Errorf("the runtime's answer to typing is not output while idle: %q", idle)
+	}
+	drivertest.Cells(t, p, rec, []drivertest.Cell{{Code: "echo from-a-cell", Output: "from-a-cell\n"}})
+	read("from-a-cell\n")
+	if strings.Contains(seen.String(), "cell_1") {
+		t.Errorf("the cell's loader line was echoed to the person: %q", seen.String())
+	}
+	detach()
+	if _, ok := <-out; ok {
+		for range out {
+		}
+	}
+	if _, _, d, err := raw.Raw(); err != nil {
+		t.Errorf("attaching again after a detach: %v", err)
+	} else {
+		d()
+	}
+}

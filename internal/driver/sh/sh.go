@@ -1,0 +1,43 @@
+// Package sh is the POSIX shell runtime: dash (or the system's sh) driven
+// in the terminal family on a pseudo-terminal, so that programs a cell
+// runs see a terminal (isatty, progress bars, password prompts) and a
+// person can attach to it as to a tmux pane (attach --raw). For a shell
+// whose output must be exact bytes from pipes, use the bash runtime.
+package sh
+
+import (
+	"fmt"
+
+	"github.com/polyrepl/polyrepl/internal/driver"
+	"github.com/polyrepl/polyrepl/internal/driver/terminal"
+)
+
+// Profile is the POSIX shell's terminal profile.
+var Profile = &terminal.Profile{
+	Info: driver.Info{
+		Name: "sh", Family: "terminal", Ext: ".sh",
+		Exes: []string{"dash", "sh"}, EnvVar: "POLYREPL_SH",
+		Needs: "a POSIX shell (Debian: dash, always installed)",
+		Limits: "runs on a terminal: programs see a tty, and a terminal's line discipline " +
+			"applies (a typed line is cut at 4,095 bytes, but cells arrive as files); no " +
+			"values: output, and the exit status (non-zero is an error); defined names are " +
+			"not listed; exec PROGRAM replaces the shell and ends the session",
+		VersionArgs: []string{"-c", "echo POSIX sh"},
+	},
+	Args: []string{"-i"},
+	PTY:  true,
+	Setup: func(m terminal.Mark) []string {
+		eh, et := m.Halves("error")
+		return []string{
+			"PS1=''; PS2=''",
+			// Says the last status, if it was a failure, as an error mark.
+			fmt.Sprintf(`__polyrepl_status() { [ "$1" -eq 0 ] || printf '%%s%%s exit status %%s\n' '%s' '%s' "$1"; }`, eh, et),
+		}
+	},
+	Print: func(head, tail string) string {
+		return fmt.Sprintf(`__polyrepl_status $?; printf '%%s%%s\n' '%s' '%s'`, head, tail)
+	},
+	Load: func(path string) string { return ". " + path },
+}
+
+func init() { driver.Register(terminal.Driver{P: Profile}) }
