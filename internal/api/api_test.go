@@ -19,3 +19,25 @@ func TestValidateName(t *testing.T) {
 		}
 	}
 }
+
+// FuzzValidateName holds every accepted session name to what a file name
+// and a URL path segment need.
+func FuzzValidateName(f *testing.F) {
+	for _, s := range []string{"a", "data-1.v2", "..", ".x", "-x", "a/b", "a\x00b", "é", strings.Repeat("a", 65), "", " "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		if ValidateName(name) != nil {
+			return
+		}
+		if name == "" || len(name) > MaxNameLen || name[0] == '.' || name[0] == '-' ||
+			strings.ContainsAny(name, "/\\\x00 %?#") || strings.Contains(name, "..") && name[0] == '.' {
+			t.Fatalf("accepted %q", name)
+		}
+		for _, r := range name {
+			if r > 0x7e {
+				t.Fatalf("accepted %q with %U", name, r)
+			}
+		}
+	})
+}

@@ -108,6 +108,9 @@ func (p *entryPrinter) print(en api.Entry) {
 	case s.cut:
 	case strings.HasPrefix(en.Output, s.output):
 		b.WriteString(en.Output[len(s.output):])
+	case strings.HasPrefix(en.Output, s.output[:strings.LastIndexByte(s.output, '\n')+1]):
+		// The unfinished last line was rewritten (a progress bar): redraw it.
+		b.WriteString("\r" + en.Output[strings.LastIndexByte(s.output, '\n')+1:])
 	default: // the entry keeps only head and tail from here on
 		s.cut = true
 		b.WriteString("\n[… more output; the record keeps its head and tail, the tail follows at the end …]\n")

@@ -7,15 +7,21 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/paths"
 	"github.com/polyrepl/polyrepl/internal/session"
 	"github.com/polyrepl/polyrepl/internal/version"
 )
+
+// bodyTimeout bounds how long a request body may take to arrive: 2 MiB of
+// code takes milliseconds on a local socket.
+const bodyTimeout = 10 * time.Second
 
 // maxBody bounds a request body: the code limit plus the caller's
 // environment and some room for JSON escaping.
@@ -183,6 +189,11 @@ func (d *Daemon) kill(w http.ResponseWriter, r *http.Request) {
 // decode reads a JSON body strictly: unknown fields and trailing data are
 // errors, so a client's mistake is not silently ignored.
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	// A client that sends half a body and stalls is cut off, not waited
+	// for; the deadline is lifted for the long reply that follows.
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(time.Now().Add(bodyTimeout))
+	defer rc.SetReadDeadline(time.Time{})
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(v)
@@ -196,6 +207,12 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	}
 	if err != nil {
 		var mbe *http.MaxBytesError
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			log.Printf("a client sent half a request and stalled for %s; cut off", bodyTimeout)
+			fail(w, &session.Error{Code: "bad-request", Msg: fmt.Sprintf("the request body did not arrive within %s", bodyTimeout), Hint: "send the whole request at once"})
+			return false
+		}
 		if errors.As(err, &mbe) {
 			fail(w, &session.Error{Code: "bad-request", Msg: fmt.Sprintf("the request is over %d bytes", maxBody), Hint: "keep code under 2 MiB"})
 			return false

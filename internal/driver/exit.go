@@ -52,3 +52,44 @@ func HeldBack(data, marker []byte) int {
 	}
 	return 0
 }
+
+// Splitter splits a stream at a marker across reads: the bytes between
+// markers go to out and each marker calls mark, in order, whatever the
+// reads' boundaries. The worker family splits cell output at its end
+// marker with one.
+type Splitter struct {
+	Marker      []byte
+	carry, work []byte
+}
+
+// Feed passes one read's data on.
+func (s *Splitter) Feed(data []byte, out func([]byte), mark func()) {
+	if len(s.carry) > 0 {
+		s.work = append(append(s.work[:0], s.carry...), data...)
+		data, s.carry = s.work, s.carry[:0]
+	}
+	for len(data) > 0 {
+		i := bytes.Index(data, s.Marker)
+		if i < 0 {
+			k := HeldBack(data, s.Marker)
+			if len(data) > k {
+				out(data[:len(data)-k])
+			}
+			s.carry = append(s.carry[:0], data[len(data)-k:]...)
+			return
+		}
+		if i > 0 {
+			out(data[:i])
+		}
+		data = data[i+len(s.Marker):]
+		mark()
+	}
+}
+
+// Flush passes on what was held back, at the end of the stream.
+func (s *Splitter) Flush(out func([]byte)) {
+	if len(s.carry) > 0 {
+		out(s.carry)
+		s.carry = s.carry[:0]
+	}
+}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/bound"
+	"github.com/polyrepl/polyrepl/internal/plain"
 )
 
 // saveEvery spaces out the writes of a running cell's output.
@@ -356,8 +357,14 @@ func (c *clip) Write(p []byte) {
 	}
 }
 
-// text is the output within the limit, and its cut if it was cut.
+// text is the output within the limit, made plain, and its cut if it was
+// cut (counting the characters printed).
 func (c *clip) text() (string, *bound.Cut) {
+	s, cut := c.bounded()
+	return plain.Text(s), cut
+}
+
+func (c *clip) bounded() (string, *bound.Cut) {
 	if !c.dropped {
 		return bound.HeadTail(string(c.head)+string(c.tail), api.EntryOutputLimit)
 	}

@@ -186,3 +186,40 @@ func TestActivityBounds(t *testing.T) {
 		t.Errorf("more listed as %q, want ids", a.More)
 	}
 }
+
+// FuzzEntryOutput prints anything, in reads of any size, into a cell's
+// entry: its output stays valid, plain and within the entry's bound, and
+// its cut counts every character.
+func FuzzEntryOutput(f *testing.F) {
+	f.Add([]byte("hello\n\x1b[31mred\x1b[0m\r\n"), uint16(3), uint8(1))
+	f.Add([]byte("\xff\xfe\xe4\xb8"), uint16(1), uint8(200))
+	f.Add([]byte(strings.Repeat("é", 3000)), uint16(977), uint8(10))
+	f.Fuzz(func(t *testing.T, chunk []byte, step uint16, repeat uint8) {
+		r, _ := Open(t.TempDir(), "f")
+		defer r.Close()
+		seq := r.Add(cellBy(alice, "x"))
+		n := int(step)%4096 + 1
+		total := 0
+		for k := 0; k < int(repeat)%64+1; k++ {
+			for i := 0; i < len(chunk); i += n {
+				r.Output(seq, chunk[i:min(i+n, len(chunk))])
+			}
+			total += utf8.RuneCount(chunk)
+		}
+		e, _ := r.Get(seq)
+		if !utf8.ValidString(e.Output) {
+			t.Fatalf("invalid UTF-8 in %q", e.Output)
+		}
+		if utf8.RuneCountInString(e.Output) > api.EntryOutputLimit+64 {
+			t.Fatalf("output of %d characters kept %d", total, utf8.RuneCountInString(e.Output))
+		}
+		if e.OutputCut != nil && e.OutputCut.Total != total {
+			t.Fatalf("cut says %d characters, %d were printed", e.OutputCut.Total, total)
+		}
+		for _, c := range e.Output {
+			if c == 0x1b {
+				t.Fatalf("an escape sequence was kept: %q", e.Output)
+			}
+		}
+	})
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/bound"
 	"github.com/polyrepl/polyrepl/internal/driver"
+	"github.com/polyrepl/polyrepl/internal/plain"
 	"github.com/polyrepl/polyrepl/internal/proc"
 	"github.com/polyrepl/polyrepl/internal/record"
 	"github.com/polyrepl/polyrepl/internal/render"
@@ -373,7 +374,7 @@ func lastLine(b []byte) string {
 func (s *Session) takeLocked(c *cell, asker api.Client) api.CellResult {
 	r := s.baseResultLocked(c)
 	text, cut, err := c.out.Take()
-	r.Output = text
+	r.Output = plain.Text(text)
 	r.OutputCut = cut
 	if err != nil {
 		r.Notes = append(r.Notes, api.Note{Kind: api.NoteSave, Text: fmt.Sprintf("The whole output could not be saved: %v", err)})
@@ -428,7 +429,7 @@ func (s *Session) idleNoteLocked(r *api.CellResult) {
 		return
 	}
 	text, cut, err := s.idle.Take()
-	msg := "Printed by the session while no cell ran:\n" + text
+	msg := "Printed by the session while no cell ran:\n" + plain.Text(text)
 	if cut != nil {
 		msg += "\n" + cut.Describe("output")
 	}

@@ -348,32 +348,12 @@ func (p *process) readOutput(r *os.File) {
 	defer close(p.outEOF)
 	defer r.Close()
 	buf := make([]byte, 256*1024)
-	var carry []byte // bytes at the end of the last read that may start a marker
-	var work []byte
+	sp := driver.Splitter{Marker: p.sentinel}
 	for {
 		n, err := r.Read(buf)
-		data := buf[:n]
-		if len(carry) > 0 && n > 0 {
-			work = append(append(work[:0], carry...), data...)
-			data = work
-			carry = carry[:0]
-		}
-		for len(data) > 0 {
-			i := bytes.Index(data, p.sentinel)
-			if i < 0 {
-				k := driver.HeldBack(data, p.sentinel)
-				p.output(data[:len(data)-k])
-				carry = append(carry[:0], data[len(data)-k:]...)
-				break
-			}
-			p.output(data[:i])
-			data = data[i+len(p.sentinel):]
-			p.cellEnded()
-		}
+		sp.Feed(buf[:n], p.output, p.cellEnded)
 		if err != nil {
-			if len(carry) > 0 {
-				p.output(carry)
-			}
+			sp.Flush(p.output)
 			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
 				p.output([]byte(fmt.Sprintf("\n[polyrepl: reading the output failed: %v]\n", err)))
 			}

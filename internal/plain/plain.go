@@ -1,0 +1,148 @@
+// Package plain turns what a program wrote for a terminal into plain text
+// for a reply: escape sequences (colours, cursor moves, window titles,
+// hyperlinks) are removed, a line a progress bar rewrote with carriage
+// returns keeps only what the terminal would finally show, backspaces
+// erase, and other control characters are dropped. A model reading the
+// reply sees what a person would have seen, and no escape sequence
+// reaches the terminal of whoever prints the reply. Spool files keep the
+// raw bytes.
+package plain
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+const esc = 0x1b
+
+// Text returns s made plain. s should be valid UTF-8 (invalid bytes pass
+// through untouched); the result is never longer than s.
+func Text(s string) string {
+	if !needs(s) {
+		return s
+	}
+	var out strings.Builder
+	out.Grow(len(s))
+	var line []byte // the current line, as the terminal would show it
+	col := 0        // where the next character lands in line
+	put := func(b []byte) {
+		// Overwrite from col, as a terminal does after a carriage return.
+		if col >= len(line) {
+			line = append(line, b...)
+		} else {
+			// Replace whole characters: find the end of the overwritten ones.
+			end := col
+			for n := 0; n < utf8.RuneCount(b) && end < len(line); n++ {
+				_, w := utf8.DecodeRune(line[end:])
+				end += w
+			}
+			line = append(line[:col], append(append([]byte(nil), b...), line[end:]...)...)
+		}
+		col += len(b)
+	}
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '\n':
+			out.Write(line)
+			out.WriteByte('\n')
+			line, col = line[:0], 0
+			i++
+		case c == '\r':
+			if i+1 < len(s) && s[i+1] == '\n' {
+				i++ // CRLF ends the line as LF does
+				continue
+			}
+			col = 0
+			i++
+		case c == '\b':
+			if col > 0 {
+				_, w := utf8.DecodeLastRune(line[:col])
+				col -= w
+			}
+			i++
+		case c == '\t':
+			put([]byte{'\t'})
+			i++
+		case c == esc:
+			i = skipEscape(s, i)
+		case c < 0x20 || c == 0x7f:
+			i++ // other C0 controls and DEL show nothing
+		case c < utf8.RuneSelf:
+			put([]byte{c})
+			i++
+		default:
+			r, w := utf8.DecodeRuneInString(s[i:])
+			switch {
+			case r == 0x9b: // CSI in its 8-bit form
+				i = skipCSI(s, i+w)
+			case r >= 0x80 && r <= 0x9f: // other C1 controls
+				i += w
+			default:
+				put([]byte(s[i : i+w]))
+				i += w
+			}
+		}
+	}
+	out.Write(line)
+	return out.String()
+}
+
+// needs reports whether s holds anything Text changes.
+func needs(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f || c == 0xc2 {
+			return true // 0xc2 leads U+0080..U+00BF, among them the C1 controls
+		}
+	}
+	return false
+}
+
+// skipEscape returns the index after the escape sequence at s[i].
+func skipEscape(s string, i int) int {
+	i++ // ESC
+	if i >= len(s) {
+		return i
+	}
+	switch s[i] {
+	case '[':
+		return skipCSI(s, i+1)
+	case ']', 'P', 'X', '^', '_':
+		// OSC, DCS, SOS, PM, APC: a string ended by BEL or ST (ESC \).
+		for j := i + 1; j < len(s); j++ {
+			switch {
+			case s[j] == 0x07:
+				return j + 1
+			case s[j] == esc && j+1 < len(s) && s[j+1] == '\\':
+				return j + 2
+			case s[j] == '\n' && s[i] != ']':
+				return j // an unterminated string ends at the line
+			}
+		}
+		return len(s)
+	}
+	// ESC, intermediates (0x20-0x2f), a final byte (0x30-0x7e).
+	for i < len(s) && s[i] >= 0x20 && s[i] <= 0x2f {
+		i++
+	}
+	if i < len(s) && s[i] >= 0x30 && s[i] <= 0x7e {
+		i++
+	}
+	return i
+}
+
+// skipCSI returns the index after a control sequence whose parameters
+// start at s[i]: parameter bytes, intermediates, one final byte.
+func skipCSI(s string, i int) int {
+	for i < len(s) && s[i] >= 0x30 && s[i] <= 0x3f {
+		i++
+	}
+	for i < len(s) && s[i] >= 0x20 && s[i] <= 0x2f {
+		i++
+	}
+	if i < len(s) && s[i] >= 0x40 && s[i] <= 0x7e {
+		i++
+	}
+	return i
+}

@@ -1,0 +1,54 @@
+package plain
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestText(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"plain\ttext\n", "plain\ttext\n"},
+		{"\x1b[1;31mred\x1b[0m and \x1b[32mgreen\x1b[m\n", "red and green\n"},
+		{"\x1b]0;window title\x07after", "after"},
+		{"\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\", "link"},
+		{"10%\r50%\r100%\n", "100%\n"},
+		{"progress [##   ]\rprogress [#####]\ndone", "progress [#####]\ndone"},
+		{"windows\r\nlines\r\n", "windows\nlines\n"},
+		{"abc\bd\n", "abd\n"},
+		{"héllo\r大\n", "大éllo\n"}, // character for character; widths are not known
+		{"bell\x07 nul\x00 del\x7f\n", "bell nul del\n"},
+		{"8-bit \u009b31mcsi\u009b0m and \u0085nel\n", "8-bit csi and nel\n"},
+		{"\x1b(Bcharset \x1b=keypad\n", "charset keypad\n"},
+		{"cut at the end \x1b[", "cut at the end "},
+		{"é ü 中文 🎉", "é ü 中文 🎉"},
+	} {
+		if got := Text(tc.in); got != tc.want {
+			t.Errorf("Text(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func FuzzText(f *testing.F) {
+	for _, s := range []string{"", "a\rb", "\x1b[31mx", "\x1b]0;t\x07", "é\b\b", "\u009b1m", "x\r\n", "\x1bP…\x1b\\"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		in = strings.ToValidUTF8(in, "\uFFFD")
+		out := Text(in)
+		if !utf8.ValidString(out) {
+			t.Fatalf("Text(%q) = %q: not valid UTF-8", in, out)
+		}
+		if len(out) > len(in) {
+			t.Fatalf("Text(%q) = %q: longer than its input", in, out)
+		}
+		for _, r := range out {
+			if (r < 0x20 && r != '\n' && r != '\t') || r == 0x7f || (r >= 0x80 && r <= 0x9f) {
+				t.Fatalf("Text(%q) = %q: control character %U left", in, out, r)
+			}
+		}
+		if Text(out) != out {
+			t.Fatalf("Text is not idempotent on %q: %q then %q", in, out, Text(out))
+		}
+	})
+}
