@@ -121,9 +121,12 @@ func TestKillEndsWholeTree(t *testing.T) {
 			}
 			out, _ := e.must(0, args...)
 			// The command returns once the tree is verified gone.
-			if left := e.generation(gen); len(left) > 0 {
+			left := e.generation(gen)
+			if len(left) > 0 {
 				t.Errorf("after %s, processes of generation %s remain:%s", how, gen, describe(left))
 			}
+			report(t, "1 Load and floods", "a cell's children that outlive it, double-fork, setsid or ignore SIGTERM, then `"+how+"`",
+				"%d children ended with the session; %d processes of it left (checked by its cookie)", len(spawners), len(left))
 			switch how {
 			case "restart":
 				s := e.session(name)

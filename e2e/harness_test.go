@@ -66,7 +66,12 @@ func mainErr(m *testing.M) int {
 		return 1
 	}
 	findPython()
-	return m.Run()
+	code := m.Run()
+	if err := writeReliability(); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		return 1
+	}
+	return code
 }
 
 // findModuleRoot asks the go tool where go.mod is, falling back to "..".
@@ -439,12 +444,14 @@ func (e *env) session(name string) sessionInfo {
 
 // statusReply is `status --json`.
 type statusReply struct {
-	PID      int    `json:"pid"`
-	Version  string `json:"version"`
-	Socket   string `json:"socket"`
-	Log      string `json:"log"`
-	StateDir string `json:"state_dir"`
-	Sessions int    `json:"sessions"`
+	PID        int    `json:"pid"`
+	Version    string `json:"version"`
+	Socket     string `json:"socket"`
+	Log        string `json:"log"`
+	StateDir   string `json:"state_dir"`
+	Sessions   int    `json:"sessions"`
+	Goroutines int    `json:"goroutines"`
+	FDs        int    `json:"fds"`
 }
 
 func (e *env) status() statusReply {

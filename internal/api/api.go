@@ -226,6 +226,9 @@ type StatusReply struct {
 	StateDir string    `json:"state_dir"`
 	Started  time.Time `json:"started"`
 	Sessions int       `json:"sessions"`
+	// Goroutines and FDs are the daemon's own, to watch for leaks.
+	Goroutines int `json:"goroutines"`
+	FDs        int `json:"fds"`
 }
 
 // StopReply lists what stopping the daemon ended.

@@ -91,16 +91,10 @@ func Listen() (*Daemon, error) {
 		lock.Close()
 		return nil, fmt.Errorf("cannot remove the stale socket %s: %w", sock, err)
 	}
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: sock, Net: "unix"})
+	ln, err := bind(sock)
 	if err != nil {
 		lock.Close()
-		return nil, fmt.Errorf("cannot listen on %s: %w", sock, err)
-	}
-	ln.SetUnlinkOnClose(true)
-	if err := os.Chmod(sock, 0o600); err != nil {
-		ln.Close()
-		lock.Close()
-		return nil, fmt.Errorf("cannot restrict %s: %w", sock, err)
+		return nil, err
 	}
 	d := &Daemon{
 		socketDir: dir, socket: sock, stateDir: stateDir, started: time.Now(),
@@ -115,11 +109,75 @@ func Listen() (*Daemon, error) {
 			d.Stop("the daemon's listener failed")
 		}
 	}()
+	go d.keepSocket(ln)
 	// The lock file says who holds it, for `polyrepl status` and people.
 	lock.Truncate(0)
 	fmt.Fprintf(lock, "%d\n", os.Getpid())
 	log.Printf("polyrepl daemon pid %d listening on %s; state in %s", os.Getpid(), sock, stateDir)
 	return d, nil
+}
+
+// bind listens on the socket at path, private to the user.
+func bind(path string) (*net.UnixListener, error) {
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		return nil, fmt.Errorf("cannot listen on %s: %w", path, err)
+	}
+	ln.SetUnlinkOnClose(true)
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("cannot restrict %s: %w", path, err)
+	}
+	return ln, nil
+}
+
+// socketCheck is how often the daemon checks that its socket file is
+// still there.
+const socketCheck = 2 * time.Second
+
+// keepSocket binds the socket again if its file is deleted (a cleaner of
+// /run/user, a person) or replaced, so clients keep finding this daemon
+// instead of starting a second one that the lock would refuse. We still
+// hold the lock, so whatever is at the path now is not another daemon's.
+func (d *Daemon) keepSocket(ln *net.UnixListener) {
+	fi, err := os.Stat(d.socket)
+	if err != nil {
+		return
+	}
+	t := time.NewTicker(socketCheck)
+	defer t.Stop()
+	for {
+		select {
+		case <-d.stopped:
+			return
+		case <-t.C:
+		}
+		now, err := os.Lstat(d.socket)
+		if err == nil && os.SameFile(fi, now) {
+			continue
+		}
+		log.Printf("the socket %s was deleted or replaced under the daemon; binding it again", d.socket)
+		// The old listener stays open (closing it would end its Serve, which
+		// stops the daemon) but must not unlink the new socket when closed.
+		ln.SetUnlinkOnClose(false)
+		if err == nil {
+			os.Remove(d.socket)
+		}
+		nl, err := bind(d.socket)
+		if err != nil {
+			log.Printf("cannot bind the socket again: %v; clients cannot reach this daemon", err)
+			return
+		}
+		if fi, err = os.Stat(d.socket); err != nil {
+			return
+		}
+		ln = nl
+		go func() {
+			if err := d.server.Serve(&peerListener{nl}); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				log.Printf("serving on the rebound socket: %v", err)
+			}
+		}()
+	}
 }
 
 // Serve waits until the daemon is stopped, by the API or by SIGTERM,

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
@@ -57,7 +58,17 @@ func (d *Daemon) status(w http.ResponseWriter, r *http.Request) {
 		PID: os.Getpid(), Version: version.Version, Socket: d.socket,
 		Log: filepath.Join(d.socketDir, paths.LogName), StateDir: d.stateDir,
 		Started: d.started, Sessions: len(d.sessions.List(false)),
+		Goroutines: runtime.NumGoroutine(), FDs: openFDs(),
 	})
+}
+
+// openFDs counts the daemon's open file descriptors.
+func openFDs() int {
+	es, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return -1
+	}
+	return len(es)
 }
 
 func (d *Daemon) stop(w http.ResponseWriter, r *http.Request) {
@@ -193,7 +204,6 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	// for; the deadline is lifted for the long reply that follows.
 	rc := http.NewResponseController(w)
 	rc.SetReadDeadline(time.Now().Add(bodyTimeout))
-	defer rc.SetReadDeadline(time.Time{})
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(v)
@@ -208,6 +218,10 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	if err != nil {
 		var mbe *http.MaxBytesError
 		var ne net.Error
+		// The connection is not reused: what is left of the body is not
+		// waited for.
+		w.Header().Set("Connection", "close")
+		rc.SetReadDeadline(time.Now())
 		if errors.As(err, &ne) && ne.Timeout() {
 			log.Printf("a client sent half a request and stalled for %s; cut off", bodyTimeout)
 			fail(w, &session.Error{Code: "bad-request", Msg: fmt.Sprintf("the request body did not arrive within %s", bodyTimeout), Hint: "send the whole request at once"})
@@ -220,6 +234,7 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 		fail(w, &session.Error{Code: "bad-request", Msg: fmt.Sprintf("malformed request body: %v", err), Hint: "send one JSON object as the API describes"})
 		return false
 	}
+	rc.SetReadDeadline(time.Time{}) // the reply may take long; the client waits for it
 	return true
 }
 

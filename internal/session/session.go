@@ -85,6 +85,9 @@ type cell struct {
 	result    *driver.Result
 	status    string
 	delivered bool // the final result went out in a reply
+	// collecting counts the calls waiting for this cell: its result is
+	// theirs, not an uncollected note for whoever runs the next cell.
+	collecting int
 }
 
 func (c *cell) finished() bool { return c.status != api.StatusRunning }
@@ -238,12 +241,15 @@ func (s *Session) Exec(ctx context.Context, code string, client api.Client, time
 	c := &cell{
 		n: s.cells, code: code, client: client, started: time.Now(),
 		status: api.StatusRunning,
-		out:    bound.NewSink(api.OutputLimit, s.m.outputDir, fmt.Sprintf("%s-%d-*.txt", s.Name, s.cells)),
+		// Its sender collects it: held from now, so that a fast cell's
+		// result is not taken by the next exec before collect begins.
+		collecting: 1,
+		out:        bound.NewSink(api.OutputLimit, s.m.outputDir, fmt.Sprintf("%s-%d-*.txt", s.Name, s.cells)),
 	}
 	// What nobody collected of the previous cell is not dropped: it goes
 	// out as a note with this cell's reply.
 	var pending *api.Note
-	if prev := s.cur; prev != nil && (!prev.delivered || prev.out.Len() > 0) {
+	if prev := s.cur; prev != nil && prev.collecting == 0 && (!prev.delivered || prev.out.Len() > 0) {
 		n := uncollectedNote(s.takeLocked(prev, client), prev.client)
 		pending = &n
 	}
@@ -264,6 +270,9 @@ func (s *Session) Exec(ctx context.Context, code string, client api.Client, time
 		s.waitExited(2 * time.Second)
 	}
 	r, err := s.collect(ctx, c, timeout, client, prog, every)
+	s.mu.Lock()
+	c.collecting--
+	s.mu.Unlock()
 	if err == nil && pending != nil {
 		r.Notes = append([]api.Note{*pending}, r.Notes...)
 	}
@@ -321,6 +330,14 @@ func finishedWord(status string) string {
 // returns without taking anything, so the next wait gets it all. If prog is
 // set, it is called every so often while the cell runs.
 func (s *Session) collect(ctx context.Context, c *cell, timeout time.Duration, asker api.Client, prog Progress, every time.Duration) (api.CellResult, error) {
+	s.mu.Lock()
+	c.collecting++
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		c.collecting--
+		s.mu.Unlock()
+	}()
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	var tick <-chan time.Time

@@ -1,0 +1,486 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The reliability suite (issue 7): every scenario reports its outcome, and
+// `POLYREPL_RELIABILITY_REPORT=1 go test ./e2e -run Reliability` writes
+// them to docs/reliability.md. POLYREPL_LONG=1 runs the long variants.
+
+// long reports whether the long variants were asked for.
+func long() bool { return os.Getenv("POLYREPL_LONG") != "" }
+
+type finding struct{ section, scenario, result string }
+
+var (
+	findingsMu sync.Mutex
+	findings   []finding
+)
+
+// report records a scenario's outcome for docs/reliability.md.
+func report(t *testing.T, section, scenario, format string, a ...any) {
+	findingsMu.Lock()
+	defer findingsMu.Unlock()
+	result := fmt.Sprintf(format, a...)
+	if t.Failed() {
+		result = "FAILED: " + result
+	}
+	findings = append(findings, finding{section, scenario, result})
+}
+
+// writeReliability writes docs/reliability.md from this run's findings,
+// if asked to.
+func writeReliability() error {
+	if os.Getenv("POLYREPL_RELIABILITY_REPORT") == "" || len(findings) == 0 {
+		return nil
+	}
+	sort.SliceStable(findings, func(i, j int) bool { return findings[i].section < findings[j].section })
+	var b strings.Builder
+	b.WriteString("# Reliability\n\n")
+	b.WriteString("Written by the reliability suite (`e2e/reliability_test.go`) from its last run:\n\n")
+	fmt.Fprintf(&b, "    POLYREPL_RELIABILITY_REPORT=1 go test ./e2e -run Reliability -count=1   # %s\n\n", map[bool]string{true: "POLYREPL_LONG=1: long variants", false: "the CI variants"}[long()])
+	fmt.Fprintf(&b, "Run on %s, %s.\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"), machine())
+	section := ""
+	for _, f := range findings {
+		if f.section != section {
+			section = f.section
+			fmt.Fprintf(&b, "\n## %s\n\n| scenario | result |\n| --- | --- |\n", section[strings.Index(section, " ")+1:])
+		}
+		fmt.Fprintf(&b, "| %s | %s |\n", strings.ReplaceAll(f.scenario, "|", "\\|"), strings.ReplaceAll(f.result, "|", "\\|"))
+	}
+	return os.WriteFile(filepath.Join(moduleRoot, "docs", "reliability.md"), []byte(b.String()), 0o644)
+}
+
+func machine() string {
+	n := 0
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		n = strings.Count(string(b), "processor\t:")
+	}
+	return fmt.Sprintf("%d cores", n)
+}
+
+// api is a raw HTTP client of the env's daemon, for requests the CLI
+// would never send.
+func (e *env) api() *http.Client {
+	sock := filepath.Join(e.socketDir(), "daemon.sock")
+	return &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+	}}, Timeout: 60 * time.Second}
+}
+
+// snapshot is what must not change when a bad input is refused.
+func (e *env) snapshot() string {
+	var b strings.Builder
+	for _, s := range e.sessions() {
+		fmt.Fprintf(&b, "%s %s %s %d %v;", s.Name, s.Generation, s.State, s.Cells, s.Names)
+	}
+	return b.String()
+}
+
+// TestReliabilityBadInputs sends malformed and hostile requests to the
+// API and the CLI: each is refused with a clear error, and nothing
+// changes.
+func TestReliabilityBadInputs(t *testing.T) {
+	needPython(t)
+	t.Parallel()
+	e := newEnv(t)
+	r := e.runJSON("exec", "ok", "x = 1")
+	gen := r.Generation
+	before := e.snapshot()
+	c := e.api()
+	big := strings.Repeat("a", 3<<20)
+	huge := strings.Repeat("a", 100<<20)
+	exec := func(code string) string {
+		return fmt.Sprintf(`{"code":%q,"spawn":{"cwd":%q,"env":[]}}`, code, e.home)
+	}
+	cases := []struct {
+		what, method, path, body string
+		status                   int
+		says                     string
+	}{
+		{"a name with /", "POST", "/v1/sessions/a%2Fb/exec", exec("1"), 400, "invalid session name"},
+		{"the name ..", "POST", "/v1/sessions/%2E%2E/exec", exec("1"), 400, "invalid session name"},
+		{"a name with NUL", "POST", "/v1/sessions/a%00b/exec", exec("1"), 400, "invalid session name"},
+		{"a 10 KB name", "POST", "/v1/sessions/" + strings.Repeat("n", 10240) + "/exec", exec("1"), 400, "limit is 64"},
+		{"a name with a space", "POST", "/v1/sessions/a%20b/exec", exec("1"), 400, "invalid session name"},
+		{"a name starting with -", "POST", "/v1/sessions/-x/exec", exec("1"), 400, "invalid session name"},
+		{"a negative timeout", "POST", "/v1/sessions/ok/exec", `{"code":"1","timeout":-1}`, 400, "timeout"},
+		{"a huge timeout", "POST", "/v1/sessions/ok/exec", `{"code":"1","timeout":1e300}`, 400, "timeout"},
+		{"a timeout of the wrong type", "POST", "/v1/sessions/ok/exec", `{"code":"1","timeout":"soon"}`, 400, "malformed request"},
+		{"100 MB of code", "POST", "/v1/sessions/ok/exec", exec(huge), 400, "over"},
+		{"3 MB of code", "POST", "/v1/sessions/ok/exec", exec(big), 400, "limit is 2097152 bytes"},
+		{"empty code", "POST", "/v1/sessions/ok/exec", `{"code":""}`, 400, "empty"},
+		{"code of spaces", "POST", "/v1/sessions/ok/exec", `{"code":"  \n\t"}`, 400, "empty"},
+		{"code with NUL", "POST", "/v1/sessions/ok/exec", `{"code":"1\u0000"}`, 400, "NUL"},
+		{"code of the wrong type", "POST", "/v1/sessions/ok/exec", `{"code":12}`, 400, "malformed request"},
+		{"malformed JSON", "POST", "/v1/sessions/ok/exec", `{"code":`, 400, "malformed request"},
+		{"an unknown field", "POST", "/v1/sessions/ok/exec", `{"code":"1","sudo":true}`, 400, "unknown field"},
+		{"two JSON objects", "POST", "/v1/sessions/ok/exec", `{"code":"1"}{"code":"2"}`, 400, "after the JSON object"},
+		{"a JSON array", "POST", "/v1/sessions/ok/exec", `[1,2]`, 400, "malformed request"},
+		{"no body", "POST", "/v1/sessions/ok/exec", ``, 400, "malformed request"},
+		{"the wrong generation (exec)", "POST", "/v1/sessions/ok/exec", `{"code":"x = 2","generation":"000000000000"}`, 410, "generation"},
+		{"the wrong generation (wait)", "POST", "/v1/sessions/ok/wait", `{"generation":"000000000000"}`, 410, "generation"},
+		{"the wrong generation (interrupt)", "POST", "/v1/sessions/ok/interrupt", `{"generation":"000000000000"}`, 410, "generation"},
+		{"the wrong generation (restart)", "POST", "/v1/sessions/ok/restart", `{"generation":"000000000000"}`, 410, "generation"},
+		{"the wrong generation (kill)", "POST", "/v1/sessions/ok/kill", `{"generation":"000000000000"}`, 410, "generation"},
+		{"a relative working directory", "POST", "/v1/sessions/new1/exec", `{"code":"1","spawn":{"cwd":"rel/dir","env":[]}}`, 400, "not an absolute path"},
+		{"a missing working directory", "POST", "/v1/sessions/new2/exec", `{"code":"1","spawn":{"cwd":"/no/such/dir","env":[]}}`, 400, "does not exist"},
+		{"an unknown runtime", "POST", "/v1/sessions/new3/exec", `{"code":"1","spawn":{"runtime":"cobol","cwd":"/","env":[]}}`, 400, "unknown runtime"},
+		{"another runtime for a live session", "POST", "/v1/sessions/ok/exec", `{"code":"1","spawn":{"runtime":"r","cwd":"/","env":[]}}`, 400, "not r"},
+		{"a missing executable", "POST", "/v1/sessions/new4/exec", `{"code":"1","spawn":{"exe":"/no/such/python","cwd":"/","env":[]}}`, 400, "cannot start"},
+		{"a relative project", "POST", "/v1/sessions/new5/exec", `{"code":"1","spawn":{"runtime":"python","project":"p","cwd":"/","env":[]}}`, 400, "not an absolute path"},
+		{"wait on no session", "POST", "/v1/sessions/nobody/wait", `{}`, 404, "no session"},
+		{"GET on exec", "GET", "/v1/sessions/ok/exec", ``, 405, ""},
+		{"an unknown path", "POST", "/v1/nope", `{}`, 404, ""},
+		{"history from -1", "GET", "/v1/sessions/ok/record?since=-1", ``, 400, "invalid position"},
+		{"an entry that is not a number", "GET", "/v1/sessions/ok/record/abc", ``, 400, "invalid entry"},
+		{"an entry that does not exist", "GET", "/v1/sessions/ok/record/99999", ``, 404, "no entry 99999"},
+		{"a raw attach without upgrade", "GET", "/v1/sessions/ok/raw", ``, 400, "upgrade"},
+		{"a raw attach to a Python session", "GET", "/v1/sessions/ok/raw", ``, 400, "runs python over pipes"},
+	}
+	for _, tc := range cases {
+		req, _ := http.NewRequest(tc.method, "http://polyrepl"+tc.path, strings.NewReader(tc.body))
+		if tc.what == "a raw attach to a Python session" {
+			req.Header.Set("Upgrade", "polyrepl-raw")
+			req.Header.Set("Connection", "Upgrade")
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Errorf("%s: %v", tc.what, err)
+			report(t, "2 Hostile and malformed input: API", tc.what, "the request failed: %v", err)
+			continue
+		}
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+		resp.Body.Close()
+		if resp.StatusCode != tc.status || !strings.Contains(string(body), tc.says) {
+			t.Errorf("%s: %d %s; want %d saying %q", tc.what, resp.StatusCode, body, tc.status, tc.says)
+		}
+		msg := strings.TrimSpace(string(body))
+		if len(msg) > 140 {
+			msg = msg[:140] + "…"
+		}
+		report(t, "2 Hostile and malformed input: API", tc.what, "%d `%s`", resp.StatusCode, msg)
+	}
+	cli := []struct {
+		what string
+		args []string
+		says string
+	}{
+		{"exec with no arguments", []string{"exec"}, "exec takes"},
+		{"a session name with /", []string{"exec", "a/b", "1"}, "invalid session name"},
+		{"a negative -t", []string{"exec", "ok", "1", "-t", "-1"}, "timeout"},
+		{"-t 1e9", []string{"exec", "ok", "1", "-t", "1e9"}, "timeout"},
+		{"-t not a number", []string{"exec", "ok", "1", "-t", "soon"}, "invalid"},
+		{"an unknown flag", []string{"exec", "ok", "1", "--sudo"}, "unknown flag --sudo"},
+		{"an unknown command", []string{"frobnicate"}, "unknown command"},
+		{"an entry id of another session", []string{"history", "ok", "other#3"}, "belongs to session"},
+		{"an unknown export format", []string{"export", "ok", "--format", "pdf"}, "unknown format"},
+		{"kill of no session", []string{"kill", "nobody"}, "no session"},
+		{"attach with no terminal", []string{"attach", "ok"}, "needs a terminal"},
+	}
+	for _, tc := range cli {
+		_, stderr, code := e.run(tc.args...)
+		if code != 2 || !strings.Contains(stderr, tc.says) {
+			t.Errorf("polyrepl %s: exit %d, %q; want 2 saying %q", strings.Join(tc.args, " "), code, stderr, tc.says)
+		}
+		first, _, _ := strings.Cut(strings.TrimSpace(stderr), "\n")
+		report(t, "3 Hostile and malformed input: CLI", "`polyrepl "+strings.Join(tc.args, " ")+"` ("+tc.what+")", "exit %d: %s", code, first)
+	}
+	if after := e.snapshot(); after != before {
+		t.Errorf("the bad inputs changed the sessions:\nbefore %s\nafter  %s", before, after)
+	}
+	if g := e.session("ok").Generation; g != gen {
+		t.Errorf("the session was replaced")
+	}
+	report(t, "2 Hostile and malformed input: API", "**all of the above**", "%d API and %d CLI inputs refused; sessions unchanged: %v", len(cases), len(cli), e.snapshot() == before)
+}
+
+// TestReliabilityFaults: a client that goes away mid-call, one that sends
+// half a request and stalls, and a socket deleted under the daemon.
+func TestReliabilityFaults(t *testing.T) {
+	needPython(t)
+	t.Parallel()
+	e := newEnv(t)
+	e.must(0, "exec", "f", "import time")
+
+	// A client that disconnects mid-call: the cell goes on, and wait has it.
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	req, _ := http.NewRequestWithContext(ctx, "POST", "http://polyrepl/v1/sessions/f/exec",
+		strings.NewReader(`{"code":"time.sleep(1.5)\nprint('finished')\n'late'","timeout":30}`))
+	_, err := e.api().Do(req)
+	cancel()
+	r := e.runJSON("wait", "f", "-t", "10")
+	if err == nil || r.Status != "done" || r.Output != "finished\n" || r.Value != "'late'" {
+		t.Errorf("after a client went away mid-call: %v (its call: %v)", r, err)
+	}
+	report(t, "4 Faults", "a client disconnects mid-call", "the cell ran on; `wait` returned it whole (%s, output %q)", r.Status, r.Output)
+
+	// Half a request, then silence: cut off after the body timeout, and
+	// the daemon answers others meanwhile.
+	conn, err := net.Dial("unix", filepath.Join(e.socketDir(), "daemon.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /v1/sessions/f/exec HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"code\":")
+	t0 := time.Now()
+	if r := e.runJSON("exec", "f", "1+1"); r.Value != "2" {
+		t.Errorf("while a request stalls: %v", r)
+	}
+	answered := time.Since(t0)
+	conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	cut := time.Since(t0)
+	if err != nil || resp.StatusCode != 400 {
+		t.Errorf("a stalled half request: %v %v, want a 400 after the body timeout", resp, err)
+	}
+	report(t, "4 Faults", "a client sends half a request and stalls", "others answered meanwhile (%s); the stalled one was cut off with 400 after %s", answered.Round(time.Millisecond), cut.Round(time.Second))
+
+	// The socket file is deleted under the running daemon.
+	pid := e.status().PID
+	os.Remove(filepath.Join(e.socketDir(), "daemon.sock"))
+	ok := waitFor(10*time.Second, func() bool {
+		_, err := os.Stat(filepath.Join(e.socketDir(), "daemon.sock"))
+		return err == nil
+	})
+	st := e.status()
+	if !ok || st.PID != pid || e.session("f").State != "idle" {
+		t.Errorf("after the socket was deleted: rebound %v, daemon %d (was %d)", ok, st.PID, pid)
+	}
+	report(t, "4 Faults", "the socket file is deleted under the running daemon", "the daemon bound it again within %s; same daemon (pid unchanged: %v), session kept", "2 s", st.PID == pid)
+}
+
+// rss is a process's resident memory in bytes.
+func rss(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return -1
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmRSS:") {
+			var kb int64
+			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(l, "VmRSS:"), "kB")), &kb)
+			return kb * 1024
+		}
+	}
+	return -1
+}
+
+// TestReliabilityFloods floods a session: a gigabyte of output (256 MB
+// unless POLYREPL_LONG), one 100 MB line without a newline, invalid UTF-8
+// and terminal escapes. Replies stay bounded and valid, the daemon stays
+// small, the session usable, and the whole output is where the reply says.
+func TestReliabilityFloods(t *testing.T) {
+	needPython(t)
+	t.Parallel()
+	e := newEnv(t)
+	e.must(0, "exec", "flood", "import sys")
+	pid := e.status().PID
+	mb := 256
+	if long() {
+		mb = 1024
+	}
+	for _, tc := range []struct {
+		what, code string
+		bytes      int64
+	}{
+		{fmt.Sprintf("a cell printing %d MB in lines", mb),
+			fmt.Sprintf("line = 'x' * 1023 + '\\n'\nblock = line * 1024\nfor _ in range(%d): sys.stdout.write(block)", mb), int64(mb) << 20},
+		{"a cell printing one 100 MB line with no newline",
+			"chunk = 'y' * (1 << 20)\nfor _ in range(100): sys.stdout.write(chunk)", 100 << 20},
+	} {
+		t0 := time.Now()
+		r := e.runJSON("exec", "flood", tc.code, "-t", "300")
+		took := time.Since(t0)
+		var size int64 = -1
+		if r.OutputCut != nil {
+			if fi, err := os.Stat(r.OutputCut.File); err == nil {
+				size = fi.Size()
+			}
+		}
+		mem := rss(pid)
+		if r.Status != "done" || r.OutputCut == nil || int64(r.OutputCut.Total) != tc.bytes || size != tc.bytes || len([]rune(r.Output)) > 30100 {
+			t.Errorf("%s: status %s, %d characters in the reply, cut %+v, file of %d bytes", tc.what, r.Status, len([]rune(r.Output)), r.OutputCut, size)
+		}
+		if mem > 200<<20 {
+			t.Errorf("%s: the daemon holds %d MB", tc.what, mem>>20)
+		}
+		report(t, "1 Load and floods", tc.what, "%s in %s; the reply carried %d characters and said where the rest is; the spool file holds all %d bytes; daemon RSS %d MB",
+			r.Status, took.Round(100*time.Millisecond), len([]rune(r.Output)), size, mem>>20)
+		if r.OutputCut != nil {
+			os.Remove(r.OutputCut.File)
+		}
+	}
+	r := e.runJSON("exec", "flood", `sys.stdout.buffer.write(b'bad \xff\xfe bytes, \x1b[31mred\x1b[0m, \x1b]0;title\x07a title\n10%\r100%\n'); sys.stdout.flush()`)
+	want := "bad \ufffd bytes, red, a title\n100%\n" // a run of invalid bytes is one U+FFFD
+	if r.Output != want {
+		t.Errorf("invalid UTF-8 and escapes: %q, want %q", r.Output, want)
+	}
+	report(t, "1 Load and floods", "a cell printing invalid UTF-8, colour and title escapes and a carriage-return progress line", "reply %q: valid UTF-8, escapes removed, the progress line collapsed", r.Output)
+	if r = e.runJSON("exec", "flood", "6*7"); r.Value != "42" {
+		t.Errorf("after the floods: %v", r)
+	}
+	report(t, "1 Load and floods", "the session after the floods", "usable: `6*7` gave %s", r.Value)
+}
+
+// TestReliabilityLeaks creates, uses and kills 200 sessions and counts
+// what the daemon holds before and after.
+func TestReliabilityLeaks(t *testing.T) {
+	needPython(t)
+	t.Parallel()
+	e := newEnv(t)
+	e.must(0, "exec", "warm", "1")
+	e.must(0, "kill", "warm")
+	count := func(dir string) int {
+		es, _ := os.ReadDir(dir)
+		return len(es)
+	}
+	out := filepath.Join(e.stateDir(), "output")
+	before := e.status()
+	runtimeFiles, outFiles := count(e.socketDir()), count(out)
+	n := 200
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("leak%d", i)
+		if r := e.runJSON("exec", name, fmt.Sprintf("x = %d\nprint(x)", i)); r.Output != fmt.Sprintf("%d\n", i) {
+			t.Fatalf("session %d: %v", i, r)
+		}
+		e.must(0, "kill", name)
+	}
+	time.Sleep(500 * time.Millisecond)
+	after := e.status()
+	procs := len(e.tagged())
+	if after.FDs > before.FDs+2 || after.Goroutines > before.Goroutines+5 || procs != 1 ||
+		count(e.socketDir()) != runtimeFiles || count(out) != outFiles {
+		t.Errorf("after %d sessions: fds %d→%d, goroutines %d→%d, processes %d (the daemon alone is 1), runtime dir %d→%d files, output dir %d→%d",
+			n, before.FDs, after.FDs, before.Goroutines, after.Goroutines, procs, runtimeFiles, count(e.socketDir()), outFiles, count(out))
+	}
+	report(t, "1 Load and floods", fmt.Sprintf("%d sessions created, used and killed in a loop", n),
+		"daemon fds %d→%d, goroutines %d→%d, processes left besides the daemon %d, runtime-dir files %d→%d, spool files %d→%d (each name keeps its record, by design: %d records)",
+		before.FDs, after.FDs, before.Goroutines, after.Goroutines, procs-1, runtimeFiles, count(e.socketDir()), outFiles, count(out), count(filepath.Join(e.stateDir(), "records")))
+}
+
+// TestReliabilityLoad runs 50 clients against 10 sessions (for 10 s, 30 s
+// with POLYREPL_LONG): every reply must be its own request's, nothing lost
+// or duplicated, and each session's record complete and in order. It runs
+// alone (not in parallel), so the other tests' timing is not disturbed.
+func TestReliabilityLoad(t *testing.T) {
+	needPython(t)
+	e := newEnv(t)
+	const sessions, clients = 10, 50
+	dur := 10 * time.Second
+	if long() {
+		dur = 30 * time.Second
+	}
+	for s := 0; s < sessions; s++ {
+		e.must(0, "exec", fmt.Sprintf("load%d", s), "0")
+	}
+	c := e.api()
+	type sent struct{ client, n int }
+	var (
+		mu                  sync.Mutex
+		done                = map[string][]sent{}
+		replies, busy, errs int
+		bad                 []string
+	)
+	deadline := time.Now().Add(dur)
+	var wg sync.WaitGroup
+	for i := 0; i < clients; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; time.Now().Before(deadline); n++ {
+				name := fmt.Sprintf("load%d", (i+n)%sessions)
+				body := fmt.Sprintf(`{"code":"print('c%d-%d')\n%d","client":{"who":"c%d","how":"cli"},"spawn":{"cwd":"/","env":[]}}`, i, n, i*1000000+n, i)
+				resp, err := c.Post("http://polyrepl/v1/sessions/"+name+"/exec", "application/json", strings.NewReader(body))
+				if err != nil {
+					mu.Lock()
+					errs++
+					bad = append(bad, err.Error())
+					mu.Unlock()
+					continue
+				}
+				var r cellResult
+				derr := json.NewDecoder(resp.Body).Decode(&r)
+				resp.Body.Close()
+				mu.Lock()
+				switch {
+				case resp.StatusCode == 409:
+					busy++
+				case derr != nil || resp.StatusCode != 200:
+					errs++
+					bad = append(bad, fmt.Sprintf("%s: %d %v", name, resp.StatusCode, derr))
+				case r.Output != fmt.Sprintf("c%d-%d\n", i, n) || r.Value != fmt.Sprint(i*1000000+n) || r.Session != name:
+					bad = append(bad, fmt.Sprintf("client %d request %d to %s got %s/%q/%q", i, n, name, r.Session, r.Output, r.Value))
+				default:
+					replies++
+					done[name] = append(done[name], sent{i, n})
+				}
+				mu.Unlock()
+				if resp.StatusCode == 409 {
+					time.Sleep(2 * time.Millisecond)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if len(bad) > 0 {
+		t.Errorf("%d replies were wrong or failed, e.g. %s", len(bad), bad[0])
+	}
+	// Every cell is in its session's record once, in order; the record
+	// keeps the last 300, and its seqs account for all.
+	lost, dup := 0, 0
+	for s := 0; s < sessions; s++ {
+		name := fmt.Sprintf("load%d", s)
+		out, _ := e.must(0, "history", name, "--json")
+		var rec struct {
+			Entries []entry `json:"entries"`
+			Dropped int     `json:"dropped"`
+		}
+		json.Unmarshal([]byte(out), &rec)
+		seen := map[string]int{}
+		lastSeq := 0
+		for _, en := range rec.Entries {
+			if en.Seq <= lastSeq {
+				t.Errorf("%s: entry %d after %d", name, en.Seq, lastSeq)
+			}
+			lastSeq = en.Seq
+			if en.Kind == "cell" && en.Status != "done" {
+				t.Errorf("%s: entry %s is %s", name, en.ID, en.Status)
+			}
+			seen[en.Code]++
+		}
+		if got, want := rec.Dropped+len(rec.Entries), len(done[name])+2; got != want {
+			t.Errorf("%s: the record accounts for %d entries, want %d (2 + the %d cells)", name, got, want, len(done[name]))
+		}
+		for _, d := range done[name][max(0, len(done[name])-len(rec.Entries)+2):] {
+			code := fmt.Sprintf("print('c%d-%d')\n%d", d.client, d.n, d.client*1000000+d.n)
+			switch seen[code] {
+			case 0:
+				lost++
+			case 1:
+			default:
+				dup++
+			}
+		}
+	}
+	if lost+dup > 0 {
+		t.Errorf("records: %d cells missing, %d duplicated", lost, dup)
+	}
+	report(t, "1 Load and floods", fmt.Sprintf("%d concurrent clients driving %d sessions for %s", clients, sessions, dur),
+		"%d cells run (%.0f/s), %d busy refusals retried, %d wrong or lost replies, %d transport errors; records: %d cells missing, %d duplicated, all in order",
+		replies, float64(replies)/dur.Seconds(), busy, len(bad)-errs, errs, lost, dup)
+}
