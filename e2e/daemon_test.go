@@ -220,6 +220,7 @@ func TestSocketDirRefused(t *testing.T) {
 					t.Errorf("polyrepl wrote into the symlink's target: %v", ents)
 				}
 			}
+			report(t, "5 Who gets in", "the socket directory is pre-planted as a "+c.name, "refused with exit 2 naming the problem (%q); no daemon started, nothing written through it", c.want[0])
 		})
 	}
 }
@@ -323,6 +324,7 @@ sys.stdout.write(data.decode("utf-8", "replace"))
 	if out, _ := e.must(0, "exec", "mine", "secret"); !strings.Contains(out, "42") {
 		t.Errorf("the owner lost the daemon after the refusal: %q", out)
 	}
+	report(t, "5 Who gets in", "another uid (nobody) connects to root's daemon", "refused by the client's check and, reaching the socket through an opened path, by the daemon's SO_PEERCRED check, which logs it; the owner's session is untouched")
 }
 
 // TestVersionMismatch checks that a client of another version than the

@@ -63,6 +63,8 @@ func TestDeathAndLossReports(t *testing.T) {
 	r = e.runJSON("exec", "doomed", "1")
 	lost := strings.Join(r.notesOf("lost"), "\n")
 	wantContains(t, "loss note after kill -9", lost, "signal 9", "delta_name", transcript)
+	report(t, "4 Faults", "the runtime is SIGKILLed in the middle of a cell",
+		"the cell is reported dead with signal 9; the next exec starts fresh and opens with: %q", lost)
 
 	// polyrepl kill, then wait and interrupt.
 	e.must(0, "exec", "doomed", "epsilon_name = 5")

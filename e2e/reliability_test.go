@@ -9,10 +9,12 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -62,6 +64,28 @@ func writeReliability() error {
 		}
 		fmt.Fprintf(&b, "| %s | %s |\n", strings.ReplaceAll(f.scenario, "|", "\\|"), strings.ReplaceAll(f.result, "|", "\\|"))
 	}
+	b.WriteString(`
+## Fuzzing
+
+Fuzz targets, with their seed corpora in the f.Add calls (run as plain tests by ` + "`go test ./...`" + `), explored for 5 s each in CI by ` + "`.ci/fuzz`" + ` (longer: ` + "`FUZZTIME=10m .ci/fuzz`" + `):
+`)
+	for _, target := range []string{
+		"`internal/daemon` FuzzDecode — request bodies",
+		"`internal/api` FuzzValidateName — session names",
+		"`internal/driver` FuzzSplitter — the worker framing: output split at the end marker across any reads",
+		"`internal/bound` FuzzHeadTail, FuzzSink — head/tail cutting, never splitting a UTF-8 character",
+		"`internal/plain` FuzzText — terminal-escape stripping",
+		"`internal/record` FuzzEntryOutput — a record entry's bounded output",
+	} {
+		b.WriteString("- " + target + "
+")
+	}
+	b.WriteString(`
+## Not covered yet
+
+- Per-session memory limits (` + "`exec --memory`" + `, cgroup v2 with an rlimit fallback) are not implemented.
+- A read-only state directory is not simulated (the suite runs as root, whom permissions do not stop); a full disk is, with a file-size limit.
+`)
 	return os.WriteFile(filepath.Join(moduleRoot, "docs", "reliability.md"), []byte(b.String()), 0o644)
 }
 
@@ -483,4 +507,136 @@ func TestReliabilityLoad(t *testing.T) {
 	report(t, "1 Load and floods", fmt.Sprintf("%d concurrent clients driving %d sessions for %s", clients, sessions, dur),
 		"%d cells run (%.0f/s), %d busy refusals retried, %d wrong or lost replies, %d transport errors; records: %d cells missing, %d duplicated, all in order",
 		replies, float64(replies)/dur.Seconds(), busy, len(bad)-errs, errs, lost, dup)
+}
+
+// TestReliabilityDaemonKilled SIGKILLs the daemon with a cell running: the
+// next call starts a new daemon, which ends the orphaned runtimes and
+// reports every lost session, and the record marks the running cell dead.
+func TestReliabilityDaemonKilled(t *testing.T) {
+	needPython(t)
+	t.Parallel()
+	e := newEnv(t)
+	e.must(0, "exec", "idle1", "kept = 1")
+	if r := e.runJSON("exec", "busy1", "import time; time.sleep(100)", "-t", "0.5"); r.Status != "running" {
+		t.Fatalf("the long cell: %v", r)
+	}
+	old := e.status().PID
+	runtimes := len(e.tagged()) - 1
+	syscall.Kill(old, syscall.SIGKILL)
+	waitFor(5*time.Second, func() bool { return procState(old) == 0 })
+	r := e.runJSON("exec", "idle1", "1")
+	lost := strings.Join(r.notesOf("lost"), "\n")
+	wantContains(t, "the loss after the daemon was killed", lost, "lost when the daemon that owned it ended", "kept")
+	r2 := e.runJSON("exec", "busy1", "1")
+	wantContains(t, "the busy session's loss", strings.Join(r2.notesOf("lost"), "\n"), "lost when the daemon")
+	var dead entry
+	for _, en := range e.history("busy1") {
+		if en.Kind == "cell" && strings.Contains(en.Code, "sleep(100)") {
+			dead = en
+		}
+	}
+	if dead.Status != "dead" || !strings.Contains(dead.Text, "daemon ended") {
+		t.Errorf("the cell running when the daemon died: %+v", dead)
+	}
+	left := len(e.tagged())
+	if left != 3 { // the new daemon and the two new sessions
+		t.Errorf("after recovery: %d processes, want the new daemon and two sessions:%s", left, describe(e.tagged()))
+	}
+	report(t, "4 Faults", "the daemon is SIGKILLed with a cell running",
+		"the next call started a new daemon, which ended the %d orphaned runtimes and reported both sessions lost (%q); the running cell's entry is marked dead", runtimes, strings.SplitN(lost, ".", 2)[0])
+}
+
+// TestReliabilitySecrets passes a secret in the caller's environment: it
+// reaches the session, and no log line, record or transcript.
+func TestReliabilitySecrets(t *testing.T) {
+	needPython(t)
+	t.Parallel()
+	e := newEnv(t)
+	secret := "s3cr3t-" + e.tag
+	r := e.runJSONWith(runOpts{extra: []string{"POLYREPL_TEST_SECRET=" + secret}}, "exec", "env", "import os; os.environ['POLYREPL_TEST_SECRET'] == '"+secret+"'")
+	if r.Value != "True" {
+		t.Fatalf("the secret did not reach the session: %v", r)
+	}
+	e.must(0, "exec", "env", "1")
+	e.must(0, "kill", "env")
+	var found []string
+	checked := 0
+	for _, root := range []string{e.socketDir(), e.stateDir()} {
+		filepath.Walk(root, func(path string, fi os.FileInfo, err error) error {
+			if err != nil || fi.IsDir() || fi.Mode()&os.ModeSocket != 0 {
+				return nil
+			}
+			b, _ := os.ReadFile(path)
+			checked++
+			// The transcript and record hold the code, which names it here;
+			// the value itself must appear nowhere but in that code.
+			if n := strings.Count(string(b), secret); n > strings.Count(string(b), "== '"+secret) {
+				found = append(found, path)
+			}
+			return nil
+		})
+	}
+	if len(found) > 0 {
+		t.Errorf("the caller's environment was written to %s", strings.Join(found, ", "))
+	}
+	report(t, "5 Who gets in", "the caller's environment passed with exec", "reached the session; found in %d of the %d log, record, transcript and state files", len(found), checked)
+}
+
+// TestReliabilityDiskFull runs the daemon with a file-size limit, as a
+// full state disk behaves for it (writes fail): cells still run and
+// return, and each reply says what could not be saved.
+func TestReliabilityDiskFull(t *testing.T) {
+	needPython(t)
+	t.Parallel()
+	e := newEnv(t)
+	prlimit, err := exec.LookPath("prlimit")
+	if err != nil {
+		t.Skip("prlimit (util-linux) is not installed")
+	}
+	cmd := exec.Command(prlimit, "--fsize=65536", e.bin, "daemon")
+	cmd.Env = e.vars
+	cmd.Dir = e.home
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go cmd.Wait()
+	if !waitFor(10*time.Second, func() bool { _, _, code := e.run("status"); return code == 0 }) {
+		t.Fatal("the limited daemon did not start")
+	}
+	big := strings.Repeat("# padding\n", 8000) + "x = 42"
+	r := e.runJSON("exec", "full", big)
+	saves := strings.Join(r.notesOf("save"), "\n")
+	if r.Status != "done" || !strings.Contains(saves, "transcript") {
+		t.Errorf("a cell whose transcript cannot be written: %v", r)
+	}
+	r = e.runJSON("exec", "full", "print('z' * 200000)")
+	saves2 := strings.Join(r.notesOf("save"), "\n")
+	if r.Status != "done" || r.OutputCut == nil || !strings.Contains(saves2, "could not be saved") {
+		t.Errorf("a cell whose whole output cannot be spooled: %v", r)
+	}
+	for i := 0; i < 12; i++ {
+		r = e.runJSON("exec", "full", "print('w' * 9000)")
+	}
+	var saves3 string
+	for _, n := range r.notesOf("save") {
+		if strings.Contains(n, "record") {
+			saves3 = n
+		}
+	}
+	if r.Status != "done" || !strings.Contains(saves3, "record could not be saved") {
+		t.Errorf("a cell whose record entry cannot be saved: %v", r)
+	}
+	if r := e.runJSON("exec", "full", "x"); r.Value != "42" {
+		t.Errorf("the session after the failed writes: %v", r)
+	}
+	report(t, "4 Faults", "the state disk is full (the daemon under a 64 KB file-size limit)",
+		"cells ran and returned; replies said: %q; %q; %q", firstLine(saves), firstLine(saves2), firstLine(saves3))
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	if len(l) > 160 {
+		l = l[:160] + "…"
+	}
+	return l
 }

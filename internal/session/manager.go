@@ -408,18 +408,21 @@ func (m *Manager) noteNames(s *Session) {
 	}
 }
 
-// appendTranscript adds a cell to the session's transcript.
-func (m *Manager) appendTranscript(s *Session, c *cell) {
+// appendTranscript adds a cell to the session's transcript, and says why
+// it could not.
+func (m *Manager) appendTranscript(s *Session, c *cell) error {
 	header := fmt.Sprintf("[%d] %s · %s", c.n, c.started.Format("2006-01-02 15:04:05"), who(c.client))
 	s.mu.Lock()
 	t := s.transcript
 	s.mu.Unlock()
 	if t == nil {
-		return // the failure to open it was logged
+		return fmt.Errorf("the transcript %s could not be opened (see the daemon log)", s.Transcript)
 	}
 	if err := t.Append("#", header, c.code); err != nil {
 		log.Printf("session %s: %v", s.Name, err)
+		return err
 	}
+	return nil
 }
 
 // died is called once when a session's runtime has ended: it ends what is

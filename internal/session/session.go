@@ -264,7 +264,7 @@ func (s *Session) Exec(ctx context.Context, code string, client api.Client, time
 	p := s.p
 	s.mu.Unlock()
 
-	s.m.appendTranscript(s, c)
+	terr := s.m.appendTranscript(s, c)
 	if err := p.Run(c.n, code); err != nil {
 		// The worker is gone; Exited will follow and mark the cell dead.
 		s.waitExited(2 * time.Second)
@@ -275,6 +275,9 @@ func (s *Session) Exec(ctx context.Context, code string, client api.Client, time
 	s.mu.Unlock()
 	if err == nil && pending != nil {
 		r.Notes = append([]api.Note{*pending}, r.Notes...)
+	}
+	if err == nil && terr != nil {
+		r.Notes = append(r.Notes, api.Note{Kind: api.NoteSave, Text: fmt.Sprintf("This cell ran, but it could not be added to the transcript: %v", terr)})
 	}
 	return r, err
 }
