@@ -77,8 +77,7 @@ Fuzz targets, with their seed corpora in the f.Add calls (run as plain tests by 
 		"`internal/plain` FuzzText — terminal-escape stripping",
 		"`internal/record` FuzzEntryOutput — a record entry's bounded output",
 	} {
-		b.WriteString("- " + target + "
-")
+		b.WriteString("- " + target + "\n")
 	}
 	b.WriteString(`
 ## Not covered yet
