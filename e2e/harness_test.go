@@ -411,7 +411,9 @@ type sessionInfo struct {
 		Cause  string `json:"cause"`
 		Signal int    `json:"signal"`
 	} `json:"death"`
-	Transcript string `json:"transcript"`
+	Transcript  string `json:"transcript"`
+	MemoryLimit int64  `json:"memory_limit"`
+	LimitBy     string `json:"limit_by"`
 }
 
 // sessions lists the daemon's sessions.

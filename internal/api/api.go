@@ -71,6 +71,9 @@ type Spawn struct {
 	Cwd     string   `json:"cwd"`               // absolute
 	Env     []string `json:"env"`               // the caller's environment, KEY=VALUE
 	Project string   `json:"project,omitempty"` // a project directory to activate (Julia)
+	// Memory limits the session's processes, in bytes; 0 takes the
+	// daemon's default ($POLYREPL_MEMORY where the daemon started).
+	Memory int64 `json:"memory,omitempty"`
 }
 
 // ExecRequest runs one cell.
@@ -190,12 +193,16 @@ type SessionInfo struct {
 	LastActive time.Time `json:"last_active"`
 	Cells      int       `json:"cells"`
 	Memory     uint64    `json:"memory"` // bytes, the whole process tree
-	Cwd        string    `json:"cwd"`
-	Names      []string  `json:"names"`
-	Running    *Running  `json:"running,omitempty"`
-	Unread     bool      `json:"unread"` // output or a result nobody has collected
-	Death      *Death    `json:"death,omitempty"`
-	Transcript string    `json:"transcript"`
+	// MemoryLimit is the limit in force, in bytes (0: none), and
+	// LimitBy how: "cgroup" (the tree together) or "rlimit" (each process).
+	MemoryLimit int64    `json:"memory_limit,omitempty"`
+	LimitBy     string   `json:"limit_by,omitempty"`
+	Cwd         string   `json:"cwd"`
+	Names       []string `json:"names"`
+	Running     *Running `json:"running,omitempty"`
+	Unread      bool     `json:"unread"` // output or a result nobody has collected
+	Death       *Death   `json:"death,omitempty"`
+	Transcript  string   `json:"transcript"`
 }
 
 // Running describes the cell a session is running.

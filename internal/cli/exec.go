@@ -6,13 +6,14 @@ import (
 	"path/filepath"
 
 	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/limit"
 	"github.com/polyrepl/polyrepl/internal/render"
 )
 
 func init() {
 	register(&command{
 		name:    "exec",
-		usage:   "exec NAME CODE|- [-t SECS] [--runtime R] [--exe PATH] [--python PATH] [--cwd DIR] [--project DIR] [--json]",
+		usage:   "exec NAME CODE|- [-t SECS] [--runtime R] [--exe PATH] [--python PATH] [--cwd DIR] [--project DIR] [--memory SIZE] [--json]",
 		summary: "run one cell in a session, creating it on first use",
 		help: `Runs CODE as one cell in session NAME and waits for it up to -t seconds
 (default 30, at most 600). If the cell is still running then, exec returns
@@ -24,7 +25,10 @@ The first exec under a name creates the session, in the current directory
 python; ` + "`polyrepl runtimes`" + ` lists them). The executable is --exe (--python
 for Python), else $POLYREPL_<RUNTIME> (e.g. $POLYREPL_PYTHON, $POLYREPL_R),
 else the runtime's usual command on PATH. --project DIR activates a project
-(Julia, like julia --project).
+(Julia, like julia --project). --memory SIZE (512M, 2G) limits a new
+session's memory: its whole process tree through a cgroup where the
+daemon's cgroup is delegated, else each process with an rlimit; the
+default is the daemon's $POLYREPL_MEMORY, else no limit.
 
 Exit status: 0 the cell finished, 1 it raised or the session died, 2 the
 request was refused or the daemon unreachable, 124 still running.`,
@@ -43,6 +47,7 @@ func runExec(e *env, args []string) int {
 	runtime := fs.String("runtime", "", "runtime of a new session (default python)")
 	project := fs.String("project", "", "project directory to activate (Julia)")
 	cwd := fs.String("cwd", "", "working directory for a new session")
+	memory := fs.String("memory", "", "memory limit of a new session (512M, 2G)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	pos, code, ok := e.parseOrHelp(c, fs, args)
 	if !ok {
@@ -84,6 +89,14 @@ func runExec(e *env, args []string) int {
 			exe = abs
 		}
 	}
+	var mem int64
+	if *memory != "" {
+		n, err := limit.Parse(*memory)
+		if err != nil {
+			return e.usageError(c, "%v", err)
+		}
+		mem = n
+	}
 	proj := *project
 	if proj != "" {
 		if proj, err = filepath.Abs(proj); err != nil {
@@ -94,7 +107,7 @@ func runExec(e *env, args []string) int {
 	req := api.ExecRequest{
 		Code:    src,
 		Timeout: timeout.v,
-		Spawn:   api.Spawn{Runtime: *runtime, Exe: exe, Cwd: dir, Env: os.Environ(), Project: proj},
+		Spawn:   api.Spawn{Runtime: *runtime, Exe: exe, Cwd: dir, Env: os.Environ(), Project: proj, Memory: mem},
 		Client:  e.me(),
 	}
 	r, err := e.client.Exec(e.ctx, name, req)

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/limit"
 	"github.com/polyrepl/polyrepl/internal/paths"
 	"github.com/polyrepl/polyrepl/internal/session"
 	"github.com/polyrepl/polyrepl/internal/state"
@@ -99,6 +100,14 @@ func Listen() (*Daemon, error) {
 	d := &Daemon{
 		socketDir: dir, socket: sock, stateDir: stateDir, started: time.Now(),
 		sessions: session.NewManager(st, dir), lock: lock, stopped: make(chan struct{}),
+	}
+	if v := os.Getenv("POLYREPL_MEMORY"); v != "" {
+		if n, err := limit.Parse(v); err != nil {
+			log.Printf("ignoring $POLYREPL_MEMORY: %v", err)
+		} else {
+			d.sessions.DefaultMemory = n
+			log.Printf("sessions are limited to %s of memory unless they ask otherwise ($POLYREPL_MEMORY)", limit.Size(n))
+		}
 	}
 	d.sessions.RecoverLost()
 	pruneOutput(st.OutputDir(), 7*24*time.Hour)

@@ -26,6 +26,7 @@ import (
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/client"
 	"github.com/polyrepl/polyrepl/internal/driver"
+	"github.com/polyrepl/polyrepl/internal/limit"
 	"github.com/polyrepl/polyrepl/internal/render"
 	"github.com/polyrepl/polyrepl/internal/version"
 )
@@ -92,6 +93,7 @@ type (
 		Runtime string  `json:"runtime,omitempty" jsonschema:"runtime of a new session: python (default) or another that polyrepl runtimes lists; an existing session keeps its own"`
 		Exe     string  `json:"exe,omitempty" jsonschema:"executable for a new session of any runtime (default: $POLYREPL_<RUNTIME>, else the usual command on PATH)"`
 		Project string  `json:"project,omitempty" jsonschema:"project directory to activate in a new session (Julia, like julia --project)"`
+		Memory  string  `json:"memory,omitempty" jsonschema:"memory limit of a new session, such as 512M or 2G (default: the daemon's, else none)"`
 	}
 	waitIn struct {
 		Session string  `json:"session" jsonschema:"session name"`
@@ -321,10 +323,18 @@ func (s *Server) exec(ctx context.Context, req *mcp.CallToolRequest, in execIn) 
 	if project != "" && !filepath.IsAbs(project) {
 		project = filepath.Join(s.cwd, project)
 	}
+	var mem int64
+	if in.Memory != "" {
+		n, err := limit.Parse(in.Memory)
+		if err != nil {
+			return api.CellResult{}, "", err
+		}
+		mem = n
+	}
 	prog := progress(ctx, req, in.Session)
 	r, err := s.client.ExecProgress(ctx, in.Session, api.ExecRequest{
 		Code: in.Code, Timeout: in.Timeout, Progress: progressSeconds(prog),
-		Spawn:  api.Spawn{Runtime: in.Runtime, Exe: py, Cwd: cwd, Env: s.env, Project: project},
+		Spawn:  api.Spawn{Runtime: in.Runtime, Exe: py, Cwd: cwd, Env: s.env, Project: project, Memory: mem},
 		Client: s.who(req),
 	}, prog)
 	if err != nil {

@@ -127,8 +127,12 @@ func Session(w io.Writer, s api.SessionInfo, now time.Time) {
 		if r := s.Running; r != nil {
 			activity = fmt.Sprintf("running cell %d for %s (%s via %s)", r.Cell, Ago(now.Sub(r.Started)), r.Client.Who, r.Client.How)
 		}
+		mem := Megabytes(s.Memory)
+		if s.MemoryLimit > 0 {
+			mem += fmt.Sprintf(" (limit %d MiB by %s)", s.MemoryLimit>>20, s.LimitBy)
+		}
 		fmt.Fprintf(w, "%s  pid %d  %s %s  up %s  %s  %s  %s  cwd %s\n",
-			s.Name, s.PID, s.Runtime, s.Version, Ago(now.Sub(s.Created)), activity, cells, Megabytes(s.Memory), s.Cwd)
+			s.Name, s.PID, s.Runtime, s.Version, Ago(now.Sub(s.Created)), activity, cells, mem, s.Cwd)
 	}
 	if s.Unread {
 		fmt.Fprintf(w, "    unread output: `polyrepl wait %s` collects it\n", s.Name)

@@ -19,6 +19,7 @@ import (
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/bound"
 	"github.com/polyrepl/polyrepl/internal/driver"
+	"github.com/polyrepl/polyrepl/internal/limit"
 	"github.com/polyrepl/polyrepl/internal/proc"
 	"github.com/polyrepl/polyrepl/internal/record"
 	"github.com/polyrepl/polyrepl/internal/state"
@@ -57,6 +58,10 @@ type Manager struct {
 	state      *state.Dir
 	runtimeDir string
 	outputDir  string
+
+	// DefaultMemory limits every session that asks for no limit of its
+	// own, in bytes (0: none).
+	DefaultMemory int64
 
 	mu      sync.Mutex
 	entries map[string]*entry
@@ -359,7 +364,19 @@ func (m *Manager) start(ctx context.Context, s *Session) error {
 	if err != nil {
 		return badRequest("", "cannot start a %s session: %v", s.Runtime, err)
 	}
+	mem := s.Spawn.Memory
+	if mem == 0 {
+		mem = m.DefaultMemory
+	}
+	var lim *limit.Limit
+	if mem > 0 {
+		if lim, err = limit.Apply(p.PID(), "polyrepl-"+s.Generation, mem); err != nil {
+			p.Tree().Kill(killGrace)
+			return badRequest("run without --memory, or give the daemon a delegated cgroup", "cannot start a %s session with a memory limit: %v", s.Runtime, err)
+		}
+	}
 	s.mu.Lock()
+	s.limit = lim
 	s.p = p
 	s.state = Idle
 	s.lastActive = time.Now()

@@ -16,6 +16,7 @@ import (
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/bound"
 	"github.com/polyrepl/polyrepl/internal/driver"
+	"github.com/polyrepl/polyrepl/internal/limit"
 	"github.com/polyrepl/polyrepl/internal/plain"
 	"github.com/polyrepl/polyrepl/internal/proc"
 	"github.com/polyrepl/polyrepl/internal/record"
@@ -64,6 +65,7 @@ type Session struct {
 	recent     []byte        // the last bytes the running cell printed, for progress
 	transcript *state.Transcript
 	rec        *record.Record // the name's shared record
+	limit      *limit.Limit   // its memory limit, or nil
 	idleSeq    int            // the record entry of output while idle, or 0
 }
 
@@ -164,7 +166,15 @@ func (s *Session) Exited(e driver.Exit) {
 	d := s.dying
 	if d == nil {
 		d = deathFromExit(e)
+		switch {
+		case s.limit.OOMKilled():
+			d.By = "memory"
+			d.Cause = fmt.Sprintf("killed by the kernel for going over its memory limit of %s", s.limit.Describe())
+		case s.limit != nil && e.Signal != 0:
+			d.Cause += fmt.Sprintf("; it had a memory limit of %s, and an allocation beyond it may have ended it", s.limit.Describe())
+		}
 	}
+	s.limit.Release()
 	s.death = d
 	s.state = Dead
 	if c := s.cur; c != nil && !c.finished() {
@@ -571,6 +581,9 @@ func (s *Session) Info(withMemory bool) api.SessionInfo {
 		Created: s.Created, LastActive: s.lastActive, Cells: s.cells,
 		Cwd: s.Spawn.Cwd, Names: append([]string(nil), s.names...),
 		State: s.state, Death: s.death, Transcript: s.Transcript,
+	}
+	if s.limit != nil {
+		info.MemoryLimit, info.LimitBy = s.limit.Bytes, s.limit.By
 	}
 	if s.p != nil {
 		info.PID = s.p.PID()
