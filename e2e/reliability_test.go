@@ -396,17 +396,17 @@ func TestReliabilityLeaks(t *testing.T) {
 		before.FDs, after.FDs, before.Goroutines, after.Goroutines, procs-1, runtimeFiles, count(e.socketDir()), outFiles, count(out), count(filepath.Join(e.stateDir(), "records")))
 }
 
-// TestReliabilityLoad runs 50 clients against 10 sessions (for 10 s, 30 s
-// with POLYREPL_LONG): every reply must be its own request's, nothing lost
+// TestReliabilityLoad runs 50 clients against 10 sessions (for 30 s, 5
+// minutes with POLYREPL_LONG): every reply must be its own request's, nothing lost
 // or duplicated, and each session's record complete and in order. It runs
 // alone (not in parallel), so the other tests' timing is not disturbed.
 func TestReliabilityLoad(t *testing.T) {
 	needPython(t)
 	e := newEnv(t)
 	const sessions, clients = 10, 50
-	dur := 10 * time.Second
+	dur := 30 * time.Second
 	if long() {
-		dur = 30 * time.Second
+		dur = 5 * time.Minute
 	}
 	for s := 0; s < sessions; s++ {
 		e.must(0, "exec", fmt.Sprintf("load%d", s), "0")
@@ -583,6 +583,22 @@ func TestReliabilitySecrets(t *testing.T) {
 	if len(found) > 0 {
 		t.Errorf("the caller's environment was written to %s", strings.Join(found, ", "))
 	}
+	// Every directory polyrepl made is private, every file it wrote too.
+	var loose []string
+	for _, root := range []string{e.socketDir(), filepath.Join(e.stateDir())} {
+		filepath.Walk(root, func(path string, fi os.FileInfo, err error) error {
+			switch {
+			case err != nil:
+			case fi.IsDir() && fi.Mode().Perm() != 0o700, !fi.IsDir() && fi.Mode().Perm()&0o077 != 0:
+				loose = append(loose, fmt.Sprintf("%s %v", path, fi.Mode().Perm()))
+			}
+			return nil
+		})
+	}
+	if len(loose) > 0 {
+		t.Errorf("open to others: %s", strings.Join(loose, ", "))
+	}
+	report(t, "5 Who gets in", "the modes of the socket directory and state files", "every directory 0700 and every file and socket closed to others (%d open: %v)", len(loose), loose)
 	report(t, "5 Who gets in", "the caller's environment passed with exec", "reached the session; found in %d of the %d log, record, transcript and state files", len(found), checked)
 }
 
