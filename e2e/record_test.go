@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -249,6 +250,68 @@ func (s *screen) String() string {
 	return s.buf.String()
 }
 
+// terminal is polyrepl run on a pseudo-terminal, as by a person at it.
+type terminal struct {
+	t    *testing.T
+	tty  *os.File
+	scr  *screen
+	done chan error
+}
+
+// onTerminal starts polyrepl with args on a new pseudo-terminal; it is
+// ended, if still running, when the test ends.
+func (e *env) onTerminal(args ...string) *terminal {
+	e.t.Helper()
+	cmd := exec.Command(e.bin, args...)
+	cmd.Env = append(append([]string{}, e.vars...), "TERM=xterm")
+	cmd.Dir = e.home
+	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 120})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	c := &terminal{t: e.t, tty: tty, scr: &screen{}, done: make(chan error, 1)}
+	go io.Copy(c.scr, tty)
+	go func() { c.done <- cmd.Wait() }()
+	e.t.Cleanup(func() {
+		cmd.Process.Kill()
+		err := <-c.done
+		c.done <- err
+		tty.Close()
+	})
+	return c
+}
+
+// expect waits for the screen to show every one of subs.
+func (c *terminal) expect(what string, subs ...string) {
+	c.t.Helper()
+	if !waitFor(20*time.Second, func() bool {
+		for _, sub := range subs {
+			if !strings.Contains(c.scr.String(), sub) {
+				return false
+			}
+		}
+		return true
+	}) {
+		c.t.Fatalf("%s: the terminal does not show %q:\n%s", what, subs, c.scr.String())
+	}
+}
+
+// type sends keys.
+func (c *terminal) send(keys string) { c.tty.Write([]byte(keys)) }
+
+// exit waits for polyrepl to end and returns how it ended.
+func (c *terminal) exit(what string) error {
+	c.t.Helper()
+	select {
+	case err := <-c.done:
+		c.done <- err
+		return err
+	case <-time.After(10 * time.Second):
+		c.t.Fatalf("%s: polyrepl did not end:\n%s", what, c.scr.String())
+	}
+	return nil
+}
+
 // TestAttach drives `polyrepl attach` through a pseudo-terminal as a
 // person would: it shows other clients' cells as they run, sends what is
 // typed as cells labelled as the person's, interrupts on Ctrl-C and
@@ -259,48 +322,11 @@ func TestAttach(t *testing.T) {
 	e := newEnv(t)
 	e.must(0, "--label", "alice", "exec", "lab", "x = 1")
 
-	cmd := exec.Command(e.bin, "attach", "lab", "--label", "carol")
-	cmd.Env = append(append([]string{}, e.vars...), "TERM=xterm")
-	cmd.Dir = e.home
-	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 120})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tty.Close()
-	scr := &screen{}
-	go func() {
-		b := make([]byte, 4096)
-		for {
-			n, err := tty.Read(b)
-			scr.Write(b[:n])
-			if err != nil {
-				return
-			}
-		}
-	}()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	defer func() {
-		cmd.Process.Kill()
-		<-done
-	}()
-	expect := func(what string, subs ...string) {
-		t.Helper()
-		if !waitFor(20*time.Second, func() bool {
-			s := scr.String()
-			for _, sub := range subs {
-				if !strings.Contains(s, sub) {
-					return false
-				}
-			}
-			return true
-		}) {
-			t.Fatalf("%s: the console does not show %q:\n%s", what, subs, scr.String())
-		}
-	}
+	con := e.onTerminal("attach", "lab", "--label", "carol")
+	expect := con.expect
 	expect("start", "Attached to session 'lab'", "as carol", "x = 1")
 
-	tty.Write([]byte("x + 41\r"))
+	con.send("x + 41\r")
 	expect("a typed cell", "Out[2]: 42")
 
 	r := e.runJSON("--label", "alice", "exec", "lab", "print('from alice')")
@@ -325,7 +351,7 @@ func TestAttach(t *testing.T) {
 	agent := e.startMCP()
 	agent.cell("exec", map[string]any{"session": "lab", "code": "'agent joins'"})
 	agent.cell("exec", map[string]any{"session": "lab", "code": "x * 2"})
-	tty.Write([]byte("'carol again'\r"))
+	con.send("'carol again'\r")
 	expect("the agent's cell", "E2E Agent via mcp", "Out[5]: 2", "'carol again'")
 	ar, _ := agent.cell("exec", map[string]any{"session": "lab", "code": "'after carol'"})
 	if a := activityOf(t, ar); a == nil || len(a.Entries) != 1 || a.Entries[0].Who != "carol" || a.Entries[0].Code != "'carol again'" {
@@ -333,25 +359,19 @@ func TestAttach(t *testing.T) {
 	}
 
 	// A block: the line ending in ':' continues until an empty line.
-	tty.Write([]byte("import time\r"))
-	tty.Write([]byte("while True:\r"))
-	tty.Write([]byte("    time.sleep(0.05)\r"))
-	tty.Write([]byte("\r"))
+	con.send("import time\r")
+	con.send("while True:\r")
+	con.send("    time.sleep(0.05)\r")
+	con.send("\r")
 	if !waitFor(10*time.Second, func() bool { return e.session("lab").Running != nil }) {
-		t.Fatalf("the typed loop is not running:\n%s", scr.String())
+		t.Fatalf("the typed loop is not running:\n%s", con.scr.String())
 	}
-	tty.Write([]byte{0x03})
+	con.send("\x03")
 	expect("Ctrl-C", "KeyboardInterrupt", "interrupted]")
 
-	tty.Write([]byte{0x04})
-	select {
-	case err := <-done:
-		done <- err
-		if err != nil {
-			t.Errorf("attach ended with %v after Ctrl-D, want exit 0", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatalf("attach did not detach on Ctrl-D:\n%s", scr.String())
+	con.send("\x04")
+	if err := con.exit("Ctrl-D"); err != nil {
+		t.Errorf("attach ended with %v after Ctrl-D, want exit 0", err)
 	}
 	expect("detach", "Detached from session 'lab'; it keeps running.")
 	if s := e.session("lab"); s.State != "idle" {
@@ -370,37 +390,10 @@ func TestAttachRaw(t *testing.T) {
 	e := newEnv(t)
 	e.must(0, "exec", "term", "--runtime", "sh", "x=41")
 
-	cmd := exec.Command(e.bin, "attach", "term", "--raw", "--label", "dana")
-	cmd.Env = append(append([]string{}, e.vars...), "TERM=xterm")
-	cmd.Dir = e.home
-	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 120})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tty.Close()
-	scr := &screen{}
-	go io.Copy(scr, tty)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	defer func() {
-		cmd.Process.Kill()
-		<-done
-	}()
-	expect := func(what string, subs ...string) {
-		t.Helper()
-		if !waitFor(20*time.Second, func() bool {
-			for _, sub := range subs {
-				if !strings.Contains(scr.String(), sub) {
-					return false
-				}
-			}
-			return true
-		}) {
-			t.Fatalf("%s: the terminal does not show %q:\n%s", what, subs, scr.String())
-		}
-	}
+	con := e.onTerminal("attach", "term", "--raw", "--label", "dana")
+	expect := con.expect
 	expect("start", "Attached to the terminal of session 'term' as dana")
-	tty.Write([]byte("echo typed-$((x+1))\r"))
+	con.send("echo typed-$((x+1))\r")
 	expect("typing", "echo typed-$((x+1))", "typed-42")
 	e.must(0, "exec", "term", "echo from-a-cell")
 	expect("another client's cell", "from-a-cell")
@@ -413,15 +406,9 @@ func TestAttachRaw(t *testing.T) {
 	if !idle || !attached {
 		t.Errorf("the record lacks the typing as idle output (%v) or the attach note (%v): %+v", idle, attached, e.history("term"))
 	}
-	tty.Write([]byte{0x1d})
-	select {
-	case err := <-done:
-		done <- err
-		if err != nil {
-			t.Errorf("attach --raw ended with %v after Ctrl-], want exit 0", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatalf("attach --raw did not detach on Ctrl-]:\n%s", scr.String())
+	con.send("\x1d")
+	if err := con.exit("Ctrl-]"); err != nil {
+		t.Errorf("attach --raw ended with %v after Ctrl-], want exit 0", err)
 	}
 	if r := e.runJSON("exec", "term", "echo $x"); r.Output != "41\n" {
 		t.Errorf("after detaching: %v", r)
@@ -430,16 +417,9 @@ func TestAttachRaw(t *testing.T) {
 	if _, stderr, code := e.run("exec", "py", "1"); code != 0 {
 		t.Fatalf("exec py: %s", stderr)
 	}
-	c2 := exec.Command(e.bin, "attach", "py", "--raw")
-	c2.Env = e.vars
-	t2, err := pty.Start(c2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer t2.Close()
-	s2 := &screen{}
-	go io.Copy(s2, t2)
-	c2.Wait()
+	c2 := e.onTerminal("attach", "py", "--raw")
+	c2.exit("a refused raw attach")
+	s2 := c2.scr
 	if !waitFor(5*time.Second, func() bool { return strings.Contains(s2.String(), "runs python over pipes") }) {
 		t.Errorf("attach --raw to a Python session: %q, want a refusal that says why", s2.String())
 	}

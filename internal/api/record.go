@@ -1,6 +1,9 @@
 package api
 
 import (
+	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/bound"
@@ -91,4 +94,21 @@ type Activity struct {
 	// Earlier counts entries from before the client first used the
 	// session, which are not told (history lists them).
 	Earlier int `json:"earlier,omitempty"`
+}
+
+// EntrySeq reads an entry id of session name as a user gives it: "12",
+// "#12" or "NAME#12".
+func EntrySeq(name, id string) (int, error) {
+	s := id
+	if i := strings.LastIndexByte(id, '#'); i >= 0 {
+		if i > 0 && id[:i] != name {
+			return 0, fmt.Errorf("entry %q belongs to session %q, not %q", id, id[:i], name)
+		}
+		s = id[i+1:]
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("invalid entry id %q: give its seq (12) or its id (%s#12)", id, name)
+	}
+	return n, nil
 }

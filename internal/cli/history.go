@@ -1,10 +1,7 @@
 package cli
 
 import (
-	"fmt"
-	"strconv"
-	"strings"
-
+	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/render"
 )
 
@@ -40,7 +37,7 @@ func runHistory(e *env, args []string) int {
 	}
 	name := pos[0]
 	if len(pos) == 2 {
-		seq, err := entrySeq(name, pos[1])
+		seq, err := api.EntrySeq(name, pos[1])
 		if err != nil {
 			return e.usageError(c, "%v", err)
 		}
@@ -65,20 +62,4 @@ func runHistory(e *env, args []string) int {
 		render.History(e.stdout, r)
 	}
 	return ExitOK
-}
-
-// entrySeq reads an entry id: "12", "#12" or "NAME#12".
-func entrySeq(name, id string) (int, error) {
-	s := id
-	if i := strings.LastIndexByte(id, '#'); i >= 0 {
-		if i > 0 && id[:i] != name {
-			return 0, fmt.Errorf("entry %q belongs to session %q, not %q", id, id[:i], name)
-		}
-		s = id[i+1:]
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("invalid entry id %q: give its seq (12) or its id (%s#12)", id, name)
-	}
-	return n, nil
 }

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"strings"
 	"syscall"
+	"time"
 )
 
 // ExitOf turns what exec.Cmd.Wait returned into an Exit.
@@ -92,4 +94,32 @@ func (s *Splitter) Flush(out func([]byte)) {
 		out(s.carry)
 		s.carry = s.carry[:0]
 	}
+}
+
+// outputGrace is how long a process's exit waits for the end of its
+// output, which a child that outlives it may hold open.
+const outputGrace = 300 * time.Millisecond
+
+// OrSoon closes when done closes or a short grace after, whichever is
+// first.
+func OrSoon(done <-chan struct{}) <-chan struct{} {
+	c := make(chan struct{})
+	go func() {
+		defer close(c)
+		select {
+		case <-done:
+		case <-time.After(outputGrace):
+		}
+	}()
+	return c
+}
+
+// Printed says what a runtime printed before it failed to start, to end
+// an error message: "; it printed:\n…", or "" if nothing.
+func Printed(early []byte) string {
+	t := strings.TrimSpace(strings.ToValidUTF8(string(early), "\uFFFD"))
+	if t == "" {
+		return ""
+	}
+	return "; it printed:\n" + t
 }

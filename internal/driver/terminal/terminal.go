@@ -766,26 +766,10 @@ func (p *process) wait() {
 	p.done = true
 }
 
-// outEOFOrSoon closes when the output reached its end or after a short
-// grace, whichever is first.
-func (p *process) outEOFOrSoon() <-chan struct{} {
-	c := make(chan struct{})
-	go func() {
-		defer close(c)
-		select {
-		case <-p.outEOF:
-		case <-time.After(300 * time.Millisecond):
-		}
-	}()
-	return c
-}
+func (p *process) outEOFOrSoon() <-chan struct{} { return driver.OrSoon(p.outEOF) }
 
 func (p *process) earlyText() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	t := strings.TrimSpace(strings.ToValidUTF8(p.early.String(), "\uFFFD"))
-	if t == "" {
-		return ""
-	}
-	return "; it printed:\n" + t
+	return driver.Printed(p.early.Bytes())
 }
