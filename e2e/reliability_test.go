@@ -460,6 +460,7 @@ func TestReliabilityLoad(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	c.Transport.(*http.Transport).CloseIdleConnections()
 	if len(bad) > 0 {
 		t.Errorf("%d replies were wrong or failed, e.g. %s", len(bad), bad[0])
 	}

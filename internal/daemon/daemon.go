@@ -214,9 +214,13 @@ func (d *Daemon) Stop(cause string) []api.SessionInfo {
 		// Shutdown waits for in-flight replies, including the stop reply
 		// being written by our caller.
 		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			// A client's connection that never sent a request counts as
+			// busy for a while; it must not keep the daemon alive.
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			defer cancel()
-			d.server.Shutdown(ctx)
+			if d.server.Shutdown(ctx) != nil {
+				d.server.Close()
+			}
 			d.lock.Close()
 			close(d.stopped)
 		}()
