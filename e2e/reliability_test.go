@@ -76,6 +76,7 @@ Fuzz targets, with their seed corpora in the f.Add calls (run as plain tests by 
 		"`internal/bound` FuzzHeadTail, FuzzSink — head/tail cutting, never splitting a UTF-8 character",
 		"`internal/plain` FuzzText — terminal-escape stripping",
 		"`internal/record` FuzzEntryOutput — a record entry's bounded output",
+		"`internal/driver/worker` FuzzEvent — a worker's event lines (hello, results)",
 	} {
 		b.WriteString("- " + target + "\n")
 	}
@@ -83,7 +84,6 @@ Fuzz targets, with their seed corpora in the f.Add calls (run as plain tests by 
 ## Not covered yet
 
 - The cgroup v2 path of memory limits needs a delegated cgroup, which the test machines lack (cgroup v1 memory controller, no user systemd); the rlimit fallback is what runs here.
-- A read-only state directory is not simulated (the suite runs as root, whom permissions do not stop); a full disk is, with a file-size limit.
 `)
 	return os.WriteFile(filepath.Join(moduleRoot, "docs", "reliability.md"), []byte(b.String()), 0o644)
 }
@@ -687,4 +687,44 @@ func TestReliabilityMemory(t *testing.T) {
 	}
 	report(t, "4 Faults", "per-session memory limits (`exec --memory 300M`, the daemon's $POLYREPL_MEMORY=1G)",
 		"enforced by %s here; a cell allocating 600 MB got %s and the session went on; sessions list each limit", small.LimitBy, r.Error.Type)
+}
+
+// TestReliabilityReadOnlyState runs the daemon with its state directory
+// read-only (a bind mount in a mount namespace of its own): cells still
+// run and return, and replies say what could not be saved.
+func TestReliabilityReadOnlyState(t *testing.T) {
+	needPython(t)
+	t.Parallel()
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("unshare (util-linux) is not installed")
+	}
+	if err := exec.Command("unshare", "-m", "true").Run(); err != nil {
+		t.Skipf("cannot make a mount namespace here (needs CAP_SYS_ADMIN): %v", err)
+	}
+	e := newEnv(t)
+	e.must(0, "exec", "ro", "1")
+	e.must(0, "stop")
+	cmd := exec.Command("unshare", "-m", "sh", "-c",
+		`mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && exec "$2" daemon`, "sh", e.state, e.bin)
+	cmd.Env = e.vars
+	cmd.Dir = e.home
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go cmd.Wait()
+	if !waitFor(10*time.Second, func() bool { _, _, code := e.run("status"); return code == 0 }) {
+		t.Fatal("the daemon with a read-only state directory did not start")
+	}
+	r := e.runJSON("exec", "ro", "x = 6 * 7\nx")
+	notes := strings.Join(r.notesOf("save"), "\n")
+	if r.Value != "42" || !strings.Contains(notes, "transcript") || !strings.Contains(notes, "record could not be saved") {
+		t.Errorf("a cell with the state read-only: %v", r)
+	}
+	r2 := e.runJSON("exec", "ro", "print('v' * 100000)")
+	notes2 := strings.Join(r2.notesOf("save"), "\n")
+	if r2.Status != "done" || r2.OutputCut == nil || !strings.Contains(notes2, "could not be saved") {
+		t.Errorf("a long output with the state read-only: %v", r2)
+	}
+	report(t, "4 Faults", "the state directory is read-only (a read-only bind mount under the daemon)",
+		"cells ran and returned (`x` = %s); replies said: %q", r.Value, firstLine(notes))
 }

@@ -41,10 +41,12 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/bound"
 	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/proc"
 )
@@ -286,35 +288,50 @@ func (p *process) readEvents(r *os.File) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 64<<20)
 	for sc.Scan() {
-		line := sc.Bytes()
-		var head struct {
-			Op string `json:"op"`
-		}
-		if json.Unmarshal(line, &head) != nil {
-			continue
-		}
-		switch head.Op {
-		case "hello":
-			var hm helloMsg
-			if json.Unmarshal(line, &hm) == nil {
-				p.hello <- hm
-			}
-		case "done":
-			var dm doneMsg
-			if json.Unmarshal(line, &dm) != nil {
-				continue
-			}
-			r := p.toResult(dm)
-			if dm.Flushed {
-				p.dones <- r // the output reader delivers it after the marker
-			} else {
-				p.deliver(func() { p.h.CellDone(r) })
-			}
+		hello, done, flushed := parseEvent(sc.Bytes())
+		switch {
+		case hello != nil:
+			p.hello <- *hello
+		case done != nil && flushed:
+			p.dones <- *done // the output reader delivers it after the marker
+		case done != nil:
+			r := *done
+			p.deliver(func() { p.h.CellDone(r) })
 		}
 	}
 }
 
-func (p *process) toResult(dm doneMsg) driver.Result {
+// maxNames bounds the names a worker may report for one cell.
+const maxNames = 10000
+
+// parseEvent reads one line of a worker's events: a hello, a cell's
+// result (and whether its output was flushed), or nothing it knows. A
+// result is held to what the session can show: a known status, an error
+// when it failed, a bounded list of names.
+func parseEvent(line []byte) (hello *helloMsg, done *driver.Result, flushed bool) {
+	var head struct {
+		Op string `json:"op"`
+	}
+	if json.Unmarshal(line, &head) != nil {
+		return nil, nil, false
+	}
+	switch head.Op {
+	case "hello":
+		var hm helloMsg
+		if json.Unmarshal(line, &hm) == nil {
+			return &hm, nil, false
+		}
+	case "done":
+		var dm doneMsg
+		if json.Unmarshal(line, &dm) == nil {
+			r := resultOf(dm)
+			return nil, &r, dm.Flushed
+		}
+	}
+	return nil, nil, false
+}
+
+func resultOf(dm doneMsg) driver.Result {
 	r := driver.Result{
 		Cell: dm.Cell, Status: dm.Status, Error: dm.Error,
 		Names: dm.Names, Note: dm.Note, ValueTotal: dm.ValueTotal, ValueName: dm.ValueName,
@@ -323,11 +340,24 @@ func (p *process) toResult(dm doneMsg) driver.Result {
 	case dm.Value != nil:
 		r.Value = *dm.Value
 	case dm.ValueHead != "" || dm.ValueTail != "":
-		r.Value = dm.ValueHead + fmt.Sprintf("\n[… %d characters cut …]\n", dm.ValueTotal-len([]rune(dm.ValueHead))-len([]rune(dm.ValueTail))) + dm.ValueTail
+		cut := max(0, dm.ValueTotal-utf8.RuneCountInString(dm.ValueHead)-utf8.RuneCountInString(dm.ValueTail))
+		r.Value = dm.ValueHead + bound.Marker(cut) + dm.ValueTail
 		r.ValueCut = true
+		r.ValueTotal = max(r.ValueTotal, utf8.RuneCountInString(dm.ValueHead)+utf8.RuneCountInString(dm.ValueTail))
 	}
-	if r.Status == "" {
+	switch r.Status {
+	case "":
 		r.Status = api.StatusDone
+	case api.StatusDone, api.StatusError, api.StatusInterrupted:
+	default:
+		r.Error = &api.CellError{Type: "WorkerError", Message: fmt.Sprintf("the worker reported the unknown status %q", r.Status)}
+		r.Status = api.StatusError
+	}
+	if r.Status == api.StatusError && r.Error == nil {
+		r.Error = &api.CellError{Type: "Error", Message: "the cell failed (the runtime said no more)"}
+	}
+	if len(r.Names) > maxNames {
+		r.Names = r.Names[:maxNames]
 	}
 	return r
 }
