@@ -330,8 +330,10 @@ func (r *Record) compactLocked() {
 // limit, and counts its characters.
 type clip struct {
 	head, tail []byte
-	dropped    bool // bytes between head and tail were let go
-	total      int  // characters (runes) in all
+	dropped    bool   // bytes between head and tail were let go
+	total      int    // characters (runes) counted so far
+	pend       []byte // an incomplete UTF-8 sequence at the end, not yet counted
+	scratch    []byte
 }
 
 // Bytes kept at each end: a character is at most 4 bytes.
@@ -340,8 +342,32 @@ const (
 	tailChars = api.EntryOutputLimit - headChars
 )
 
+// count counts the characters of p as part of the whole stream: a
+// character split between two writes counts once.
+func (c *clip) count(p []byte) {
+	if len(c.pend) > 0 {
+		c.scratch = append(append(c.scratch[:0], c.pend...), p...)
+		p, c.pend = c.scratch, c.pend[:0]
+	}
+	k := 0
+	for i := len(p) - 1; i >= 0 && i >= len(p)-utf8.UTFMax+1; i-- {
+		if utf8.RuneStart(p[i]) {
+			if !utf8.FullRune(p[i:]) {
+				k = len(p) - i
+			}
+			break
+		}
+	}
+	c.total += utf8.RuneCount(p[:len(p)-k])
+	c.pend = append(c.pend, p[len(p)-k:]...)
+}
+
+// chars is the number of characters written: an unfinished sequence at
+// the end counts as its bytes, as it would if the stream ended there.
+func (c *clip) chars() int { return c.total + len(c.pend) }
+
 func (c *clip) Write(p []byte) {
-	c.total += utf8.RuneCount(p)
+	c.count(p)
 	if room := 4*headChars - len(c.head); room > 0 {
 		n := min(room, len(p))
 		c.head = append(c.head, p[:n]...)
@@ -376,6 +402,7 @@ func (c *clip) bounded() (string, *bound.Cut) {
 	if r := []rune(tail); len(r) > tailChars {
 		tail = string(r[len(r)-tailChars:])
 	}
-	cut := &bound.Cut{Total: c.total, Head: utf8.RuneCountInString(head), Tail: utf8.RuneCountInString(tail)}
-	return head + bound.Marker(c.total-cut.Head-cut.Tail) + tail, cut
+	cut := &bound.Cut{Total: c.chars(), Head: utf8.RuneCountInString(head), Tail: utf8.RuneCountInString(tail)}
+	cut.Total = max(cut.Total, cut.Head+cut.Tail)
+	return head + bound.Marker(cut.Total-cut.Head-cut.Tail) + tail, cut
 }
