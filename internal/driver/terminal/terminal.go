@@ -195,6 +195,7 @@ func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (
 		return p, nil
 	case ex := <-p.exited:
 		<-p.outEOFOrSoon()
+		os.RemoveAll(cells) // also done once the process is reaped; the caller may look first
 		return nil, fmt.Errorf("%s did not start a %s session: it %s before it was ready%s; %s",
 			spec.Exe, pr.Name, ex.Describe(), p.earlyText(), hint)
 	case <-timer.C:
@@ -202,6 +203,7 @@ func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (
 	}
 	p.tree.Kill(500 * time.Millisecond)
 	<-p.outEOFOrSoon()
+	os.RemoveAll(cells)
 	return nil, fmt.Errorf("%s did not become ready within %s%s; %s", spec.Exe, StartTimeout, p.earlyText(), hint)
 }
 
@@ -463,58 +465,11 @@ func (p *process) readOutput(r *os.File) {
 	defer close(p.outEOF)
 	defer r.Close()
 	buf := make([]byte, 256*1024)
-	var carry, work []byte
-	afterMark := false // a prompt here follows a mark: drop it
+	sp := splitter{prefix: p.prefix, prompt: p.prompt, hold: p.running}
 	for {
 		n, err := r.Read(buf)
-		data := buf[:n]
-		if len(carry) > 0 && n > 0 {
-			work = append(append(work[:0], carry...), data...)
-			data, carry = work, carry[:0]
-		}
-		for len(data) > 0 {
-			if len(p.prompt) > 0 && afterMark {
-				if bytes.HasPrefix(data, p.prompt) {
-					data = data[len(p.prompt):]
-				} else if len(data) < len(p.prompt) && bytes.HasPrefix(p.prompt, data) && err == nil {
-					carry = append(carry[:0], data...)
-					break
-				}
-				afterMark = false
-			}
-			i := bytes.Index(data, p.prefix)
-			if i < 0 {
-				k := max(driver.HeldBack(data, p.prefix), p.heldPrompt(data))
-				p.take(data[:len(data)-k])
-				carry = append(carry[:0], data[len(data)-k:]...)
-				break
-			}
-			rest := data[i+len(p.prefix):]
-			nl := bytes.IndexByte(rest, '\n')
-			if nl < 0 && len(rest) < 32 && err == nil {
-				p.take(data[:i])
-				carry = append(carry[:0], data[i:]...)
-				break
-			}
-			if nl < 0 || nl > 32 {
-				// Not a mark after all: the nonce printed by the cell.
-				p.take(data[:i+len(p.prefix)])
-				data = rest
-				continue
-			}
-			before := data[:i]
-			if len(p.prompt) > 0 {
-				before = bytes.TrimSuffix(before, p.prompt)
-			}
-			p.take(before)
-			p.marked(string(bytes.TrimSuffix(rest[:nl], []byte("\r"))))
-			data = rest[nl+1:]
-			afterMark = true
-		}
+		sp.feed(buf[:n], err != nil, p.take, p.marked)
 		if err != nil {
-			if len(carry) > 0 {
-				p.take(carry)
-			}
 			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) && !errors.Is(err, syscall.EIO) {
 				p.take([]byte(fmt.Sprintf("\n[polyrepl: reading the output failed: %v]\n", err)))
 			}
@@ -523,23 +478,13 @@ func (p *process) readOutput(r *os.File) {
 	}
 }
 
-// heldPrompt is how many bytes at the end of data to hold back because
-// they are, or may begin, a prompt that a mark could follow: only while a
-// cell runs, since a prompt while idle answers a person's typing.
-func (p *process) heldPrompt(data []byte) int {
-	if len(p.prompt) == 0 {
-		return 0
-	}
+// running reports whether a cell runs: only then may a prompt at the end
+// of a read be followed by a mark (a prompt while idle answers a person's
+// typing, and shows at once).
+func (p *process) running() bool {
 	p.mu.Lock()
-	running := p.cell != 0
-	p.mu.Unlock()
-	if !running {
-		return 0
-	}
-	if bytes.HasSuffix(data, p.prompt) {
-		return len(p.prompt)
-	}
-	return driver.HeldBack(data, p.prompt)
+	defer p.mu.Unlock()
+	return p.cell != 0
 }
 
 // take passes bytes to where the current mode sends them.
