@@ -127,7 +127,8 @@ func TestSharedRecord(t *testing.T) {
 	if a == nil || len(a.Entries) != 1 || a.Entries[0].Who != "E2E Agent" || a.Entries[0].How != "mcp" || a.Entries[0].Code != "y = x + 1\ny" || a.Entries[0].Display != "Out[2]: 2" {
 		t.Fatalf("alice was told %+v, want the agent's cell", a)
 	}
-	wantContains(t, "alice's text", e.mustText("--label", "alice", "exec", "lab", "'quiet'"), "")
+	// Nothing new from the others: nothing is told.
+	wantLacks(t, "alice's text with nothing new", e.mustText("--label", "alice", "exec", "lab", "'quiet'"), "Meanwhile")
 
 	// Alice's cell times out; the agent collects part of it with wait and
 	// is told of it; its late output reaches the record, and the agent is
@@ -171,12 +172,15 @@ func TestSharedRecord(t *testing.T) {
 	}
 
 	// Nobody was told its own entries; everyone heard of everyone else's.
+	whoIs := map[string]string{"agent": "E2E Agent", "alice": "alice", "bob": "bob"}
+	byID := map[string]entry{}
+	for _, en := range e.history("lab") {
+		byID[en.ID] = en
+	}
 	for client, told := range tl.told {
 		for id := range told {
-			for _, en := range e.history("lab") {
-				if en.ID == id && en.Who == map[string]string{"agent": "E2E Agent"}[client]+map[bool]string{true: client}[client != "agent"] && en.Kind == "cell" {
-					t.Errorf("%s was told its own entry %s", client, id)
-				}
+			if en := byID[id]; en.Who == whoIs[client] {
+				t.Errorf("%s was told its own entry %s", client, id)
 			}
 		}
 	}

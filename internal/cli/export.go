@@ -156,7 +156,7 @@ func exportMarkdown(w io.Writer, r api.RecordReply) {
 				fmt.Fprint(w, "Error:\n\n")
 				msg := e.Error.Traceback
 				if msg == "" {
-					msg = strings.TrimPrefix(e.Error.Type+": ", ": ") + e.Error.Message
+					msg = render.ErrorLine(e.Error)
 				}
 				block(w, "text", msg)
 			}
@@ -273,7 +273,7 @@ func exportNotebook(w io.Writer, r api.RecordReply) error {
 				msg := e.Error.Message
 				tb := nbLines(e.Error.Traceback)
 				if len(tb) == 0 {
-					tb = []string{strings.TrimPrefix(e.Error.Type+": ", ": ") + msg}
+					tb = []string{render.ErrorLine(e.Error)}
 				}
 				outs = append(outs, nbOutput{"output_type": "error", "ename": orUnknown(e.Error.Type), "evalue": msg, "traceback": tb})
 			}

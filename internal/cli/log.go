@@ -136,7 +136,7 @@ func (p *entryPrinter) print(en api.Entry) {
 			if en.Error.Traceback != "" {
 				b.WriteString(strings.TrimSuffix(en.Error.Traceback, "\n") + "\n")
 			} else if !strings.Contains(en.Output, en.Error.Message) {
-				b.WriteString(strings.TrimPrefix(en.Error.Type+": ", ": ") + en.Error.Message + "\n")
+				b.WriteString(render.ErrorLine(en.Error) + "\n")
 			}
 		}
 		if en.Text != "" {

@@ -32,18 +32,7 @@ func (s *Server) text(r api.CellResult) string {
 			b.WriteString(render.Bracket(r.ValueCut.Describe("value")))
 		}
 	}
-	if e := r.Error; e != nil {
-		switch {
-		case e.Traceback != "":
-			b.WriteString(strings.TrimRight(e.Traceback, "\n") + "\n")
-		case e.Type == "" && strings.Contains(r.Output, e.Message):
-			// A REPL driven at its prompt printed the error itself.
-		case e.Type == "":
-			b.WriteString(e.Message + "\n")
-		default:
-			fmt.Fprintf(&b, "%s: %s\n", e.Type, e.Message)
-		}
-	}
+	b.WriteString(render.ErrorText(r))
 	if b.Len() == 0 && r.Status == api.StatusDone {
 		fmt.Fprintf(&b, "(cell %d finished with no output)\n", r.Cell)
 	}

@@ -51,6 +51,7 @@ func (r *Record) Activity(c api.Client) *api.Activity {
 	var news []*api.Entry
 	var updated []int
 	for _, e := range r.entries {
+		r.freshLocked(e)
 		rev, seen := p.told[e.Seq]
 		p.told[e.Seq] = e.Rev
 		switch {
@@ -91,13 +92,6 @@ func (r *Record) Activity(c api.Client) *api.Activity {
 		}
 	}
 	return a
-}
-
-// Forget drops every client's position (for tests of first contact).
-func (r *Record) Forget() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.pos = map[string]*position{}
 }
 
 // brief cuts an entry for telling: code and output to their first and

@@ -159,8 +159,10 @@ func (r *Record) Output(seq int, p []byte) {
 	if e == nil || c == nil {
 		return
 	}
+	// The entry's text is made from the clip when someone reads or saves
+	// it, not on every write: a cell may print in many small pieces.
 	c.Write(p)
-	e.Output, e.OutputCut = c.text()
+	c.stale = true
 	e.Rev++
 	r.dirtyLocked(seq)
 	r.notifyLocked()
@@ -174,6 +176,7 @@ func (r *Record) Update(seq int, f func(e *api.Entry)) {
 	if e == nil {
 		return
 	}
+	r.freshLocked(e)
 	f(e)
 	e.Rev++
 	if c := r.clips[seq]; c != nil && e.Status != api.StatusRunning && e.Kind == api.EntryCell {
@@ -182,6 +185,14 @@ func (r *Record) Update(seq int, f func(e *api.Entry)) {
 	delete(r.dirty, seq)
 	r.saveLocked(e)
 	r.notifyLocked()
+}
+
+// freshLocked brings an entry's output up to date with its clip.
+func (r *Record) freshLocked(e *api.Entry) {
+	if c := r.clips[e.Seq]; c != nil && c.stale {
+		e.Output, e.OutputCut = c.text()
+		c.stale = false
+	}
 }
 
 func (r *Record) getLocked(seq int) *api.Entry {
@@ -202,6 +213,7 @@ func (r *Record) Since(seq int) (entries []api.Entry, dropped, next int) {
 	defer r.mu.Unlock()
 	for _, e := range r.entries {
 		if e.Seq > seq {
+			r.freshLocked(e)
 			entries = append(entries, *e)
 		}
 	}
@@ -213,20 +225,10 @@ func (r *Record) Get(seq int) (api.Entry, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if e := r.getLocked(seq); e != nil {
+		r.freshLocked(e)
 		return *e, true
 	}
 	return api.Entry{}, false
-}
-
-// Revs returns the current rev of every entry, for followers.
-func (r *Record) Revs() map[int]int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	m := make(map[int]int, len(r.entries))
-	for _, e := range r.entries {
-		m[e.Seq] = e.Rev
-	}
-	return m
 }
 
 // SaveError is the last error saving the record, or nil.
@@ -276,6 +278,7 @@ func (r *Record) Close() error {
 // saveLocked appends one line for e, compacting the file when it holds
 // far more lines than entries.
 func (r *Record) saveLocked(e *api.Entry) {
+	r.freshLocked(e)
 	delete(r.dirty, e.Seq)
 	if r.lines > 4*api.RecordKeep {
 		r.compactLocked()
@@ -302,6 +305,7 @@ func (r *Record) saveLocked(e *api.Entry) {
 func (r *Record) compactLocked() {
 	var b strings.Builder
 	for _, e := range r.entries {
+		r.freshLocked(e)
 		line, _ := json.Marshal(e)
 		b.Write(line)
 		b.WriteByte('\n')
@@ -334,6 +338,7 @@ type clip struct {
 	total      int    // characters (runes) counted so far
 	pend       []byte // an incomplete UTF-8 sequence at the end, not yet counted
 	scratch    []byte
+	stale      bool // written to since its entry's text was made
 }
 
 // Bytes kept at each end: a character is at most 4 bytes.

@@ -107,11 +107,7 @@ func entryBody(b *strings.Builder, e api.Entry, indent string) {
 	}
 	block("value:", e.Display)
 	if e.Error != nil {
-		msg := e.Error.Message
-		if e.Error.Type != "" {
-			msg = e.Error.Type + ": " + msg
-		}
-		block("error:", msg)
+		block("error:", ErrorLine(e.Error))
 	}
 	if e.Text != "" {
 		b.WriteString(indent + e.Text + "\n")

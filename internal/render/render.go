@@ -48,23 +48,7 @@ func ResultAs(w io.Writer, r api.CellResult, header string) {
 			b.WriteString(r.ValueCut.Describe("value") + "\n")
 		}
 	}
-	if e := r.Error; e != nil {
-		switch {
-		case e.Traceback != "":
-			b.WriteString(e.Traceback)
-			if !strings.HasSuffix(e.Traceback, "\n") {
-				b.WriteString("\n")
-			}
-		case e.Type == "" && strings.Contains(r.Output, e.Message):
-			// A REPL driven at its prompt printed the error itself.
-		case e.Type == "":
-			b.WriteString(e.Message + "\n")
-		case e.Message != "":
-			fmt.Fprintf(&b, "%s: %s\n", e.Type, e.Message)
-		default:
-			b.WriteString(e.Type + "\n")
-		}
-	}
+	b.WriteString(ErrorText(r))
 	for _, n := range r.Notes {
 		switch n.Kind {
 		case api.NoteLost, api.NoteCreated, api.NoteIdle, api.NoteUncollected:
@@ -73,6 +57,33 @@ func ResultAs(w io.Writer, r api.CellResult, header string) {
 		}
 	}
 	io.WriteString(w, b.String())
+}
+
+// ErrorText shows a cell's error under its output: the traceback if there
+// is one, else the error in a line, unless the output already shows it (a
+// REPL driven at its prompt prints its errors itself). "" if no error.
+func ErrorText(r api.CellResult) string {
+	e := r.Error
+	switch {
+	case e == nil:
+		return ""
+	case e.Traceback != "":
+		return strings.TrimRight(e.Traceback, "\n") + "\n"
+	case e.Type == "" && strings.Contains(r.Output, e.Message):
+		return ""
+	}
+	return ErrorLine(e) + "\n"
+}
+
+// ErrorLine is an error in one line: "Type: message", or either alone.
+func ErrorLine(e *api.CellError) string {
+	switch {
+	case e.Type == "":
+		return e.Message
+	case e.Message == "":
+		return e.Type
+	}
+	return e.Type + ": " + e.Message
 }
 
 // Bracket sets a note apart from the cell's own output.

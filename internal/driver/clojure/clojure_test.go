@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/polyrepl/polyrepl/internal/driver/drivertest"
 	"github.com/polyrepl/polyrepl/internal/driver/terminal"
@@ -28,7 +29,7 @@ func TestClojure(t *testing.T) {
 	if r := drivertest.Run(t, p, rec, 9, "(def x 1)"); !slices.Contains(r.Names, "x") || !slices.Contains(r.Names, "twice") {
 		t.Errorf("names %q, want twice and x", r.Names)
 	}
-	if r := drivertest.Interrupt(t, p, rec, 10, "(loop [] (recur))"); r.Status != "interrupted" {
+	if r := drivertest.Interrupt(t, p, rec, 10, "(loop [] (recur))", 500*time.Millisecond); r.Status != "interrupted" {
 		t.Errorf("interrupt: %s", r.Status)
 	}
 	rec.TakeOutput()

@@ -146,9 +146,11 @@ func StartExe(t testing.TB, d driver.Driver, exe string) (driver.Process, *Recor
 	})
 }
 
-// Interrupt runs code that never ends, interrupts it as a session does
-// (attempts a moment apart) and returns its result.
-func Interrupt(t testing.TB, p driver.Process, rec *Recorder, n int, code string) driver.Result {
+// Interrupt runs code that never ends, interrupts it as a session does,
+// with attempts every apart, and returns its result. A runtime that may
+// print something of its own when a second attempt lands while it handles
+// the first wants them further apart than the session's 250 ms.
+func Interrupt(t testing.TB, p driver.Process, rec *Recorder, n int, code string, every time.Duration) driver.Result {
 	t.Helper()
 	if err := p.Run(n, code); err != nil {
 		t.Fatal(err)
@@ -161,10 +163,15 @@ func Interrupt(t testing.TB, p driver.Process, rec *Recorder, n int, code string
 		select {
 		case r := <-rec.Done:
 			return r
-		case <-time.After(500 * time.Millisecond):
+		case <-time.After(every):
 		}
 	}
-	t.Fatalf("cell %d was not stopped by 20 interrupts", n)
+	select {
+	case e := <-rec.Exit:
+		t.Fatalf("cell %d: the process exited (%+v) instead, output %q", n, e, rec.TakeOutput())
+	default:
+	}
+	t.Fatalf("cell %d was not stopped by 20 interrupts; output %q", n, rec.TakeOutput())
 	return driver.Result{}
 }
 

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/polyrepl/polyrepl/internal/driver/drivertest"
 	"github.com/polyrepl/polyrepl/internal/driver/terminal"
@@ -92,7 +93,7 @@ func TestInterrupt(t *testing.T) {
 	exe := drivertest.Exe(t, "POLYREPL_TEST_GHCI", "ghci", "GHC (Debian: apt-get install ghc)")
 	p, rec := drivertest.StartExe(t, terminal.Driver{P: Profile}, exe)
 	drivertest.Run(t, p, rec, 1, "x = 41")
-	if r := drivertest.Interrupt(t, p, rec, 2, "length [1..]"); r.Status != "interrupted" {
+	if r := drivertest.Interrupt(t, p, rec, 2, "length [1..]", 500*time.Millisecond); r.Status != "interrupted" {
 		t.Errorf("status %s, want interrupted", r.Status)
 	}
 	rec.TakeOutput()

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/polyrepl/polyrepl/internal/driver/drivertest"
 	"github.com/polyrepl/polyrepl/internal/driver/terminal"
@@ -31,7 +32,7 @@ func TestGnuplot(t *testing.T) {
 	if r := drivertest.Run(t, p, rec, 6, "x = 1"); !slices.Equal(r.Names, []string{"x"}) {
 		t.Errorf("names %q, want [x] (gnuplot's own left out)", r.Names)
 	}
-	if r := drivertest.Interrupt(t, p, rec, 7, "while (1) { a = 1 }"); r.Status != "interrupted" {
+	if r := drivertest.Interrupt(t, p, rec, 7, "while (1) { a = 1 }", 500*time.Millisecond); r.Status != "interrupted" {
 		t.Errorf("interrupt: %s", r.Status)
 	}
 	rec.TakeOutput()

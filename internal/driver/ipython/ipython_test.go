@@ -229,30 +229,13 @@ func TestErrorThenRecovery(t *testing.T) {
 	}
 }
 
-// interruptCell calls Interrupt the way the session does, a moment apart,
-// until the cell ends.
+// interruptCell interrupts as the session does, with attempts further
+// apart: on a loaded machine a second SIGINT landing while IPython handles
+// the first makes it print "KeyboardInterrupt" itself, which the tests
+// would take for the cell's output.
 func interruptCell(t *testing.T, p driver.Process, rec *recorder, n int, code string) driver.Result {
 	t.Helper()
-	if err := p.Run(n, code); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(300 * time.Millisecond)
-	for attempt := 0; attempt < 20; attempt++ {
-		if err := p.Interrupt(attempt); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case r := <-rec.Done:
-			return r
-		case <-time.After(1500 * time.Millisecond):
-			// Longer than the session's 250 ms: on a loaded machine a second
-			// SIGINT landing while IPython handles the first makes it print
-			// "KeyboardInterrupt" itself, which this test would take for
-			// output of the cell.
-		}
-	}
-	t.Fatalf("cell %d was not interrupted", n)
-	return driver.Result{}
+	return drivertest.Interrupt(t, p, rec, n, code, 1500*time.Millisecond)
 }
 
 // SIGINT stops a busy or sleeping cell and keeps the names; between cells

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/driver/drivertest"
@@ -42,10 +43,10 @@ func TestJava(t *testing.T) {
 	if d := (driver.Info{ValueFormat: Runtime.ValueFormat}).Display(1, r.ValueName, r.Value); d != "x ==> 1" {
 		t.Errorf("display %q, want jshell's x ==> 1", d)
 	}
-	if r := drivertest.Interrupt(t, p, rec, 12, "while (true) {}"); r.Status != "interrupted" {
+	if r := drivertest.Interrupt(t, p, rec, 12, "while (true) {}", 500*time.Millisecond); r.Status != "interrupted" {
 		t.Errorf("interrupt: %s", r.Status)
 	}
-	if r := drivertest.Interrupt(t, p, rec, 13, "Thread.sleep(100000)"); r.Status != "interrupted" {
+	if r := drivertest.Interrupt(t, p, rec, 13, "Thread.sleep(100000)", 500*time.Millisecond); r.Status != "interrupted" {
 		t.Errorf("interrupting a sleep: %s", r.Status)
 	}
 	rec.TakeOutput()

@@ -461,27 +461,7 @@ func TestErrors(t *testing.T) {
 // until the cell ends.
 func interruptCell(t *testing.T, p driver.Process, rec *recorder, n int, code string) driver.Result {
 	t.Helper()
-	if err := p.Run(n, code); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(300 * time.Millisecond)
-	for attempt := 0; attempt < 20; attempt++ {
-		if err := p.Interrupt(attempt); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case r := <-rec.Done:
-			return r
-		case <-time.After(250 * time.Millisecond):
-		}
-	}
-	select {
-	case e := <-rec.Exit:
-		t.Fatalf("cell %d: the worker exited (%+v), output %q", n, e, rec.TakeOutput())
-	default:
-	}
-	t.Fatalf("cell %d was not interrupted; output %q", n, rec.TakeOutput())
-	return driver.Result{}
+	return drivertest.Interrupt(t, p, rec, n, code, 250*time.Millisecond)
 }
 
 // SIGINT stops a running cell, busy, sleeping, awaiting or waiting on a

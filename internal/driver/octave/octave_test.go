@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/polyrepl/polyrepl/internal/driver/drivertest"
 	"github.com/polyrepl/polyrepl/internal/driver/terminal"
@@ -27,7 +28,7 @@ func TestOctave(t *testing.T) {
 	if r := drivertest.Run(t, p, rec, 8, "x = 1;"); !slices.Contains(r.Names, "x") || !slices.Contains(r.Names, "s") {
 		t.Errorf("names %q, want x and s among them", r.Names)
 	}
-	if r := drivertest.Interrupt(t, p, rec, 9, "while true; end"); r.Status != "interrupted" {
+	if r := drivertest.Interrupt(t, p, rec, 9, "while true; end", 500*time.Millisecond); r.Status != "interrupted" {
 		t.Errorf("interrupt: %s", r.Status)
 	}
 	rec.TakeOutput()

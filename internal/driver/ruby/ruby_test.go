@@ -337,22 +337,7 @@ func TestErrors(t *testing.T) {
 // until the cell ends.
 func interrupt(t *testing.T, p driver.Process, rec *recorder, n int, code string) driver.Result {
 	t.Helper()
-	if err := p.Run(n, code); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(300 * time.Millisecond)
-	for attempt := 0; attempt < 20; attempt++ {
-		if err := p.Interrupt(attempt); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case r := <-rec.Done:
-			return r
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
-	t.Fatalf("cell %d was not interrupted", n)
-	return driver.Result{}
+	return drivertest.Interrupt(t, p, rec, n, code, 500*time.Millisecond)
 }
 
 // SIGINT stops a running cell, busy or sleeping or waiting on a

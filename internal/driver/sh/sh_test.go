@@ -3,6 +3,7 @@ package sh
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/polyrepl/polyrepl/internal/driver/drivertest"
 	"github.com/polyrepl/polyrepl/internal/driver/terminal"
@@ -21,7 +22,7 @@ func TestSh(t *testing.T) {
 		{Code: "s=" + strings.Repeat("a", 5000) + "\necho ${#s}", Output: "5000\n"},
 		{Code: `echo "héllo 中文 🎉"`, Output: "héllo 中文 🎉\n"},
 	})
-	if r := drivertest.Interrupt(t, p, rec, 9, "while :; do :; done"); r.Status != "interrupted" {
+	if r := drivertest.Interrupt(t, p, rec, 9, "while :; do :; done", 500*time.Millisecond); r.Status != "interrupted" {
 		t.Errorf("interrupt: %s", r.Status)
 	}
 	rec.TakeOutput()

@@ -43,7 +43,7 @@ func TestPTY(t *testing.T) {
 	if out := rec.TakeOutput(); out != "" {
 		t.Errorf("output while idle: %q (a prompt?)", out)
 	}
-	r := drivertest.Interrupt(t, p, rec, 7, "while :; do :; done")
+	r := drivertest.Interrupt(t, p, rec, 7, "while :; do :; done", 500*time.Millisecond)
 	if r.Status != "interrupted" {
 		t.Errorf("interrupt: %s", r.Status)
 	}
