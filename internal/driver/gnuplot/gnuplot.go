@@ -26,19 +26,16 @@ var Profile = &terminal.Profile{
 		VersionArgs: []string{"--version"},
 	},
 	Print: func(head, tail string) string {
-		return fmt.Sprintf(`print %s.%s`, quote(head), quote(tail))
+		return fmt.Sprintf(`print %s.%s`, terminal.SingleQuoted(head), terminal.SingleQuoted(tail))
 	},
 	Version:    `print sprintf("%g.%s", GPVAL_VERSION, GPVAL_PATCHLEVEL)`,
-	Load:       func(path string) string { return "load " + quote(path) },
+	Load:       func(path string) string { return "load " + terminal.SingleQuoted(path) },
 	Names:      "show variables",
 	ParseNames: parseVariables,
 	Error:      regexp.MustCompile(`^\s*(".*" )?line \d+: `),
 }
 
 func init() { driver.Register(terminal.Driver{P: Profile}) }
-
-// quote makes s a gnuplot single-quoted string, where only ' is special.
-func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // predefined are the variables gnuplot defines itself.
 var predefined = map[string]bool{"pi": true, "I": true, "NaN": true, "VoxelDistance": true, "ARGC": true, "ARG0": true, "ARGV": true}

@@ -9,7 +9,6 @@ package matlab
 import (
 	"fmt"
 	"regexp"
-	"strings"
 
 	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/driver/terminal"
@@ -30,10 +29,10 @@ var Profile = &terminal.Profile{
 	Args:   []string{"-nodesktop", "-nosplash", "-nodisplay"},
 	Prompt: ">> ",
 	Print: func(head, tail string) string {
-		return fmt.Sprintf(`fprintf('%%s%%s\n', %s, %s);`, quote(head), quote(tail))
+		return fmt.Sprintf(`fprintf('%%s%%s\n', %s, %s);`, terminal.SingleQuoted(head), terminal.SingleQuoted(tail))
 	},
 	Version: `disp(version)`,
-	Load:    func(path string) string { return "run(" + quote(path) + ");" },
+	Load:    func(path string) string { return "run(" + terminal.SingleQuoted(path) + ");" },
 	Names:   "ans_polyrepl_names = who; fprintf('%s\\n', ans_polyrepl_names{~strcmp(ans_polyrepl_names, 'ans_polyrepl_names')}); clear ans_polyrepl_names",
 	Error:   regexp.MustCompile(`^(Error|Error using|Error in|Undefined) `),
 	Setup: func(terminal.Mark) []string {
@@ -42,6 +41,3 @@ var Profile = &terminal.Profile{
 }
 
 func init() { driver.Register(terminal.Driver{P: Profile}) }
-
-// quote makes s a MATLAB character vector, where only ' is special.
-func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

@@ -8,7 +8,6 @@ package octave
 import (
 	"fmt"
 	"regexp"
-	"strings"
 
 	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/driver/terminal"
@@ -31,15 +30,12 @@ var Profile = &terminal.Profile{
 		return []string{`PS1(""); PS2(""); more off; page_screen_output(false);`}
 	},
 	Print: func(head, tail string) string {
-		return fmt.Sprintf(`fflush(stderr); printf("%%s%%s\n", %s, %s); fflush(stdout);`, quote(head), quote(tail))
+		return fmt.Sprintf(`fflush(stderr); printf("%%s%%s\n", %s, %s); fflush(stdout);`, terminal.SingleQuoted(head), terminal.SingleQuoted(tail))
 	},
 	Version: `disp(OCTAVE_VERSION)`,
-	Load:    func(path string) string { return "eval(fileread(" + quote(path) + "));" },
+	Load:    func(path string) string { return "eval(fileread(" + terminal.SingleQuoted(path) + "));" },
 	Names:   `printf("%s\n", who(){:});`,
 	Error:   regexp.MustCompile(`^error: `),
 }
 
 func init() { driver.Register(terminal.Driver{P: Profile}) }
-
-// quote makes s an Octave single-quoted string, where only ' is special.
-func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

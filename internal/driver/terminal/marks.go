@@ -2,6 +2,7 @@ package terminal
 
 import (
 	"bytes"
+	"strings"
 
 	"github.com/polyrepl/polyrepl/internal/driver"
 )
@@ -104,3 +105,7 @@ func (s *splitter) held(data []byte) int {
 	}
 	return k
 }
+
+// SingleQuoted makes s a single-quoted string in the languages that double
+// a quote inside one (Octave, MATLAB, gnuplot).
+func SingleQuoted(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
