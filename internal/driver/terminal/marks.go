@@ -53,7 +53,7 @@ func (s *splitter) feed(data []byte, eof bool, take func([]byte), mark func(kind
 		}
 		rest := data[i+len(s.prefix):]
 		nl := bytes.IndexByte(rest, '\n')
-		if nl < 0 && len(rest) < maxKind && !eof {
+		if nl < 0 && len(rest) <= maxKind && !eof {
 			// Maybe a mark: wait for its line, with the prompt before it.
 			j := i
 			if len(s.prompt) > 0 && bytes.HasSuffix(data[:i], s.prompt) {
