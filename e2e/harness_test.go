@@ -410,6 +410,7 @@ type sessionInfo struct {
 	Death  *struct {
 		Cause  string `json:"cause"`
 		Signal int    `json:"signal"`
+		By     string `json:"by"`
 	} `json:"death"`
 	Transcript  string `json:"transcript"`
 	MemoryLimit int64  `json:"memory_limit"`

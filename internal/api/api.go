@@ -174,7 +174,7 @@ type CellResult struct {
 // Death says how a session's life ended.
 type Death struct {
 	Cause    string    `json:"cause"` // in words: "killed by signal 9 (SIGKILL)"
-	By       string    `json:"by"`    // "kill", "restart", "stop", "crash", "exit", "daemon-lost"
+	By       string    `json:"by"`    // "kill", "restart", "stop", "crash", "exit", "signal", "memory", "daemon-lost"
 	At       time.Time `json:"at"`    // when
 	ExitCode int       `json:"exit_code,omitempty"`
 	Signal   int       `json:"signal,omitempty"`
@@ -194,7 +194,8 @@ type SessionInfo struct {
 	Cells      int       `json:"cells"`
 	Memory     uint64    `json:"memory"` // bytes, the whole process tree
 	// MemoryLimit is the limit in force, in bytes (0: none), and
-	// LimitBy how: "cgroup" (the tree together) or "rlimit" (each process).
+	// LimitBy how: "cgroup" or "cgroup v1" (the tree together) or
+	// "rlimit" (each process).
 	MemoryLimit int64    `json:"memory_limit,omitempty"`
 	LimitBy     string   `json:"limit_by,omitempty"`
 	Cwd         string   `json:"cwd"`

@@ -109,6 +109,11 @@ func Listen() (*Daemon, error) {
 			log.Printf("sessions are limited to %s of memory unless they ask otherwise ($POLYREPL_MEMORY)", limit.Size(n))
 		}
 	}
+	if v := os.Getenv("POLYREPL_MEMORY_BY"); limit.CheckWant(v) != nil {
+		log.Printf("ignoring $POLYREPL_MEMORY_BY: %v", limit.CheckWant(v))
+	} else {
+		d.sessions.Limits.Want = v
+	}
 	d.sessions.RecoverLost()
 	pruneOutput(st.OutputDir(), 7*24*time.Hour)
 	d.server = &http.Server{Handler: d.routes(), ReadHeaderTimeout: 10 * time.Second}

@@ -1,58 +1,191 @@
-// Package limit holds a session's process tree to a memory limit: through
-// a cgroup v2 group of its own where the daemon's cgroup is delegated to
-// it (the whole tree, counted together, and an out-of-memory kill that can
-// be told apart), else with an rlimit on each process (RLIMIT_DATA,
-// inherited by every child; allocations beyond it fail inside the
-// runtime, which usually raises its own out-of-memory error).
+// Package limit holds a session's process tree to a memory limit, in the
+// best way the machine allows, chosen once per daemon by a Limiter:
+//
+//   - a cgroup v2 group per session, under a cgroup delegated to the
+//     daemon: the whole tree is counted together, swap is refused, and an
+//     out-of-memory kill can be told apart from any other SIGKILL;
+//   - where the daemon's cgroup is not delegated but systemd manages the
+//     unified hierarchy, the daemon first asks systemd (over D-Bus, with
+//     busctl: the call `systemd-run --scope -p Delegate=yes` makes) for a
+//     delegated scope of its own, and then works as above;
+//   - a cgroup v1 memory group per session, where the daemon may create
+//     groups under its own v1 memory cgroup (root on v1 or hybrid hosts);
+//   - else an rlimit on each process (RLIMIT_DATA, inherited by every
+//     child): allocations beyond it fail inside the runtime, which usually
+//     raises its own out-of-memory error and lives on.
 package limit
 
 import (
-	"bufio"
+	"errors"
 	"fmt"
+	"log"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
+)
+
+// How a limit is held, as Limit.By and $POLYREPL_MEMORY_BY say it.
+const (
+	ByCgroup   = "cgroup"    // a cgroup v2 group of the session's own
+	ByCgroupV1 = "cgroup v1" // a cgroup v1 memory group of the session's own
+	ByRlimit   = "rlimit"    // RLIMIT_DATA on each process
 )
 
 // Limit is a memory limit in force on one session.
 type Limit struct {
 	Bytes int64
-	By    string // "cgroup" or "rlimit"
-	group string // the cgroup directory, for "cgroup"
+	By    string // ByCgroup, ByCgroupV1 or ByRlimit
+	group string // the cgroup directory, for the cgroup ways
+}
+
+// Limiter chooses, at its first use, how this daemon holds sessions to
+// their limits, and holds them.
+type Limiter struct {
+	// Want is "" or "auto" (the best way there is), "cgroup" (a cgroup of
+	// either version, or fail) or "rlimit" (always the rlimit, which keeps
+	// the session alive on a too-big allocation but counts each process
+	// alone).
+	Want string
+
+	once sync.Once
+	v2   string // the delegated cgroup v2 directory sessions' groups go in
+	v1   string // the cgroup v1 memory directory sessions' groups go in
+	why  string // why no cgroup is used, when none is
+}
+
+// CheckWant validates a $POLYREPL_MEMORY_BY value.
+func CheckWant(want string) error {
+	switch want {
+	case "", "auto", "cgroup", ByRlimit:
+		return nil
+	}
+	return fmt.Errorf("invalid way to hold memory limits %q: give auto, cgroup or rlimit", want)
+}
+
+// choose finds the best way this machine allows, once.
+func (l *Limiter) choose() {
+	if l.Want == ByRlimit {
+		l.why = "$POLYREPL_MEMORY_BY asks for the rlimit"
+		return
+	}
+	var whys []string
+	dir, err := delegatedV2(nil)
+	if err != nil {
+		whys = append(whys, err.Error())
+		if scope, serr := askSystemd(); serr != nil {
+			whys = append(whys, serr.Error())
+		} else if dir, err = delegatedV2(&scope); err != nil {
+			whys = append(whys, err.Error())
+		}
+	}
+	if err == nil {
+		if err = prepareV2(dir); err == nil {
+			l.v2 = dir
+			log.Printf("memory limits: a cgroup v2 group per session under %s", dir)
+			return
+		}
+		whys = append(whys, err.Error())
+	}
+	if dir, err := writableV1(); err == nil {
+		l.v1 = dir
+		log.Printf("memory limits: a cgroup v1 memory group per session under %s", dir)
+		return
+	} else {
+		whys = append(whys, err.Error())
+	}
+	l.why = strings.Join(whys, "; ")
+	log.Printf("memory limits: an rlimit on each process (no cgroup: %s)", l.why)
+}
+
+// Prepare makes the choice now, before a limited session's runtime is
+// started, so that runtimes start where their groups will be made (the
+// daemon may move into a delegated cgroup as it chooses).
+func (l *Limiter) Prepare() {
+	l.once.Do(l.choose)
 }
 
 // Apply limits the process pid, and what it starts from now on, to bytes
-// of memory; name names the cgroup ("polyrepl-GEN").
-func Apply(pid int, name string, bytes int64) (*Limit, error) {
-	if dir, err := cgroupDir(); err == nil {
-		g := filepath.Join(dir, name)
-		if err := os.Mkdir(g, 0o755); err == nil {
-			if write(g, "memory.max", strconv.FormatInt(bytes, 10)) == nil {
-				write(g, "memory.swap.max", "0") // swapping past the limit is not staying within it
-				if write(g, "cgroup.procs", strconv.Itoa(pid)) == nil {
-					return &Limit{Bytes: bytes, By: "cgroup", group: g}, nil
-				}
-			}
-			os.Remove(g)
+// of memory; name names the session's cgroup ("polyrepl-GEN").
+func (l *Limiter) Apply(pid int, name string, bytes int64) (*Limit, error) {
+	l.once.Do(l.choose)
+	var err error
+	switch {
+	case l.v2 != "":
+		var g string
+		if g, err = newGroup(l.v2, name, pid, map[string]string{
+			"memory.max": strconv.FormatInt(bytes, 10),
+			// Swapping past the limit is not staying within it.
+			"memory.swap.max": "0",
+		}, "memory.swap.max"); err == nil {
+			return &Limit{Bytes: bytes, By: ByCgroup, group: g}, nil
 		}
+	case l.v1 != "":
+		var g string
+		if g, err = newGroup(l.v1, name, pid, map[string]string{
+			"memory.limit_in_bytes": strconv.FormatInt(bytes, 10),
+			// Memory and swap together, where swap is accounted at all.
+			"memory.memsw.limit_in_bytes": strconv.FormatInt(bytes, 10),
+		}, "memory.memsw.limit_in_bytes"); err == nil {
+			return &Limit{Bytes: bytes, By: ByCgroupV1, group: g}, nil
+		}
+	case l.Want == "cgroup":
+		return nil, fmt.Errorf("$POLYREPL_MEMORY_BY asks for a cgroup and there is none to use: %s", l.why)
+	}
+	if err != nil {
+		if l.Want == "cgroup" {
+			return nil, err
+		}
+		log.Printf("memory limits: %v; holding this session by rlimit instead", err)
 	}
 	lim := &unix.Rlimit{Cur: uint64(bytes), Max: uint64(bytes)}
 	if err := unix.Prlimit(pid, unix.RLIMIT_DATA, lim, nil); err != nil {
-		return nil, fmt.Errorf("cannot limit the session's memory: no delegated cgroup v2, and setrlimit failed: %w", err)
+		return nil, fmt.Errorf("cannot limit the session's memory: no cgroup to use, and setrlimit failed: %w", err)
 	}
-	return &Limit{Bytes: bytes, By: "rlimit"}, nil
+	return &Limit{Bytes: bytes, By: ByRlimit}, nil
 }
 
-// OOMKilled reports whether the kernel killed a process of the group for
-// going over the limit (known for cgroups only).
+// newGroup makes the group dir/name, writes its settings (optional ones
+// may be missing, as swap accounting often is) and moves pid into it.
+func newGroup(dir, name string, pid int, settings map[string]string, optional string) (string, error) {
+	g := filepath.Join(dir, name)
+	if err := os.Mkdir(g, 0o755); err != nil {
+		return "", fmt.Errorf("cannot make the session's cgroup: %w", err)
+	}
+	// The memory limit first: v1 refuses a memory+swap limit below it.
+	for _, file := range []string{"memory.max", "memory.limit_in_bytes", "memory.swap.max", "memory.memsw.limit_in_bytes"} {
+		v, ok := settings[file]
+		if !ok {
+			continue
+		}
+		if err := write(g, file, v); err != nil && !(file == optional && errors.Is(err, os.ErrNotExist)) {
+			os.Remove(g)
+			return "", fmt.Errorf("cannot set %s of the session's cgroup: %w", file, err)
+		}
+	}
+	if err := write(g, "cgroup.procs", strconv.Itoa(pid)); err != nil {
+		os.Remove(g)
+		return "", fmt.Errorf("cannot move the session into its cgroup: %w", err)
+	}
+	return g, nil
+}
+
+// OOMKilled reports whether the kernel's out-of-memory killer killed a
+// process of the session's group (known for cgroups only). Ask before
+// Release.
 func (l *Limit) OOMKilled() bool {
 	if l == nil || l.group == "" {
 		return false
 	}
-	b, err := os.ReadFile(filepath.Join(l.group, "memory.events"))
+	file := "memory.events" // v2: "oom_kill N"
+	if l.By == ByCgroupV1 {
+		file = "memory.oom_control" // v1 (Linux 4.13 and later): "oom_kill N"
+	}
+	b, err := os.ReadFile(filepath.Join(l.group, file))
 	if err != nil {
 		return false
 	}
@@ -64,11 +197,26 @@ func (l *Limit) OOMKilled() bool {
 	return false
 }
 
-// Release removes the session's cgroup once its processes are gone.
+// Release removes the session's cgroup. The session's processes are being
+// killed as it is called, and a group with a process left cannot be
+// removed, so it tries again for a while before giving up (and saying so).
 func (l *Limit) Release() {
-	if l != nil && l.group != "" {
-		os.Remove(l.group)
+	if l == nil || l.group == "" {
+		return
 	}
+	if os.Remove(l.group) == nil {
+		return
+	}
+	go func(g string) {
+		var err error
+		for i := 0; i < 100; i++ {
+			time.Sleep(100 * time.Millisecond)
+			if err = os.Remove(g); err == nil || errors.Is(err, os.ErrNotExist) {
+				return
+			}
+		}
+		log.Printf("memory limits: cannot remove the cgroup %s (a process left in it?): %v", g, err)
+	}(l.group)
 }
 
 // Describe says the limit in words: "2.0 GB (cgroup)".
@@ -81,49 +229,6 @@ func (l *Limit) Describe() string {
 
 func write(dir, file, value string) error {
 	return os.WriteFile(filepath.Join(dir, file), []byte(value), 0o644)
-}
-
-// cgroupDir is the daemon's own cgroup v2 directory, if memory can be
-// limited under it (the controller is enabled for its children).
-func cgroupDir() (string, error) {
-	mount, err := cgroup2Mount()
-	if err != nil {
-		return "", err
-	}
-	b, err := os.ReadFile("/proc/self/cgroup")
-	if err != nil {
-		return "", err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "0::"); ok {
-			dir := filepath.Join(mount, rest)
-			ctl, err := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
-			if err != nil || !strings.Contains(" "+string(ctl)+" ", " memory") {
-				return "", fmt.Errorf("the memory controller is not delegated to %s", dir)
-			}
-			return dir, nil
-		}
-	}
-	return "", fmt.Errorf("no cgroup v2 membership")
-}
-
-func cgroup2Mount() (string, error) {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		// "... MOUNTPOINT ... - FSTYPE SOURCE OPTIONS"
-		before, after, ok := strings.Cut(sc.Text(), " - ")
-		if f := strings.Fields(after); ok && len(f) > 0 && f[0] == "cgroup2" {
-			if bf := strings.Fields(before); len(bf) >= 5 {
-				return bf[4], nil
-			}
-		}
-	}
-	return "", fmt.Errorf("cgroup v2 is not mounted")
 }
 
 // Parse reads a size: bytes, or with a K, M, G or T suffix (powers of

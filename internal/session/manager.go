@@ -62,6 +62,8 @@ type Manager struct {
 	// DefaultMemory limits every session that asks for no limit of its
 	// own, in bytes (0: none).
 	DefaultMemory int64
+	// Limits holds sessions to their memory limits.
+	Limits limit.Limiter
 
 	mu      sync.Mutex
 	entries map[string]*entry
@@ -356,6 +358,13 @@ func (m *Manager) newSession(name string, sp api.Spawn, drv driver.Driver) *Sess
 
 // start launches s's runtime process and records it as live.
 func (m *Manager) start(ctx context.Context, s *Session) error {
+	mem := s.Spawn.Memory
+	if mem == 0 {
+		mem = m.DefaultMemory
+	}
+	if mem > 0 {
+		m.Limits.Prepare()
+	}
 	p, err := s.drv.Start(ctx, driver.Spec{
 		Exe: s.Spawn.Exe, Cwd: s.Spawn.Cwd, Env: s.Spawn.Env,
 		Cookie:     CookieVar + "=" + s.Generation,
@@ -364,13 +373,9 @@ func (m *Manager) start(ctx context.Context, s *Session) error {
 	if err != nil {
 		return badRequest("", "cannot start a %s session: %v", s.Runtime, err)
 	}
-	mem := s.Spawn.Memory
-	if mem == 0 {
-		mem = m.DefaultMemory
-	}
 	var lim *limit.Limit
 	if mem > 0 {
-		if lim, err = limit.Apply(p.PID(), "polyrepl-"+s.Generation, mem); err != nil {
+		if lim, err = m.Limits.Apply(p.PID(), "polyrepl-"+s.Generation, mem); err != nil {
 			p.Tree().Kill(killGrace)
 			return badRequest("run without --memory, or give the daemon a delegated cgroup", "cannot start a %s session with a memory limit: %v", s.Runtime, err)
 		}

@@ -167,7 +167,7 @@ func (s *Session) Exited(e driver.Exit) {
 	if d == nil {
 		d = deathFromExit(e)
 		switch {
-		case s.limit.OOMKilled():
+		case e.Signal == int(syscall.SIGKILL) && s.limit.OOMKilled():
 			d.By = "memory"
 			d.Cause = fmt.Sprintf("killed by the kernel for going over its memory limit of %s", s.limit.Describe())
 		case s.limit != nil && e.Signal != 0:
