@@ -28,7 +28,7 @@ var Runtime = &worker.Runtime{
 		Needs: "bash 4.1 or newer",
 		Limits: "no values: a cell's result is its exit status; " +
 			"exit and set -e end the cell, not the session, but exec of a program replaces the shell and ends it; " +
-			"the session's INT, TERM and ERR traps are polyrepl's (a cell that replaces the ERR trap lets set -e end the session); " +
+			"the session's INT, TERM, ERR and signal 40 (SIGRTMIN+6) traps are polyrepl's (a cell that replaces the ERR trap lets set -e end the session); " +
 			"a DEBUG trap does not run inside cells and a RETURN trap runs as each ends; " +
 			"an external command that ignores SIGINT runs on until it ends (kill it); " +
 			"a cell runs sourced, so a top-level return ends it and BASH_SOURCE, FUNCNAME and xtrace depth show the worker's frames",
@@ -48,11 +48,21 @@ func init() { driver.Register(worker.Driver{R: Runtime}) }
 // process group, so that a foreground command dies of it and the shell's
 // trap ends the cell (SIGINT to the shell alone would wait for the command
 // to end by itself); background jobs ignore SIGINT, as in a script, and run
-// on. The third attempt goes to the shell alone, so that a command that
-// caught SIGINT twice is left to finish its own cleanup.
+// on. Bash drops a SIGINT that lands while it waits for a command that
+// then exits normally (it takes it that the command handled it), which a
+// loop of short commands makes common under load. So the third attempt
+// sends the shell alone wakeSignal, which worker.bash traps as it traps
+// SIGINT and bash never drops: the cell ends when the running command
+// does, which also leaves a command that caught SIGINT twice to finish its
+// own cleanup. (Sent with a SIGINT, the wake signal can outlive the cell
+// it was meant for and cut the next cell's first `wait` short.)
 func interrupt(tree proc.Tree, attempt int) error {
 	if attempt < 2 {
 		return tree.SignalGroup(syscall.SIGINT)
 	}
-	return proc.Signal(tree.Leader, syscall.SIGINT)
+	return proc.Signal(tree.Leader, wakeSignal)
 }
+
+// wakeSignal is SIGRTMIN+6 as bash (through glibc, which keeps the first
+// two real-time signals) numbers it; worker.bash traps it by number.
+const wakeSignal = syscall.Signal(40)

@@ -21,6 +21,11 @@
 #   the cell: each function then returns, and finally the sourced cell, which
 #   abandons any loop. An external command dies of the SIGINT the daemon sends
 #   to the process group; the trap then runs when the shell regains control.
+#   Bash drops a SIGINT that came while it waited for a command that then
+#   exited normally (it takes it the command handled it): a loop of short
+#   commands loses one interrupt in ten so under load. So the daemon's third
+#   attempt is signal 40 (a real-time signal, SIGRTMIN+6) to the shell alone,
+#   trapped the same way and never dropped: it runs once the command ends.
 # - exit is an alias for a function that ends the cell the same way and keeps
 #   the session; set -e is honoured by an ERR trap (inherited via set -E) that
 #   ends the cell at the failing command instead of letting the shell exit.
@@ -43,7 +48,7 @@
 # - Known limits, all from running cells sourced: a DEBUG trap does not run
 #   inside cells and a RETURN trap runs as each ends; xtrace lines start with
 #   ++++; a top-level return ends the cell; BASH_SOURCE and FUNCNAME show
-#   the worker's frame. The session's INT, TERM and ERR traps are the
+#   the worker's frame. The session's INT, TERM, ERR and 40 traps are the
 #   worker's, and a cell that replaces the ERR trap lets set -e end the shell.
 #
 # It must stay valid for bash 4.1+, fork nothing per cell and start fast.
@@ -315,7 +320,7 @@ __polyrepl_start_cell() {
 		builtin printf '%s\n' "$__polyrepl_stub_text" >|"$__polyrepl_stub"
 	fi
 	__polyrepl_running=1
-	builtin trap '{ __polyrepl_on_int; } 2>/dev/null' INT
+	builtin trap '{ __polyrepl_on_int; } 2>/dev/null' INT 40
 	__polyrepl_user_options
 }
 
@@ -331,7 +336,7 @@ __polyrepl_after_cell() {
 __polyrepl_end_cell() {
 	builtin local __polyrepl_st="$?" __polyrepl_names_json
 	[[ -n ${__polyrepl_running-} ]] || builtin return 0
-	builtin trap '' INT
+	builtin trap '' INT 40
 	# A failed exec leaves an interactive shell ignoring SIGTERM again.
 	builtin trap '__polyrepl_quit 143' TERM
 	if [[ -z $__polyrepl_ran ]]; then
@@ -489,7 +494,7 @@ unset __polyrepl_n __polyrepl_l
 
 builtin trap '{ __polyrepl_on_err "$?"; } 2>/dev/null' ERR
 builtin trap '__polyrepl_quit 143' TERM # interactive shells ignore it
-builtin trap '' INT
+builtin trap '' INT 40
 builtin alias exit=__polyrepl_exit
 builtin set -E
 
