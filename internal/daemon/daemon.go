@@ -114,6 +114,7 @@ func Listen() (*Daemon, error) {
 	} else {
 		d.sessions.Limits.Want = v
 	}
+	keepLogSmall(dir)
 	d.sessions.RecoverLost()
 	pruneOutput(st.OutputDir(), 7*24*time.Hour)
 	d.server = &http.Server{Handler: d.routes(), ReadHeaderTimeout: 10 * time.Second}
