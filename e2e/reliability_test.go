@@ -705,6 +705,13 @@ func TestReliabilityMemory(t *testing.T) {
 	if !strings.HasPrefix(by, "cgroup") {
 		t.Skipf("no cgroup to hold memory limits with here (held by %s; the daemon's log says why), so a session killed for memory is not tested", by)
 	}
+	// A child going over: the kernel kills the largest process, the child;
+	// the runtime lives on and the reply says what happened.
+	r = c.runJSON("exec", "big", "import subprocess, sys\nsubprocess.run([sys.executable, '-c', \"chunks = [b'x' * (50 << 20) for _ in range(20)]\"]).returncode")
+	if oom := r.notesOf("info"); r.Status != "done" || r.Value != "-9" || len(oom) != 1 || !strings.Contains(oom[0], "killed 1 process(es) of this session during this cell for going over its memory limit of 200 MB") {
+		t.Errorf("a child going over a %s limit: %v, want the child killed, the session alive and a note saying why", by, r)
+	}
+	childNote := r.notesOf("info")
 	r = c.runJSON("exec", "big", "chunks = [b'x' * (50 << 20) for _ in range(20)]")
 	if r.Status != "dead" {
 		t.Fatalf("1 GB in a 200 MB session held by %s: %v, want the session dead", by, r)
@@ -719,8 +726,8 @@ func TestReliabilityMemory(t *testing.T) {
 		t.Errorf("the exec after a kill for memory: %v, want a fresh session and a note of what was lost and why", r)
 	}
 	report(t, "4 Faults", "per-session memory limits by cgroup (`exec --memory 200M`, the default way where the machine allows)",
-		"held by %s here; a cell allocating 1 GB: the kernel killed the session, reported as %q; the next exec started afresh and said what was lost",
-		by, dead.Death.Cause)
+		"held by %s here; a child process allocating 1 GB was killed and the reply said %q; a cell allocating 1 GB: the kernel killed the session, reported as %q; the next exec started afresh and said what was lost",
+		by, childNote, dead.Death.Cause)
 }
 
 // TestReliabilityMemoryCgroupV2 puts internal/limit's TestCgroupV2InVM (a

@@ -178,8 +178,14 @@ func newGroup(dir, name string, pid int, settings map[string]string, optional st
 // process of the session's group (known for cgroups only). Ask before
 // Release.
 func (l *Limit) OOMKilled() bool {
+	return l.OOMKills() > 0
+}
+
+// OOMKills is how many processes of the session's group the kernel's
+// out-of-memory killer has killed so far (0 where that is not known).
+func (l *Limit) OOMKills() int {
 	if l == nil || l.group == "" {
-		return false
+		return 0
 	}
 	file := "memory.events" // v2: "oom_kill N"
 	if l.By == ByCgroupV1 {
@@ -187,14 +193,15 @@ func (l *Limit) OOMKilled() bool {
 	}
 	b, err := os.ReadFile(filepath.Join(l.group, file))
 	if err != nil {
-		return false
+		return 0
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) == 2 && f[0] == "oom_kill" && f[1] != "0" {
-			return true
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "oom_kill" {
+			n, _ := strconv.Atoi(f[1])
+			return n
 		}
 	}
-	return false
+	return 0
 }
 
 // Release removes the session's cgroup. The session's processes are being

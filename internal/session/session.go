@@ -90,6 +90,10 @@ type cell struct {
 	// collecting counts the calls waiting for this cell: its result is
 	// theirs, not an uncollected note for whoever runs the next cell.
 	collecting int
+	// ooms counts the session's processes killed for memory before the
+	// cell; oomNote says, once it ended, how many it lost.
+	ooms    int
+	oomNote string
 }
 
 func (c *cell) finished() bool { return c.status != api.StatusRunning }
@@ -138,6 +142,11 @@ func (s *Session) CellDone(r driver.Result) {
 	c.result = &r
 	c.status = r.Status
 	c.ended = time.Now()
+	if n := s.limit.OOMKills() - c.ooms; n > 0 {
+		// The kernel killed a child of the runtime, the largest process
+		// of the group; the runtime lives on, and only saw a child die.
+		c.oomNote = fmt.Sprintf("The kernel killed %d process(es) of this session during this cell for going over its memory limit of %s; the session lives on.", n, s.limit.Describe())
+	}
 	display := ""
 	if r.Value != "" {
 		display = s.drv.Info().Display(c.n, r.ValueName, r.Value)
@@ -254,6 +263,7 @@ func (s *Session) Exec(ctx context.Context, code string, client api.Client, time
 		// Its sender collects it: held from now, so that a fast cell's
 		// result is not taken by the next exec before collect begins.
 		collecting: 1,
+		ooms:       s.limit.OOMKills(),
 		out:        bound.NewSink(api.OutputLimit, s.m.outputDir, fmt.Sprintf("%s-%d-*.txt", s.Name, s.cells)),
 	}
 	// What nobody collected of the previous cell is not dropped: it goes
@@ -431,6 +441,9 @@ func (s *Session) takeLocked(c *cell, asker api.Client) api.CellResult {
 		if res.Note != "" {
 			r.Notes = append(r.Notes, api.Note{Kind: api.NoteInfo, Text: res.Note})
 		}
+	}
+	if c.oomNote != "" {
+		r.Notes = append(r.Notes, api.Note{Kind: api.NoteInfo, Text: c.oomNote})
 	}
 	if c.status == api.StatusDead && s.death != nil {
 		r.Error = &api.CellError{Type: "SessionDied", Message: fmt.Sprintf("the session died during cell %d: %s", c.n, s.death.Cause)}
