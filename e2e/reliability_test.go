@@ -78,6 +78,7 @@ Fuzz targets, with their seed corpora in the f.Add calls (run as plain tests by 
 		"`internal/record` FuzzEntryOutput — a record entry's bounded output",
 		"`internal/driver/worker` FuzzEvent — a worker's event lines (hello, results)",
 		"`internal/driver/terminal` FuzzSplitter — the terminal family's framing: a REPL's stream split at marks, prompts dropped, across any reads",
+		"`internal/driver/terminal` FuzzCellNames — cell file paths in a REPL's output rewritten to `<cell N>`, across any reads",
 		"`internal/client` FuzzReadStream — the client's reader of streamed replies",
 	} {
 		b.WriteString("- " + target + "\n")

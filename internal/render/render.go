@@ -142,8 +142,8 @@ func Session(w io.Writer, s api.SessionInfo, now time.Time) {
 		if s.MemoryLimit > 0 {
 			mem += fmt.Sprintf(" (limit %d MiB by %s)", s.MemoryLimit>>20, s.LimitBy)
 		}
-		fmt.Fprintf(w, "%s  pid %d  %s %s  up %s  %s  %s  %s  cwd %s\n",
-			s.Name, s.PID, s.Runtime, s.Version, Ago(now.Sub(s.Created)), activity, cells, mem, s.Cwd)
+		fmt.Fprintf(w, "%s  pid %d  %s  up %s  %s  %s  %s  cwd %s\n",
+			s.Name, s.PID, strings.TrimSpace(s.Runtime+" "+s.Version), Ago(now.Sub(s.Created)), activity, cells, mem, s.Cwd)
 	}
 	if s.Unread {
 		fmt.Fprintf(w, "    unread output: `polyrepl wait %s` collects it\n", s.Name)

@@ -329,11 +329,20 @@ func (m *Manager) create(ctx context.Context, e *entry, name string, sp api.Spaw
 			log.Printf("session %s: cannot remove its death note: %v", name, err)
 		}
 	}
-	created := fmt.Sprintf("Created session '%s' (%s %s, cwd %s%s).", name, s.Runtime, s.p.Version(), sp.Cwd, startNote(s.p))
+	created := fmt.Sprintf("Created session '%s' (%s, cwd %s%s).", name, runtimeAndVersion(s), sp.Cwd, startNote(s.p))
 	notes = append(notes, api.Note{Kind: api.NoteCreated, Text: created})
 	m.note(s, asker, created)
 	m.set(e, s)
 	return s, notes, nil
+}
+
+// runtimeAndVersion names s's runtime and, where it tells one (dash does
+// not), its version: "python 3.11.7".
+func runtimeAndVersion(s *Session) string {
+	if v := s.p.Version(); v != "" {
+		return s.Runtime + " " + v
+	}
+	return s.Runtime
 }
 
 // startNote is what the runtime said at start, for the creation line.
@@ -624,7 +633,7 @@ func (m *Manager) Restart(ctx context.Context, name string, req api.ControlReque
 		return api.KillReply{}, err
 	}
 	m.set(e, s)
-	text := fmt.Sprintf("Restarted session '%s' (%s %s, cwd %s): a fresh process (pid %d)", name, s.Runtime, s.p.Version(), s.Spawn.Cwd, s.p.PID())
+	text := fmt.Sprintf("Restarted session '%s' (%s, cwd %s): a fresh process (pid %d)", name, runtimeAndVersion(s), s.Spawn.Cwd, s.p.PID())
 	if len(before.Names) > 0 {
 		text += "; the names it held are gone: " + strings.Join(before.Names, ", ")
 	}

@@ -40,7 +40,7 @@ var Profile = &terminal.Profile{
 	Load:       func(path string) string { return ":script " + path },
 	Names:      ":show bindings",
 	ParseNames: parseBindings,
-	Error:      regexp.MustCompile(`^(<interactive>|.*\.hs):\d+:\d+: error|^\*\*\* Exception: |^Exception: |^IO error: `),
+	Error:      regexp.MustCompile(`^(<interactive>|<cell \d+>|.*\.hs):\d+:\d+: error|^\*\*\* Exception: |^Exception: |^IO error: `),
 }
 
 func init() { driver.Register(terminal.Driver{P: Profile}) }

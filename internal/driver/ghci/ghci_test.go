@@ -69,6 +69,10 @@ func TestErrorsAndNames(t *testing.T) {
 	if status != "error" || !strings.Contains(msg, "not in scope: undefinedThing") || !strings.Contains(out, "undefinedThing") {
 		t.Errorf("scope error: %s %q (message %q)", status, out, msg)
 	}
+	// The error points at the cell, not at the temporary file it ran from.
+	if !strings.HasPrefix(msg, "<cell 1>:1:1: error") || strings.Contains(out, "ghci-cells-") {
+		t.Errorf("scope error names %q (output %q), want <cell 1>", msg, out)
+	}
 	status, _, msg = run(2, `error "boom"`)
 	if status != "error" || !strings.Contains(msg, "boom") {
 		t.Errorf("exception: %s (message %q)", status, msg)

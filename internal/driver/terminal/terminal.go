@@ -146,18 +146,19 @@ func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (
 		Env:  append(append(append([]string(nil), spec.Env...), pr.Env...), spec.Cookie),
 	}
 	p := &process{
-		pr:       pr,
-		cmd:      cmd,
-		h:        h,
-		exe:      exe,
-		mark:     mark,
-		prefix:   []byte(mark.prefix()),
-		prompt:   []byte(pr.Prompt),
-		cells:    cells,
-		valueLim: spec.ValueLimit,
-		ready:    make(chan struct{}),
-		exited:   make(chan driver.Exit, 1),
-		outEOF:   make(chan struct{}),
+		pr:        pr,
+		cmd:       cmd,
+		h:         h,
+		exe:       exe,
+		mark:      mark,
+		prefix:    []byte(mark.prefix()),
+		prompt:    []byte(pr.Prompt),
+		cells:     cells,
+		cellNames: newCellNames(cells, pr.Ext),
+		valueLim:  spec.ValueLimit,
+		ready:     make(chan struct{}),
+		exited:    make(chan driver.Exit, 1),
+		outEOF:    make(chan struct{}),
 	}
 	var out *os.File
 	if pr.PTY {
@@ -304,6 +305,7 @@ type process struct {
 	line        []byte // the current line of output, for Error
 	value       bytes.Buffer
 	names       bytes.Buffer
+	cellNames   *cellNames // rewrites the cell files' paths in output
 
 	raw chan []byte // a person's terminal attached raw, or nil
 
@@ -494,6 +496,15 @@ func (p *process) take(b []byte) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.mode == modeOutput {
+		if p.cell != 0 {
+			p.outputLocked(p.cellNames.rewrite(b))
+		} else { // idle: a person's typing echoes at once
+			p.outputLocked(p.cellNames.flush())
+			p.outputLocked(b)
+		}
+		return
+	}
 	switch p.mode {
 	case modeBoot:
 		if p.early.Len() < 8192 {
@@ -509,21 +520,28 @@ func (p *process) take(b []byte) {
 		if p.names.Len() < 1<<20 {
 			p.names.Write(b)
 		}
-	case modeOutput:
-		if p.raw != nil {
-			select {
-			case p.raw <- append([]byte(nil), b...):
-			default: // a person's terminal that does not keep up misses output, never the session
-			}
+	}
+}
+
+// outputLocked passes output on: to a person attached raw, to the error
+// scan, to the session.
+func (p *process) outputLocked(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	if p.raw != nil {
+		select {
+		case p.raw <- append([]byte(nil), b...):
+		default: // a person's terminal that does not keep up misses output, never the session
 		}
-		if p.cell != 0 && p.pr.Error != nil && p.errLine == "" {
-			p.scanErrors(b)
-		} else if p.errLine != "" && len(p.errLine) < 4096 {
-			p.errLine += string(b[:min(len(b), 4096-len(p.errLine))])
-		}
-		if !p.done {
-			p.h.Output(b)
-		}
+	}
+	if p.cell != 0 && p.pr.Error != nil && p.errLine == "" {
+		p.scanErrors(b)
+	} else if p.errLine != "" && len(p.errLine) < 4096 {
+		p.errLine += string(b[:min(len(b), 4096-len(p.errLine))])
+	}
+	if !p.done {
+		p.h.Output(b)
 	}
 }
 
@@ -556,6 +574,9 @@ func (p *process) scanErrors(b []byte) {
 func (p *process) marked(kind string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.mode == modeOutput {
+		p.outputLocked(p.cellNames.flush()) // output ends at a mark
+	}
 	if k, msg, _ := strings.Cut(kind, " "); k == "error" {
 		p.failed, p.failMsg = true, msg
 		return
