@@ -195,6 +195,15 @@ func TestSharedRecord(t *testing.T) {
 	if len(after) != len(before)+1 || after[len(after)-1].Kind != "note" || !strings.Contains(after[len(after)-1].Text, "stopped") {
 		t.Errorf("after stop: %d entries (before %d), last %+v; want the same and a note that it was stopped", len(after), len(before), after[len(after)-1])
 	}
+	// So do the clients' positions: after the restart alice is told what
+	// bob did, not a count of earlier entries.
+	as("alice", "exec", "lab", "'caught up'")
+	e.must(0, "stop")
+	e.runJSON("--label", "bob", "exec", "lab", "after_restart = 1")
+	if a := activityOf(t, as("alice", "exec", "lab", "'back'")); a == nil || a.Earlier != 0 || len(a.Entries) == 0 || a.Entries[0].Code != "after_restart = 1" {
+		t.Errorf("alice after a daemon restart was told %+v, want bob's cell since", a)
+	}
+	after = e.history("lab")
 
 	// Markdown and notebook exports.
 	md, _ := e.must(0, "export", "lab")

@@ -398,9 +398,10 @@ func TestReliabilityLeaks(t *testing.T) {
 		t.Errorf("after %d sessions: fds %d→%d, goroutines %d→%d, processes %d (the daemon alone is 1), runtime dir %d→%d files, output dir %d→%d",
 			n, before.FDs, after.FDs, before.Goroutines, after.Goroutines, procs, runtimeFiles, count(e.socketDir()), outFiles, count(out))
 	}
+	records, _ := filepath.Glob(filepath.Join(e.stateDir(), "records", "*.jsonl"))
 	report(t, "1 Load and floods", fmt.Sprintf("%d sessions created, used and killed in a loop", n),
 		"daemon fds %d→%d, goroutines %d→%d, processes left besides the daemon %d, runtime-dir files %d→%d, spool files %d→%d (each name keeps its record, by design: %d records)",
-		before.FDs, after.FDs, before.Goroutines, after.Goroutines, procs-1, runtimeFiles, count(e.socketDir()), outFiles, count(out), count(filepath.Join(e.stateDir(), "records")))
+		before.FDs, after.FDs, before.Goroutines, after.Goroutines, procs-1, runtimeFiles, count(e.socketDir()), outFiles, count(out), len(records))
 }
 
 // TestReliabilityLoad runs 50 clients against 10 sessions (for 30 s, 5

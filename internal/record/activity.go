@@ -3,14 +3,16 @@ package record
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
 )
 
 // position is where one client is in a record: what it has been told (or
-// sent itself), by seq, at which rev.
+// sent itself), by seq, at which rev, and when it last asked.
 type position struct {
 	told map[int]int
+	seen time.Time
 }
 
 // clientKey identifies a client across its calls: its label, how it
@@ -33,9 +35,10 @@ func (r *Record) Activity(c api.Client) *api.Activity {
 	key := clientKey(c)
 	p := r.pos[key]
 	a := &api.Activity{Session: r.name}
+	r.positionsChangedLocked()
 	if p == nil {
 		// First contact: what came before is history, not news.
-		p = &position{told: map[int]int{}}
+		p = &position{told: map[int]int{}, seen: time.Now()}
 		r.pos[key] = p
 		for _, e := range r.entries {
 			p.told[e.Seq] = e.Rev
@@ -48,6 +51,7 @@ func (r *Record) Activity(c api.Client) *api.Activity {
 		}
 		return a
 	}
+	p.seen = time.Now()
 	var news []*api.Entry
 	var updated []int
 	for _, e := range r.entries {

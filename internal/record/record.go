@@ -47,6 +47,8 @@ type Record struct {
 	changed chan struct{}
 	saveErr error
 	pos     map[string]*position
+	posPath string // where positions are kept, so a new daemon knows them
+	posSave bool   // positions changed since last saved
 }
 
 // Exists reports whether session name has a record in dir.
@@ -62,12 +64,13 @@ func Open(dir, name string) (*Record, error) {
 	r := &Record{
 		name: name, path: filepath.Join(dir, name+".jsonl"), next: 1,
 		clips: map[int]*clip{}, dirty: map[int]bool{}, changed: make(chan struct{}),
-		pos: map[string]*position{},
+		pos: map[string]*position{}, posPath: filepath.Join(dir, name+".positions.json"),
 	}
 	if err := r.load(); err != nil {
 		r.entries, r.next, r.dropped = nil, 1, 0
 		return r, err
 	}
+	r.loadPositions()
 	return r, nil
 }
 
@@ -241,12 +244,23 @@ func (r *Record) SaveError() error {
 // dirtyLocked marks an entry to save at the next flush.
 func (r *Record) dirtyLocked(seq int) {
 	r.dirty[seq] = true
+	r.flushSoonLocked()
+}
+
+// positionsChangedLocked marks the positions to save at the next flush.
+func (r *Record) positionsChangedLocked() {
+	r.posSave = true
+	r.flushSoonLocked()
+}
+
+func (r *Record) flushSoonLocked() {
 	if r.timer == nil {
 		r.timer = time.AfterFunc(saveEvery, r.flush)
 	}
 }
 
-// flush saves the entries changed since their last save.
+// flush saves the entries changed since their last save, and the
+// clients' positions.
 func (r *Record) flush() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -255,6 +269,9 @@ func (r *Record) flush() {
 		if e := r.getLocked(seq); e != nil {
 			r.saveLocked(e)
 		}
+	}
+	if r.posSave {
+		r.savePositionsLocked()
 	}
 }
 

@@ -224,3 +224,38 @@ func FuzzEntryOutput(f *testing.F) {
 		}
 	})
 }
+
+// TestPositionsAcrossOpens: a client's position outlives the daemon, so
+// after a restart it is told what it missed, not a count of earlier
+// entries; a client never seen before still starts with the count.
+func TestPositionsAcrossOpens(t *testing.T) {
+	dir := t.TempDir()
+	r, err := Open(dir, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	end(r, r.Add(cellBy(agent, "a = 1")), api.StatusDone)
+	r.Activity(alice) // first contact
+	end(r, r.Add(cellBy(agent, "b = 2")), api.StatusDone)
+	if a := r.Activity(alice); a == nil || len(a.Entries) != 1 || a.Entries[0].Code != "b = 2" {
+		t.Fatalf("before the restart: %+v", a)
+	}
+	r.Close()
+	if fi, err := os.Stat(filepath.Join(dir, "s.positions.json")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("positions file: %v, %v; want it, mode 0600", fi, err)
+	}
+
+	r2, err := Open(dir, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	end(r2, r2.Add(cellBy(agent, "c = 3")), api.StatusDone)
+	a := r2.Activity(alice)
+	if a == nil || a.Earlier != 0 || len(a.Entries) != 1 || a.Entries[0].Code != "c = 3" {
+		t.Errorf("after the restart alice was told %+v, want just c = 3", a)
+	}
+	if a := r2.Activity(other); a == nil || a.Earlier != 3 || len(a.Entries) != 0 {
+		t.Errorf("a client first seen after the restart was told %+v, want a count of 3 earlier entries", a)
+	}
+}
