@@ -12,8 +12,13 @@ import (
 	"github.com/polyrepl/polyrepl/internal/driver/worker"
 )
 
+// The worker is the python runtime's protocol half followed by the
+// IPython part.
+//
 //go:embed worker.py
-var source []byte
+var own []byte
+
+var source = append(append([]byte(nil), python.Protocol...), own...)
 
 // Runtime is IPython's worker runtime. IPython is a library imported by the
 // worker, so the executable is a Python interpreter that has it installed.

@@ -11,8 +11,16 @@ import (
 	"github.com/polyrepl/polyrepl/internal/proc"
 )
 
+// Protocol is the worker protocol's Python half (protocol.py), shared
+// with the IPython runtime: a worker is Protocol followed by its own part.
+//
+//go:embed protocol.py
+var Protocol []byte
+
 //go:embed worker.py
-var source []byte
+var own []byte
+
+var source = append(append([]byte(nil), Protocol...), own...)
 
 // Runtime is Python's worker runtime.
 var Runtime = &worker.Runtime{

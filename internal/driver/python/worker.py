@@ -1,61 +1,11 @@
-# polyrepl's Python worker: one session's namespace.
-#
-# The daemon starts it as `python -u worker.py SENTINEL` and talks to it over
-# three channels:
-#   fd 3  commands in: a header line "exec CELL VALUE_LIMIT NBYTES" and then
-#         NBYTES of UTF-8 code (no JSON: the decoder would import re)
-#   fd 4  events out, one JSON object per line ({"op": "hello"|"done", ...})
-#   fd 1  and fd 2 are one pipe that carries every byte the cell prints: its
-#         own prints, its subprocesses' and C code's. After a cell ends, the
-#         worker writes SENTINEL to fd 1 so the daemon knows that all of that
-#         cell's output has arrived before it reports the cell done.
-#
-# Everything the worker needs lives inside functions, so the user's namespace
-# (a fresh module installed as __main__) holds only what the user defined.
-# Keep this file valid Python 3.8 and free of heavy imports: it is on the path
-# of every session's start, where json, signal (enum), ast, inspect and
-# linecache (re) would each cost milliseconds. It uses their C halves.
-import os
-import sys
+# polyrepl's Python worker: one session's namespace. It follows the
+# protocol part above it in the same file (protocol.py): serve() runs the
+# channels; this part runs cells in a __main__ module of the session's own.
 
 
 def _main():
-    if sys.version_info < (3, 8):
-        sys.stderr.write("polyrepl needs Python 3.8 or newer; %s is %s\n"
-                         % (sys.executable, sys.version.split()[0]))
-        sys.exit(3)
-
     import builtins
     import _signal
-
-    worker_file = os.path.abspath(__file__)
-    worker_pid = os.getpid()
-    sentinel = sys.argv[1].encode()
-    # Look like the interactive interpreter: no script name, the cwd first
-    # on the import path (not this file's directory).
-    sys.argv = [""]
-    if sys.path and os.path.abspath(sys.path[0] or ".") == os.path.dirname(worker_file):
-        sys.path[0] = ""
-
-    # The control channels must not leak into the cell's subprocesses.
-    os.set_inheritable(3, False)
-    os.set_inheritable(4, False)
-    commands = os.fdopen(3, "rb")
-    events = os.fdopen(4, "wb")
-
-    # Text written by Python code is UTF-8 whatever the locale, so the
-    # daemon can decode it; write-through keeps it ordered with the bytes
-    # that subprocesses and C code write to the same pipe.
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.reconfigure(encoding="utf-8", errors="backslashreplace",
-                               write_through=True)
-        except (AttributeError, ValueError):
-            pass
-
-    def send(obj):
-        events.write(dumps(obj).encode() + b"\n")
-        events.flush()
 
     # A real __main__ module, so that functions and classes defined in the
     # session pickle by reference the way they would in a script.
@@ -64,7 +14,7 @@ def _main():
     sys.modules["__main__"] = main_module
     namespace = main_module.__dict__
 
-    state = {"running": False, "loop": None, "libc": False, "sources": {}, "fed": False}
+    state = {"running": False, "loop": None, "sources": {}, "fed": False}
 
     def on_sigint(signum, frame):
         # Only a running cell is interrupted; a late SIGINT that arrives
@@ -72,86 +22,18 @@ def _main():
         if state["running"]:
             raise KeyboardInterrupt
 
-    _signal.signal(_signal.SIGINT, on_sigint)
-    # The daemon also sends SIGUSR2 when SIGINT did not stop the cell:
-    # os.system() ignores SIGINT while its child runs, but a SIGUSR2
-    # handler still runs as soon as it returns.
-    _signal.signal(_signal.SIGUSR2, on_sigint)
+    def start():
+        _signal.signal(_signal.SIGINT, on_sigint)
+        # The daemon also sends SIGUSR2 when SIGINT did not stop the cell:
+        # os.system() ignores SIGINT while its child runs, but a SIGUSR2
+        # handler still runs as soon as it returns.
+        _signal.signal(_signal.SIGUSR2, on_sigint)
+        return {"version": sys.version.split()[0]}
 
-    send({"op": "hello", "version": sys.version.split()[0],
-          "implementation": sys.implementation.name,
-          "executable": sys.executable, "pid": os.getpid()})
-
-    while True:
-        header = commands.readline()
-        if not header:
-            break  # the daemon closed the channel: end quietly
-        parts = header.split()
-        if len(parts) != 4 or parts[0] != b"exec":
-            continue
-        cell, value_limit, size = int(parts[1]), int(parts[2]), int(parts[3])
-        code = commands.read(size).decode("utf-8", "surrogateescape")
-        result = run_cell(cell, code, value_limit, namespace, state, worker_file)
-        if os.getpid() != worker_pid:
-            # A child forked by the cell ran off its end: it must not
-            # answer for the session or read its commands.
-            flush_all(state, b"")
-            os._exit(0)
-        result["flushed"] = flush_all(state, sentinel)
-        send(result)
+    serve(start, lambda cell, code, value_limit: run_cell(cell, code, value_limit, namespace, state))
 
 
-def dumps(obj):
-    """JSON for the few shapes the worker sends, with the C string encoder
-    of the json package (importing json itself would import re)."""
-    from _json import encode_basestring_ascii as quote
-    if obj is None:
-        return "null"
-    if obj is True:
-        return "true"
-    if obj is False:
-        return "false"
-    if isinstance(obj, int):
-        return str(int(obj))
-    if isinstance(obj, str):
-        return quote(obj)
-    if isinstance(obj, dict):
-        return "{" + ",".join(quote(str(k)) + ":" + dumps(v) for k, v in obj.items()) + "}"
-    if isinstance(obj, (list, tuple)):
-        return "[" + ",".join(dumps(v) for v in obj) + "]"
-    return quote(str(obj))
-
-
-def flush_all(state, sentinel):
-    """Push out everything the cell wrote, then mark the end of its output."""
-    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
-        try:
-            if stream is not None:
-                stream.flush()
-        except Exception:
-            pass
-    if state["libc"] is False:
-        state["libc"] = None
-        try:
-            import ctypes
-            state["libc"] = ctypes.CDLL(None)
-        except Exception:
-            pass
-    if state["libc"] is not None:
-        try:
-            state["libc"].fflush(None)  # C stdio buffers, e.g. printf
-        except Exception:
-            pass
-    if not sentinel:
-        return False
-    try:
-        os.write(1, sentinel)
-        return True
-    except OSError:
-        return False  # fd 1 was closed by the cell; the daemon won't wait
-
-
-def run_cell(cell, code, value_limit, namespace, state, worker_file):
+def run_cell(cell, code, value_limit, namespace, state):
     import _ast
 
     filename = "<cell %d>" % cell
@@ -164,7 +46,7 @@ def run_cell(cell, code, value_limit, namespace, state, worker_file):
             tree = compile(code, filename, "exec", _ast.PyCF_ONLY_AST | flags, dont_inherit=True)
         except (SyntaxError, ValueError, OverflowError) as e:
             result["status"] = "error"
-            result["error"] = describe(e, None, worker_file, state, only=True)
+            result["error"] = describe(e, None, state, only=True)
             return result
         last = None
         # REPL semantics: a final expression's value is shown, unless the
@@ -181,30 +63,19 @@ def run_cell(cell, code, value_limit, namespace, state, worker_file):
                 if value is not None:
                     import builtins
                     builtins._ = value
-                    text = repr(value)
-                    result["value_total"] = len(text)
-                    if len(text) > value_limit:
-                        head = value_limit // 2
-                        result["value_head"] = text[:head]
-                        result["value_tail"] = text[len(text) - (value_limit - head):]
-                    else:
-                        result["value"] = text
+                    put_value(result, repr(value), value_limit)
         finally:
             state["running"] = False
     except KeyboardInterrupt as e:
         result["status"] = "interrupted"
-        result["error"] = describe(e, e.__traceback__, worker_file, state)
+        result["error"] = describe(e, e.__traceback__, state)
     except SystemExit as e:
-        code = e.code
-        if code is None or code == 0:
-            result["note"] = "sys.exit(%s) was caught; the session stays up" % ("" if code is None else code)
-        else:
+        if not caught_exit(result, e.code):
             result["status"] = "error"
-            result["error"] = describe(e, e.__traceback__, worker_file, state)
-            result["note"] = "SystemExit was caught; the session stays up"
+            result["error"] = describe(e, e.__traceback__, state)
     except BaseException as e:
         result["status"] = "error"
-        result["error"] = describe(e, e.__traceback__, worker_file, state)
+        result["error"] = describe(e, e.__traceback__, state)
     finally:
         state["running"] = False
     result["names"] = names(namespace)
@@ -238,7 +109,7 @@ def remember_source(state, filename, code):
         linecache.cache[filename] = entry
 
 
-def describe(exc, tb, worker_file, state, only=False):
+def describe(exc, tb, state, only=False):
     """The error as the user would see it in a REPL: their frames only."""
     import linecache
     import traceback
@@ -253,20 +124,12 @@ def describe(exc, tb, worker_file, state, only=False):
         while t is not None and not t.tb_frame.f_code.co_filename.startswith("<cell "):
             t = t.tb_next
         te = traceback.TracebackException(type(exc), exc, t if t is not None else tb)
-        drop_worker_frames(te, worker_file)
+        drop_worker_frames(te)
         text = "".join(te.format())
-    name = type(exc).__qualname__
-    module = type(exc).__module__
-    if module not in ("builtins", "__main__"):
-        name = module + "." + name
-    try:
-        message = str(exc)
-    except Exception:
-        message = "<str() of the exception failed>"
-    return {"type": name, "message": message, "traceback": text}
+    return error_of(exc, text)
 
 
-def drop_worker_frames(te, worker_file):
+def drop_worker_frames(te):
     """Remove the worker's own frames (e.g. the SIGINT handler that raised
     KeyboardInterrupt) from a traceback and the exceptions chained to it."""
     import traceback
@@ -274,10 +137,10 @@ def drop_worker_frames(te, worker_file):
     while te is not None and id(te) not in seen:
         seen.add(id(te))
         te.stack = traceback.StackSummary.from_list(
-            [f for f in te.stack if f.filename != worker_file])
+            [f for f in te.stack if f.filename != WORKER_FILE])
         for chained in (te.__cause__, te.__context__):
             if chained is not None:
-                drop_worker_frames(chained, worker_file)
+                drop_worker_frames(chained)
         te = None
 
 
