@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -203,5 +204,55 @@ func Cells(t *testing.T, p driver.Process, rec *Recorder, cells []Cell) {
 			t.Errorf("cell %q: %s, value %q, output %q, error %q;\nwant %s, value %q, output %q, error with %q",
 				c.Code, r.Status, r.Value, out, msg, c.Status, c.Value, c.Output, c.ErrorHas)
 		}
+	}
+}
+
+// MustValue runs cell n, which must succeed, and returns its value.
+func MustValue(t testing.TB, p driver.Process, rec *Recorder, n int, code string) string {
+	t.Helper()
+	r := Run(t, p, rec, n, code)
+	if r.Status != "done" {
+		t.Fatalf("cell %d %q: status %s, error %+v", n, code, r.Status, r.Error)
+	}
+	return r.Value
+}
+
+// IdleSignals sends the idle process SIGINT three times, as a person's
+// stray Ctrl-C would: the session must live on (the caller's next cell
+// checks its names).
+func IdleSignals(t testing.TB, p driver.Process) {
+	t.Helper()
+	for i := 0; i < 3; i++ {
+		if err := proc.Signal(p.Tree().Leader, syscall.SIGINT); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// BenchCell measures one cell, code, run over and over in p: the pipe
+// round trip, framing and marker scan, without the daemon.
+func BenchCell(b *testing.B, p driver.Process, rec *Recorder, code string) {
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		Run(b, p, rec, i+1, code)
+	}
+}
+
+// BenchStart measures a session's start with spec: the runtime's boot and
+// its greeting.
+func BenchStart(b *testing.B, d driver.Driver, spec driver.Spec) {
+	for i := 0; i < b.N; i++ {
+		rec := NewRecorder()
+		p, err := d.Start(context.Background(), spec, rec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if _, err := p.Tree().Kill(time.Second); err != nil {
+			b.Fatal(err)
+		}
+		<-rec.Exit
+		b.StartTimer()
 	}
 }

@@ -8,14 +8,12 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/driver/drivertest"
 	"github.com/polyrepl/polyrepl/internal/driver/worker"
-	"github.com/polyrepl/polyrepl/internal/proc"
 )
 
 // recorder records the worker's events (shared by every runtime's tests).
@@ -66,16 +64,6 @@ func runCell(t testing.TB, p driver.Process, rec *recorder, n int, code string) 
 	return drivertest.Run(t, p, rec, n, code)
 }
 
-// mustValue runs a cell that must succeed and returns its value.
-func mustValue(t *testing.T, p driver.Process, rec *recorder, n int, code string) string {
-	t.Helper()
-	r := runCell(t, p, rec, n, code)
-	if r.Status != "done" {
-		t.Fatalf("cell %d %q: status %s, error %+v", n, code, r.Status, r.Error)
-	}
-	return r.Value
-}
-
 // The worker greets with IPython's version and the interpreter's path; the
 // namespace is IPython's __main__ with none of the worker's names.
 func TestStartAndCleanNamespace(t *testing.T) {
@@ -103,7 +91,7 @@ func TestStartAndCleanNamespace(t *testing.T) {
 		{"sys.argv", "['']"},
 		{"type(get_ipython()).__name__", "'InteractiveShell'"},
 	} {
-		if got := mustValue(t, p, rec, 2+i, c.code); got != c.want {
+		if got := drivertest.MustValue(t, p, rec, 2+i, c.code); got != c.want {
 			t.Errorf("%s = %q, want %q", c.code, got, c.want)
 		}
 	}
@@ -112,7 +100,7 @@ func TestStartAndCleanNamespace(t *testing.T) {
 	if r.Status != "done" {
 		t.Fatalf("clobbering: %+v", r.Error)
 	}
-	if got := mustValue(t, p, rec, 11, "1+1"); got != "2" {
+	if got := drivertest.MustValue(t, p, rec, 11, "1+1"); got != "2" {
 		t.Errorf("after clobbering: %q", got)
 	}
 	if out := rec.TakeOutput(); out != "" {
@@ -124,15 +112,15 @@ func TestStartAndCleanNamespace(t *testing.T) {
 // Out and _ still follow it; printed output goes to the output in order.
 func TestValueDisplay(t *testing.T) {
 	p, rec := start(t)
-	if got := mustValue(t, p, rec, 1, "6*7"); got != "42" {
+	if got := drivertest.MustValue(t, p, rec, 1, "6*7"); got != "42" {
 		t.Errorf("6*7 = %q", got)
 	}
-	d := mustValue(t, p, rec, 2, "{i: 'x' * 20 for i in range(5)}")
+	d := drivertest.MustValue(t, p, rec, 2, "{i: 'x' * 20 for i in range(5)}")
 	want := "{0: 'xxxxxxxxxxxxxxxxxxxx',\n 1: 'xxxxxxxxxxxxxxxxxxxx',\n 2: 'xxxxxxxxxxxxxxxxxxxx',\n 3: 'xxxxxxxxxxxxxxxxxxxx',\n 4: 'xxxxxxxxxxxxxxxxxxxx'}"
 	if d != want {
 		t.Errorf("dict = %q, want %q", d, want)
 	}
-	if got := mustValue(t, p, rec, 3, "{'b': 1, 'a': 2}"); got != "{'b': 1, 'a': 2}" {
+	if got := drivertest.MustValue(t, p, rec, 3, "{'b': 1, 'a': 2}"); got != "{'b': 1, 'a': 2}" {
 		t.Errorf("small dict = %q", got)
 	}
 	r := runCell(t, p, rec, 4, "x = 5\nx * 2;")
@@ -140,13 +128,13 @@ func TestValueDisplay(t *testing.T) {
 		t.Errorf("trailing ';': %+v", r)
 	}
 	// The suppressed value did not become _.
-	if got := mustValue(t, p, rec, 5, "_ == {'b': 1, 'a': 2}"); got != "True" {
+	if got := drivertest.MustValue(t, p, rec, 5, "_ == {'b': 1, 'a': 2}"); got != "True" {
 		t.Errorf("_ after a suppressed value: %q", got)
 	}
-	if got := mustValue(t, p, rec, 6, "Out[max(Out)]"); got == "" {
+	if got := drivertest.MustValue(t, p, rec, 6, "Out[max(Out)]"); got == "" {
 		t.Errorf("Out is empty")
 	}
-	if got := mustValue(t, p, rec, 7, "None"); got != "" {
+	if got := drivertest.MustValue(t, p, rec, 7, "None"); got != "" {
 		t.Errorf("None = %q", got)
 	}
 	if out := rec.TakeOutput(); out != "" {
@@ -175,14 +163,14 @@ func TestMagics(t *testing.T) {
 	if out := rec.TakeOutput(); r.Status != "done" || !strings.Contains(out, "Wall time") {
 		t.Errorf("%%time: %+v, output %q", r, out)
 	}
-	if got := mustValue(t, p, rec, 3, "y"); got != "45" {
+	if got := drivertest.MustValue(t, p, rec, 3, "y"); got != "45" {
 		t.Errorf("y = %q", got)
 	}
 	r = runCell(t, p, rec, 4, "!echo hi")
 	if out := rec.TakeOutput(); r.Status != "done" || out != "hi\n" {
 		t.Errorf("!echo hi: %+v, output %q", r, out)
 	}
-	if got := mustValue(t, p, rec, 5, "files = !echo one; echo two\nfiles"); got != "['one', 'two']" {
+	if got := drivertest.MustValue(t, p, rec, 5, "files = !echo one; echo two\nfiles"); got != "['one', 'two']" {
 		t.Errorf("captured shell output = %q", got)
 	}
 	r = runCell(t, p, rec, 6, "%nosuchmagic")
@@ -198,7 +186,7 @@ func TestMagics(t *testing.T) {
 // session goes on.
 func TestErrorThenRecovery(t *testing.T) {
 	p, rec := start(t)
-	mustValue(t, p, rec, 1, "def f(x):\n    return 1 / x")
+	drivertest.MustValue(t, p, rec, 1, "def f(x):\n    return 1 / x")
 	r := runCell(t, p, rec, 2, "a = 1\nf(0)")
 	if r.Status != "error" || r.Error == nil || r.Error.Type != "ZeroDivisionError" || r.Error.Message != "division by zero" {
 		t.Fatalf("1/0: %+v", r)
@@ -224,7 +212,7 @@ func TestErrorThenRecovery(t *testing.T) {
 		t.Errorf("sys.exit(): %+v", r)
 	}
 	rec.TakeOutput()
-	if got := mustValue(t, p, rec, 6, "a + f(1)"); got != "2.0" {
+	if got := drivertest.MustValue(t, p, rec, 6, "a + f(1)"); got != "2.0" {
 		t.Errorf("after errors: %q", got)
 	}
 }
@@ -242,7 +230,7 @@ func interruptCell(t *testing.T, p driver.Process, rec *recorder, n int, code st
 // it is ignored.
 func TestInterrupt(t *testing.T) {
 	p, rec := start(t)
-	mustValue(t, p, rec, 1, "kept = 42")
+	drivertest.MustValue(t, p, rec, 1, "kept = 42")
 	for i, code := range []string{"while True: pass", "import time\ntime.sleep(100)"} {
 		r := interruptCell(t, p, rec, 2+i, code)
 		if r.Status != "interrupted" || r.Error == nil || r.Error.Type != "KeyboardInterrupt" {
@@ -256,12 +244,7 @@ func TestInterrupt(t *testing.T) {
 	if out := rec.TakeOutput(); out != "" {
 		t.Errorf("output = %q", out)
 	}
-	for i := 0; i < 3; i++ {
-		if err := proc.Signal(p.Tree().Leader, syscall.SIGINT); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	drivertest.IdleSignals(t, p)
 	r := runCell(t, p, rec, 10, "kept")
 	if r.Status != "done" || r.Value != "42" || !reflect.DeepEqual(r.Names, []string{"kept", "time"}) {
 		t.Errorf("after interrupts: %+v", r)
@@ -302,7 +285,7 @@ func TestUnicodeAndSizes(t *testing.T) {
 		fmt.Fprintf(&long, "v%d = %d  # a comment to make the cell longer\n", i, i)
 	}
 	long.WriteString("v299 + v1")
-	if got := mustValue(t, p, rec, 2, long.String()); got != "300" {
+	if got := drivertest.MustValue(t, p, rec, 2, long.String()); got != "300" {
 		t.Errorf("long cell = %q", got)
 	}
 	p2, rec2 := startWith(t, testPython(t), 100)
@@ -316,8 +299,8 @@ func TestUnicodeAndSizes(t *testing.T) {
 // Functions defined in a cell pickle by reference to a real __main__.
 func TestPickle(t *testing.T) {
 	p, rec := start(t)
-	mustValue(t, p, rec, 1, "def double(x):\n    return 2 * x")
-	if got := mustValue(t, p, rec, 2, "import pickle\npickle.loads(pickle.dumps(double))(21)"); got != "42" {
+	drivertest.MustValue(t, p, rec, 1, "def double(x):\n    return 2 * x")
+	if got := drivertest.MustValue(t, p, rec, 2, "import pickle\npickle.loads(pickle.dumps(double))(21)"); got != "42" {
 		t.Errorf("pickled function = %q", got)
 	}
 }
@@ -343,8 +326,5 @@ func TestNoIPython(t *testing.T) {
 // IPython's run_cell, without the daemon.
 func BenchmarkCell(b *testing.B) {
 	p, rec := start(b)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		runCell(b, p, rec, i+1, "1+1")
-	}
+	drivertest.BenchCell(b, p, rec, "1+1")
 }

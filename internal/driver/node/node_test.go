@@ -1,14 +1,12 @@
 package node
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -16,7 +14,6 @@ import (
 
 	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/driver/worker"
-	"github.com/polyrepl/polyrepl/internal/proc"
 )
 
 // recorder records the worker's events (shared by every runtime's tests).
@@ -79,16 +76,6 @@ func runCell(t testing.TB, p driver.Process, rec *recorder, n int, code string) 
 	return drivertest.Run(t, p, rec, n, code)
 }
 
-// mustValue runs a cell that must succeed and returns its value.
-func mustValue(t *testing.T, p driver.Process, rec *recorder, n int, code string) string {
-	t.Helper()
-	r := runCell(t, p, rec, n, code)
-	if r.Status != "done" {
-		t.Fatalf("cell %d %q: status %s, error %+v", n, code, r.Status, r.Error)
-	}
-	return r.Value
-}
-
 // The worker greets with Node's version and executable, and cells see a
 // clean top level as in the REPL: no names of the worker, argv without the
 // end marker, require and the built-in modules at hand; user definitions
@@ -125,7 +112,7 @@ func TestStartAndCleanNamespace(t *testing.T) {
 		{"require('fs').readFileSync('/proc/self/cmdline', 'latin1').includes('polyrepl-end')", "false"},
 		{"[] instanceof Array && require('fs').readdirSync('/') instanceof Array", "true"},
 	} {
-		if got := mustValue(t, p, rec, 2+i, c.code); got != c.want {
+		if got := drivertest.MustValue(t, p, rec, 2+i, c.code); got != c.want {
 			t.Errorf("%s = %q, want %q", c.code, got, c.want)
 		}
 	}
@@ -186,7 +173,7 @@ func TestValues(t *testing.T) {
 		{"Symbol('s')", "Symbol(s)"},
 		{"10n ** 20n", "100000000000000000000n"},
 	} {
-		if got := mustValue(t, p, rec, i+1, c.code); got != c.want {
+		if got := drivertest.MustValue(t, p, rec, i+1, c.code); got != c.want {
 			t.Errorf("%q = %q, want %q", c.code, got, c.want)
 		}
 	}
@@ -217,7 +204,7 @@ func TestTopLevelAwait(t *testing.T) {
 		{"await new Promise(res => setTimeout(() => { console.log('tick'); res() }, 20)); 'after'", "'after'"},
 		{"a + c + r", "44"},
 	} {
-		if got := mustValue(t, p, rec, i+1, c.code); got != c.want {
+		if got := drivertest.MustValue(t, p, rec, i+1, c.code); got != c.want {
 			t.Errorf("%q = %q, want %q", c.code, got, c.want)
 		}
 	}
@@ -234,12 +221,12 @@ func TestTopLevelAwait(t *testing.T) {
 		t.Errorf("names = %q, want %q", r.Names, want)
 	}
 	// import() resolves from the cwd, without a warning.
-	if mustValue(t, p, rec, 22, "'USE_MAIN_CONTEXT_DEFAULT_LOADER' in (require('vm').constants || {})") == "true" {
-		mustValue(t, p, rec, 23, "require('fs').writeFileSync('m.mjs', 'export const answer = 42')")
-		if got := mustValue(t, p, rec, 24, "(await import('./m.mjs')).answer"); got != "42" {
+	if drivertest.MustValue(t, p, rec, 22, "'USE_MAIN_CONTEXT_DEFAULT_LOADER' in (require('vm').constants || {})") == "true" {
+		drivertest.MustValue(t, p, rec, 23, "require('fs').writeFileSync('m.mjs', 'export const answer = 42')")
+		if got := drivertest.MustValue(t, p, rec, 24, "(await import('./m.mjs')).answer"); got != "42" {
 			t.Errorf("import() = %q", got)
 		}
-		if got := mustValue(t, p, rec, 25, "const os = await import('node:os'); typeof os.cpus"); got != "'function'" {
+		if got := drivertest.MustValue(t, p, rec, 25, "const os = await import('node:os'); typeof os.cpus"); got != "'function'" {
 			t.Errorf("import() of a built-in = %q", got)
 		}
 	}
@@ -258,7 +245,7 @@ func TestAwaitWithoutInternals(t *testing.T) {
 	if r.Status != "done" || r.Value != "" {
 		t.Errorf("result = %+v", r)
 	}
-	if got := mustValue(t, p, rec, 2, "6*7"); got != "42" {
+	if got := drivertest.MustValue(t, p, rec, 2, "6*7"); got != "42" {
 		t.Errorf("6*7 = %q", got)
 	}
 	r = runCell(t, p, rec, 3, "await Promise.reject(new Error('no'))")
@@ -281,7 +268,7 @@ func TestValueLimit(t *testing.T) {
 	if !strings.HasPrefix(r.Value, `'ééé`) || !strings.HasSuffix(r.Value, `é🎉END'`) || !strings.Contains(r.Value, "406 characters cut") {
 		t.Errorf("value = %q", r.Value)
 	}
-	if got := mustValue(t, p, rec, 2, `'x'.repeat(98)`); got != `'`+strings.Repeat("x", 98)+`'` {
+	if got := drivertest.MustValue(t, p, rec, 2, `'x'.repeat(98)`); got != `'`+strings.Repeat("x", 98)+`'` {
 		t.Errorf("a value of exactly the limit = %q", got)
 	}
 	r = runCell(t, p, rec, 3, `'🎉'.repeat(98)`)
@@ -315,10 +302,10 @@ func TestOutputAndPersistence(t *testing.T) {
 	if r.Status != "done" {
 		t.Fatalf("definitions: %+v", r.Error)
 	}
-	if got := mustValue(t, p, rec, 3, "counter++;\ntwice(g.greet())"); got != "'hi bobhi bob'" {
+	if got := drivertest.MustValue(t, p, rec, 3, "counter++;\ntwice(g.greet())"); got != "'hi bobhi bob'" {
 		t.Errorf("using definitions = %q", got)
 	}
-	if got := mustValue(t, p, rec, 4, "counter"); got != "1" {
+	if got := drivertest.MustValue(t, p, rec, 4, "counter"); got != "1" {
 		t.Errorf("counter = %q", got)
 	}
 	// Long output crossing many pipe reads keeps its bytes exactly.
@@ -334,7 +321,7 @@ func TestOutputAndPersistence(t *testing.T) {
 		t.Errorf("result = %+v", r)
 	}
 	// Output printed between cells (a timer) is passed on too.
-	mustValue(t, p, rec, 6, "setTimeout(() => console.log('later'), 10); undefined")
+	drivertest.MustValue(t, p, rec, 6, "setTimeout(() => console.log('later'), 10); undefined")
 	deadline := time.Now().Add(5 * time.Second)
 	var got string
 	for time.Now().Before(deadline) && got != "later\n" {
@@ -365,7 +352,7 @@ func TestUnicodeAndLongCell(t *testing.T) {
 	if got := rec.TakeOutput(); got != s+"\n19 ü" {
 		t.Errorf("output = %q", got)
 	}
-	if got := mustValue(t, p, rec, 2, "try { throw new Error('ünï') } catch (e) { e.message }"); got != "'ünï'" {
+	if got := drivertest.MustValue(t, p, rec, 2, "try { throw new Error('ünï') } catch (e) { e.message }"); got != "'ünï'" {
 		t.Errorf("message = %q", got)
 	}
 
@@ -386,7 +373,7 @@ func TestUnicodeAndLongCell(t *testing.T) {
 // "Uncaught …" text, without the worker's frames, and the session goes on.
 func TestErrors(t *testing.T) {
 	p, rec := start(t)
-	mustValue(t, p, rec, 1, "function inner() { throw new TypeError('bad thing') }\nfunction outer() { inner() }")
+	drivertest.MustValue(t, p, rec, 1, "function inner() { throw new TypeError('bad thing') }\nfunction outer() { inner() }")
 	r := runCell(t, p, rec, 2, "let x = 1;\nouter()")
 	if r.Status != "error" || r.Error == nil {
 		t.Fatalf("result = %+v", r)
@@ -444,15 +431,15 @@ func TestErrors(t *testing.T) {
 	if out := rec.TakeOutput(); !strings.HasPrefix(out, "Uncaught Error: r\n    at <cell 31>:1:16\n") {
 		t.Errorf("unhandled rejection output = %q", out)
 	}
-	mustValue(t, p, rec, 32, "setTimeout(() => { throw new Error('between') }, 10); undefined")
+	drivertest.MustValue(t, p, rec, 32, "setTimeout(() => { throw new Error('between') }, 10); undefined")
 	time.Sleep(300 * time.Millisecond)
-	if got := mustValue(t, p, rec, 33, "x + 41"); got != "42" {
+	if got := drivertest.MustValue(t, p, rec, 33, "x + 41"); got != "42" {
 		t.Errorf("after the errors: %q", got)
 	}
 	if out := rec.TakeOutput(); !strings.HasPrefix(out, "Uncaught Error: between\n    at Timeout._onTimeout (<cell 32>:1:26)") {
 		t.Errorf("uncaught between cells: output = %q", out)
 	}
-	if got := mustValue(t, p, rec, 34, "_error.message"); got != "'late'" {
+	if got := drivertest.MustValue(t, p, rec, 34, "_error.message"); got != "'late'" {
 		t.Errorf("_error = %q", got)
 	}
 }
@@ -469,7 +456,7 @@ func interruptCell(t *testing.T, p driver.Process, rec *recorder, n int, code st
 // ignored.
 func TestInterrupt(t *testing.T) {
 	p, rec := start(t)
-	mustValue(t, p, rec, 1, "var kept = 42; let lexical = 'yes'")
+	drivertest.MustValue(t, p, rec, 1, "var kept = 42; let lexical = 'yes'")
 	for i, code := range []string{
 		"while (true) {}",
 		"let i = 0;\nfor (;;) { i++ }",
@@ -485,12 +472,7 @@ func TestInterrupt(t *testing.T) {
 	if out := rec.TakeOutput(); out != "" {
 		t.Errorf("output = %q", out)
 	}
-	for i := 0; i < 3; i++ {
-		if err := proc.Signal(p.Tree().Leader, syscall.SIGINT); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	drivertest.IdleSignals(t, p)
 	r := runCell(t, p, rec, 10, "kept + lexical")
 	if r.Status != "done" || r.Value != "'42yes'" || !reflect.DeepEqual(r.Names, []string{"i", "kept", "lexical"}) {
 		t.Errorf("after interrupts: %+v", r)
@@ -534,29 +516,12 @@ func TestChildren(t *testing.T) {
 // the pipe round trip, framing and marker scan, without the daemon.
 func BenchmarkCell(b *testing.B) {
 	p, rec := start(b)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		runCell(b, p, rec, i+1, "1+1")
-	}
+	drivertest.BenchCell(b, p, rec, "1+1")
 }
 
 // BenchmarkStart measures a session's start: node's boot and the worker's
 // greeting.
 func BenchmarkStart(b *testing.B) {
-	exe := testNode(b)
 	dir := b.TempDir()
-	spec := driver.Spec{Exe: exe, Cwd: dir, Env: os.Environ(), Cookie: drivertest.Cookie("node"), RuntimeDir: dir, ValueLimit: 10000}
-	for i := 0; i < b.N; i++ {
-		rec := drivertest.NewRecorder()
-		p, err := worker.Driver{R: Runtime}.Start(context.Background(), spec, rec)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.StopTimer()
-		if _, err := p.Tree().Kill(time.Second); err != nil {
-			b.Fatal(err)
-		}
-		<-rec.Exit
-		b.StartTimer()
-	}
+	drivertest.BenchStart(b, worker.Driver{R: Runtime}, driver.Spec{Exe: testNode(b), Cwd: dir, Env: os.Environ(), Cookie: drivertest.Cookie("node"), RuntimeDir: dir, ValueLimit: 10000})
 }

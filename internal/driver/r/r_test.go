@@ -550,8 +550,5 @@ func TestClosedChannels(t *testing.T) {
 // the pipe round trip, framing and marker scan, without the daemon.
 func BenchmarkCell(b *testing.B) {
 	p, rec := start(b)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		runCell(b, p, rec, i+1, "1+1")
-	}
+	drivertest.BenchCell(b, p, rec, "1+1")
 }

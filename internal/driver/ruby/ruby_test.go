@@ -1,14 +1,12 @@
 package ruby
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -16,7 +14,6 @@ import (
 
 	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/driver/worker"
-	"github.com/polyrepl/polyrepl/internal/proc"
 )
 
 // recorder records the worker's events (shared by every runtime's tests).
@@ -69,16 +66,6 @@ func runCell(t testing.TB, p driver.Process, rec *recorder, n int, code string) 
 	return drivertest.Run(t, p, rec, n, code)
 }
 
-// mustValue runs a cell that must succeed and returns its value.
-func mustValue(t *testing.T, p driver.Process, rec *recorder, n int, code string) string {
-	t.Helper()
-	r := runCell(t, p, rec, n, code)
-	if r.Status != "done" {
-		t.Fatalf("cell %d %q: status %s, error %+v", n, code, r.Status, r.Error)
-	}
-	return r.Value
-}
-
 // The worker greets with Ruby's version and executable, and the cells see
 // a clean top level: no locals, constants or methods of the worker, and
 // user definitions that share the worker's helper names do not break it.
@@ -107,7 +94,7 @@ func TestStartAndCleanNamespace(t *testing.T) {
 		{"__method__", "nil"},
 		{"ObjectSpace.each_object(Module).count { |m| m.name.to_s =~ /polyrepl/i }", "0"},
 	} {
-		if got := mustValue(t, p, rec, 2+i, c.code); got != c.want {
+		if got := drivertest.MustValue(t, p, rec, 2+i, c.code); got != c.want {
 			t.Errorf("%s = %q, want %q", c.code, got, c.want)
 		}
 	}
@@ -139,10 +126,10 @@ func TestStartAndCleanNamespace(t *testing.T) {
 func TestNoWarnings(t *testing.T) {
 	env := append(os.Environ(), "RUBYOPT=-w")
 	p, rec := startWith(t, options{env: env})
-	if got := mustValue(t, p, rec, 1, "$VERBOSE"); got != "true" {
+	if got := drivertest.MustValue(t, p, rec, 1, "$VERBOSE"); got != "true" {
 		t.Errorf("$VERBOSE = %s, want true", got)
 	}
-	mustValue(t, p, rec, 2, "[1] * 40") // loads pp
+	drivertest.MustValue(t, p, rec, 2, "[1] * 40") // loads pp
 	if out := rec.TakeOutput(); out != "" {
 		t.Errorf("output = %q, want none", out)
 	}
@@ -168,7 +155,7 @@ func TestValues(t *testing.T) {
 		{"(1..30).to_a", "[1,\n 2,\n 3,\n 4,\n 5,\n 6,\n 7,\n 8,\n 9,\n 10,\n 11,\n 12,\n 13,\n 14,\n 15,\n 16,\n 17,\n 18,\n 19,\n 20,\n 21,\n 22,\n 23,\n 24,\n 25,\n 26,\n 27,\n 28,\n 29,\n 30]"},
 	} {
 		code := c.code
-		if got := mustValue(t, p, rec, i+1, code); got != c.want {
+		if got := drivertest.MustValue(t, p, rec, i+1, code); got != c.want {
 			t.Errorf("%q = %q, want %q", code, got, c.want)
 		}
 	}
@@ -194,7 +181,7 @@ func TestValueLimit(t *testing.T) {
 	if !strings.HasPrefix(r.Value, `"ééé`) || !strings.HasSuffix(r.Value, `éEND"`) || !strings.Contains(r.Value, "405 characters cut") {
 		t.Errorf("value = %q", r.Value)
 	}
-	if got := mustValue(t, p, rec, 2, `"x" * 98`); got != `"`+strings.Repeat("x", 98)+`"` {
+	if got := drivertest.MustValue(t, p, rec, 2, `"x" * 98`); got != `"`+strings.Repeat("x", 98)+`"` {
 		t.Errorf("a value of exactly the limit = %q", got)
 	}
 }
@@ -218,7 +205,7 @@ func TestOutputAndPersistence(t *testing.T) {
 	if r.Status != "done" {
 		t.Fatalf("definitions: %+v", r.Error)
 	}
-	if got := mustValue(t, p, rec, 3, "twice(g.greet)"); got != `"hi bobhi bob"` {
+	if got := drivertest.MustValue(t, p, rec, 3, "twice(g.greet)"); got != `"hi bobhi bob"` {
 		t.Errorf("using definitions = %q", got)
 	}
 	// Long output crossing many pipe reads keeps its bytes exactly.
@@ -253,10 +240,10 @@ func TestUnicodeAndLongCell(t *testing.T) {
 	if got := rec.TakeOutput(); got != s+"\n19 UTF-8" {
 		t.Errorf("output = %q", got)
 	}
-	if got := mustValue(t, p, rec, 2, `"\u00e9\xff".b`); got != `"\xC3\xA9\xFF"` {
+	if got := drivertest.MustValue(t, p, rec, 2, `"\u00e9\xff".b`); got != `"\xC3\xA9\xFF"` {
 		t.Errorf("binary string = %q", got)
 	}
-	if got := mustValue(t, p, rec, 3, "raise 'ünï' rescue $!.message"); got != `"ünï"` {
+	if got := drivertest.MustValue(t, p, rec, 3, "raise 'ünï' rescue $!.message"); got != `"ünï"` {
 		t.Errorf("message = %q", got)
 	}
 
@@ -325,7 +312,7 @@ func TestErrors(t *testing.T) {
 	if r.Status != "error" || r.Error.Type != "SystemStackError" || len(r.Error.Traceback) > 5000 {
 		t.Errorf("stack overflow = %s, %d characters of traceback", r.Status, len(r.Error.Traceback))
 	}
-	if got := mustValue(t, p, rec, 10, "x + 41"); got != "42" {
+	if got := drivertest.MustValue(t, p, rec, 10, "x + 41"); got != "42" {
 		t.Errorf("after the errors: %q", got)
 	}
 	if got := rec.TakeOutput(); got != "giving up\n" {
@@ -345,7 +332,7 @@ func interrupt(t *testing.T, p driver.Process, rec *recorder, n int, code string
 // ignored.
 func TestInterrupt(t *testing.T) {
 	p, rec := start(t)
-	mustValue(t, p, rec, 1, "kept = 42")
+	drivertest.MustValue(t, p, rec, 1, "kept = 42")
 	for i, code := range []string{
 		"i = 0\nloop { i += 1 }",
 		"sleep 30",
@@ -364,12 +351,7 @@ func TestInterrupt(t *testing.T) {
 	if out := rec.TakeOutput(); out != "" {
 		t.Errorf("output = %q", out)
 	}
-	for i := 0; i < 3; i++ {
-		if err := proc.Signal(p.Tree().Leader, syscall.SIGINT); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	drivertest.IdleSignals(t, p)
 	r := runCell(t, p, rec, 10, "kept")
 	if r.Status != "done" || r.Value != "42" || !reflect.DeepEqual(r.Names, []string{"i", "kept"}) {
 		t.Errorf("after interrupts: %+v", r)
@@ -411,7 +393,7 @@ func TestChildren(t *testing.T) {
 		t.Fatalf("the forked child answered: %+v", extra)
 	case <-time.After(200 * time.Millisecond):
 	}
-	if got := mustValue(t, p, rec, 3, "1 + 1"); got != "2" {
+	if got := drivertest.MustValue(t, p, rec, 3, "1 + 1"); got != "2" {
 		t.Errorf("after fork: %q", got)
 	}
 }
@@ -420,29 +402,12 @@ func TestChildren(t *testing.T) {
 // the pipe round trip, framing and marker scan, without the daemon.
 func BenchmarkCell(b *testing.B) {
 	p, rec := start(b)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		runCell(b, p, rec, i+1, "1+1")
-	}
+	drivertest.BenchCell(b, p, rec, "1+1")
 }
 
 // BenchmarkStart measures a session's start: ruby's boot and the
 // worker's greeting.
 func BenchmarkStart(b *testing.B) {
-	exe := testRuby(b)
 	dir := b.TempDir()
-	spec := driver.Spec{Exe: exe, Cwd: dir, Env: os.Environ(), Cookie: drivertest.Cookie("ruby"), RuntimeDir: dir, ValueLimit: 10000}
-	for i := 0; i < b.N; i++ {
-		rec := drivertest.NewRecorder()
-		p, err := worker.Driver{R: Runtime}.Start(context.Background(), spec, rec)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.StopTimer()
-		if _, err := p.Tree().Kill(time.Second); err != nil {
-			b.Fatal(err)
-		}
-		<-rec.Exit
-		b.StartTimer()
-	}
+	drivertest.BenchStart(b, worker.Driver{R: Runtime}, driver.Spec{Exe: testRuby(b), Cwd: dir, Env: os.Environ(), Cookie: drivertest.Cookie("ruby"), RuntimeDir: dir, ValueLimit: 10000})
 }
