@@ -217,13 +217,27 @@ func TestErrorThenRecovery(t *testing.T) {
 	}
 }
 
-// interruptCell interrupts as the session does, with attempts further
-// apart: on a loaded machine a second SIGINT landing while IPython handles
-// the first makes it print "KeyboardInterrupt" itself, which the tests
-// would take for the cell's output.
+// interruptCell interrupts as the session does, 250 ms apart.
 func interruptCell(t *testing.T, p driver.Process, rec *recorder, n int, code string) driver.Result {
 	t.Helper()
-	return drivertest.Interrupt(t, p, rec, n, code, 1500*time.Millisecond)
+	return drivertest.Interrupt(t, p, rec, n, code, 250*time.Millisecond)
+}
+
+// TestInterruptStorm interrupts a deep cell every 30 ms: the attempts after
+// the first land while IPython makes the traceback, where IPython would
+// print "KeyboardInterrupt" into the output itself were they not held off.
+func TestInterruptStorm(t *testing.T) {
+	p, rec := start(t)
+	code := "def f(n):\n    return f(n+1) if n < 400 else g()\ndef g():\n    while True: pass\nf(0)"
+	for i := 0; i < 5; i++ {
+		r := drivertest.Interrupt(t, p, rec, i+1, code, 30*time.Millisecond)
+		if out := rec.TakeOutput(); r.Status != "interrupted" || out != "" {
+			t.Errorf("run %d: %s, output %q; want interrupted and no output", i, r.Status, out)
+		}
+	}
+	if got := drivertest.MustValue(t, p, rec, 6, "1 + 1"); got != "2" {
+		t.Errorf("after the storm: %q", got)
+	}
 }
 
 // SIGINT stops a busy or sleeping cell and keeps the names; between cells

@@ -46,6 +46,17 @@ def _main():
         # Shell commands write straight to the output pipe, not through a pty.
         shell.system = shell.system_raw
         install_hooks(shell, state)
+        # Once IPython has caught the cell's exception, another interrupt
+        # (the daemon tries again 250 ms later) would land in the making of
+        # the traceback, and IPython would print "KeyboardInterrupt" into
+        # the output: from there on the cell is over, so signals wait.
+        showtraceback = shell.showtraceback
+
+        def quiet_showtraceback(*args, **kwargs):
+            between_cells()
+            return showtraceback(*args, **kwargs)
+
+        shell.showtraceback = quiet_showtraceback
         shell_box.append(shell)
         between_cells()
         return {"version": IPython.__version__,
