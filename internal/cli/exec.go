@@ -27,8 +27,10 @@ for Python), else $POLYREPL_<RUNTIME> (e.g. $POLYREPL_PYTHON, $POLYREPL_R),
 else the runtime's usual command on PATH. --project DIR activates a project
 (Julia, like julia --project). --memory SIZE (512M, 2G) limits a new
 session's memory: its whole process tree through a cgroup where the
-daemon's cgroup is delegated, else each process with an rlimit; the
-default is the daemon's $POLYREPL_MEMORY, else no limit.
+machine allows one (a delegated cgroup v2, a scope asked of systemd, a
+cgroup v1 memory group), else each process with an rlimit
+($POLYREPL_MEMORY_BY=rlimit asks for that); the default is the daemon's
+$POLYREPL_MEMORY, else no limit.
 
 Exit status: 0 the cell finished, 1 it raised or the session died, 2 the
 request was refused or the daemon unreachable, 124 still running.`,
