@@ -40,6 +40,7 @@ var Profile = &terminal.Profile{
 	Load:       func(path string) string { return ":script " + path },
 	Names:      ":show bindings",
 	ParseNames: parseBindings,
+	Binds:      binds,
 	Error:      regexp.MustCompile(`^(<interactive>|<cell \d+>|.*\.hs):\d+:\d+: error|^\*\*\* Exception: |^Exception: |^IO error: `),
 }
 
@@ -113,6 +114,26 @@ func defines(line string) string {
 		return m[1]
 	}
 	return ""
+}
+
+// binds reports whether a cell may bind names: unless each of its GHCi
+// inputs is plainly an expression, it may (a definition, a declaration,
+// a `<-` bind, a GHCi command such as :load). :show bindings takes
+// milliseconds per hundred bindings, so evaluating cells skip it.
+func binds(code string) bool {
+	for _, l := range strings.Split(code, "\n") {
+		if l == "" || unicode.IsSpace(rune(l[0])) {
+			continue // a continuation: its head decides
+		}
+		if strings.HasPrefix(l, ":") || strings.Contains(l, "<-") || defRE.MatchString(l) {
+			return true
+		}
+		switch strings.Fields(l)[0] {
+		case "let", "data", "type", "newtype", "class", "instance", "import", "foreign", "pattern", "deriving":
+			return true
+		}
+	}
+	return false
 }
 
 // parseBindings takes names from :show bindings ("x :: Int = 1"), leaving

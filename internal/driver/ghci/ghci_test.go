@@ -105,3 +105,25 @@ func TestInterrupt(t *testing.T) {
 		t.Errorf("after the interrupt: %s", r.Status)
 	}
 }
+
+func TestBinds(t *testing.T) {
+	for code, want := range map[string]bool{
+		"x = 1":                        true,
+		"f :: Int -> Int\nf n = n + 1": true,
+		"let y = 2":                    true,
+		"data T = A | B":               true,
+		"line <- getLine":              true,
+		":load Foo.hs":                 true,
+		"import Data.List":             true,
+		"x == 1":                       true, // looks like an equation: listed, to be safe
+		"[n | n <- [1..3]]":            true,
+		"1 + 1":                        false,
+		"map (+1) [1, 2]":              false,
+		"print x\nputStrLn \"hi\"":     false,
+		"sum\n  [1, 2]":                false,
+	} {
+		if got := binds(code); got != want {
+			t.Errorf("binds(%q) = %v, want %v", code, got, want)
+		}
+	}
+}

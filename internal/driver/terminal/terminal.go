@@ -86,6 +86,10 @@ type Profile struct {
 	// (nil: one name per line); "" if the runtime cannot list them.
 	Names      string
 	ParseNames func(out string) []string
+	// Binds reports whether a cell may change the defined names, so that
+	// cells that only evaluate skip the names command, whose cost grows
+	// with the names; nil: every cell may.
+	Binds func(code string) bool
 	// Prompt is what the REPL prints when it waits for a command, if it
 	// cannot be silenced: one is dropped right before and one right after
 	// each mark, where the REPL prints it between the commands polyrepl
@@ -306,6 +310,7 @@ type process struct {
 	value       bytes.Buffer
 	names       bytes.Buffer
 	cellNames   *cellNames // rewrites the cell files' paths in output
+	listNames   bool       // the running cell's names are listed after it
 
 	raw chan []byte // a person's terminal attached raw, or nil
 
@@ -358,10 +363,12 @@ func (p *process) Run(cell int, code string) error {
 		msg.WriteString(p.pr.Load(file) + "\n")
 	}
 	msg.WriteString(p.print("end") + "\n")
-	if p.pr.Names != "" {
+	names := p.pr.Names != "" && (p.pr.Binds == nil || p.pr.Binds(code))
+	if names {
 		msg.WriteString(p.pr.Names + "\n" + p.print("names") + "\n")
 	}
 	p.mu.Lock()
+	p.listNames = names
 	if p.raw != nil {
 		p.setEcho(false) // the cell's lines are not the person's typing
 	}
@@ -594,7 +601,7 @@ func (p *process) marked(kind string) {
 	case "value":
 		p.mode = modeValue
 	case "end":
-		if p.pr.Names != "" && p.cell != 0 {
+		if p.listNames && p.cell != 0 {
 			p.mode = modeNames
 			return
 		}
@@ -639,7 +646,7 @@ func (p *process) finish() {
 	if p.value.Len() > 0 {
 		r.Value, r.ValueTotal, r.ValueCut = cutValue(strings.TrimSuffix(p.value.String(), "\n"), p.valueLim)
 	}
-	if p.pr.Names != "" {
+	if p.listNames { // else the names are as they were (nil says so)
 		parse := p.pr.ParseNames
 		if parse == nil {
 			parse = lines
