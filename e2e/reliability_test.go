@@ -695,6 +695,13 @@ func TestReliabilityMemory(t *testing.T) {
 	if small.MemoryLimit != 300<<20 || dflt.MemoryLimit != 1<<30 || small.LimitBy != "rlimit" {
 		t.Errorf("limits listed: small %d by %q, default %d; want 300 MiB by rlimit and the daemon's 1 GiB", small.MemoryLimit, small.LimitBy, dflt.MemoryLimit)
 	}
+	// A limit asked of a session that already runs cannot take effect:
+	// the reply says so, and how to apply it.
+	if r := e.runJSON("exec", "dflt", "--memory", "300M", "2"); r.Status != "done" || len(r.notesOf("info")) != 1 ||
+		!strings.Contains(r.notesOf("info")[0], "the memory limit of 300 MB asked for (it has a limit of 1.0 GB (rlimit)) did not take effect") ||
+		!strings.Contains(r.notesOf("info")[0], "`polyrepl kill dflt`") {
+		t.Errorf("--memory on a running session: %v, want a note that it did not take effect", r)
+	}
 	if _, stderr, code := e.run("exec", "bad", "--memory", "lots", "1"); code != 2 || !strings.Contains(stderr, "invalid memory size") {
 		t.Errorf("--memory lots: exit %d, %s", code, stderr)
 	}

@@ -227,6 +227,9 @@ func (m *Manager) Exec(ctx context.Context, name string, req api.ExecRequest, pr
 			"session %q is a %s session, not %s", name, s.Runtime, req.Spawn.Runtime)
 	}
 	var opening []api.Note
+	if s != nil && !s.isDead() {
+		opening = unchangedSpawn(s, req.Spawn, req.Client)
+	}
 	if s == nil || s.isDead() {
 		if s != nil {
 			m.forgetDead(s)
@@ -334,6 +337,45 @@ func (m *Manager) create(ctx context.Context, e *entry, name string, sp api.Spaw
 	m.note(s, asker, created)
 	m.set(e, s)
 	return s, notes, nil
+}
+
+// unchangedSpawn says which of the things asked for only take effect when
+// a session is created (its executable, project, memory limit) differ
+// from how the live session s was made: it runs on as it was, and the
+// caller should know.
+func unchangedSpawn(s *Session, sp api.Spawn, asker api.Client) []api.Note {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var asked []string
+	if sp.Exe != "" && sp.Exe != s.Spawn.Exe && (s.p == nil || sp.Exe != s.p.Exe()) {
+		asked = append(asked, fmt.Sprintf("the executable %s asked for (it runs %s)", sp.Exe, s.p.Exe()))
+	}
+	if sp.Project != "" && sp.Project != s.Spawn.Project {
+		asked = append(asked, fmt.Sprintf("the project %s asked for", sp.Project))
+	}
+	if have := s.limit; sp.Memory != 0 && (have == nil || have.Bytes != sp.Memory) {
+		now := "no limit"
+		if have != nil {
+			now = "a limit of " + have.Describe()
+		}
+		asked = append(asked, fmt.Sprintf("the memory limit of %s asked for (it has %s)", limit.Size(sp.Memory), now))
+	}
+	if len(asked) == 0 {
+		return nil
+	}
+	return []api.Note{{Kind: api.NoteInfo, Text: fmt.Sprintf(
+		"Session '%s' already runs: %s did not take effect, since that is chosen when a session is created. %s, then exec again, to apply it.",
+		s.Name, strings.Join(asked, " and "), capitalize(adviceFor(asker).do("kill", s.Name)))}}
+}
+
+func capitalize(s string) string {
+	if s == "" || s[0] != '`' && (s[0] < 'a' || s[0] > 'z') {
+		return s
+	}
+	if s[0] == '`' {
+		return "Run " + s
+	}
+	return "Use " + s
 }
 
 // runtimeAndVersion names s's runtime and, where it tells one (dash does
