@@ -87,6 +87,7 @@ func (l *Limiter) choose() {
 		if err = prepareV2(dir); err == nil {
 			l.v2 = dir
 			log.Printf("memory limits: a cgroup v2 group per session under %s", dir)
+			removeStale(dir)
 			return
 		}
 		whys = append(whys, err.Error())
@@ -94,6 +95,7 @@ func (l *Limiter) choose() {
 	if dir, err := writableV1(); err == nil {
 		l.v1 = dir
 		log.Printf("memory limits: a cgroup v1 memory group per session under %s", dir)
+		removeStale(dir)
 		return
 	} else {
 		whys = append(whys, err.Error())
@@ -147,6 +149,17 @@ func (l *Limiter) Apply(pid int, name string, bytes int64) (*Limit, error) {
 		return nil, fmt.Errorf("cannot limit the session's memory: no cgroup to use, and setrlimit failed: %w", err)
 	}
 	return &Limit{Bytes: bytes, By: ByRlimit}, nil
+}
+
+// removeStale removes the empty session groups a daemon that died left
+// under dir (a group with a process in it cannot be removed, and stays).
+func removeStale(dir string) {
+	stale, _ := filepath.Glob(filepath.Join(dir, "polyrepl-*"))
+	for _, g := range stale {
+		if filepath.Base(g) != daemonLeaf && os.Remove(g) == nil {
+			log.Printf("memory limits: removed %s, left by an earlier daemon", g)
+		}
+	}
 }
 
 // newGroup makes the group dir/name, writes its settings (optional ones

@@ -118,10 +118,22 @@ func waitGone(t *testing.T, dir string) {
 // gives the daemon (a cgroup v1 memory group here and in CI, running as
 // root).
 func TestCgroup(t *testing.T) {
+	// A group an earlier daemon left (it died before removing it).
+	var stale string
+	if dir, err := writableV1(); err == nil {
+		stale = filepath.Join(dir, fmt.Sprintf("polyrepl-stale-%d", os.Getpid()))
+		if err := os.Mkdir(stale, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	l := &Limiter{Want: "cgroup"}
 	lim, st, out, err := hogUnder(t, l, 256, 64)
 	if err != nil {
 		t.Skipf("no cgroup to hold memory limits with here: %v", err)
+	}
+	if _, err := os.Stat(stale); stale != "" && lim.By == ByCgroupV1 && !errors.Is(err, os.ErrNotExist) {
+		os.Remove(stale)
+		t.Errorf("the empty group %s an earlier daemon left is still there", stale)
 	}
 	if lim.By != ByCgroup && lim.By != ByCgroupV1 {
 		t.Fatalf("held by %q, want a cgroup", lim.By)
