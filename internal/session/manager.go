@@ -10,7 +10,6 @@ import (
 	"log"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -151,8 +150,8 @@ func (m *Manager) note(s *Session, c api.Client, text string) {
 }
 
 // tell adds to a reply what other clients did in the session since the
-// asker last heard, unless it asked not to hear. Output printed while
-// idle is told there, so the idle note would repeat it.
+// asker last heard, and what the session printed while idle, unless it
+// asked not to hear (it then gets the idle note instead).
 func (m *Manager) tell(r *api.CellResult, name string, asker api.Client) {
 	if asker.Quiet {
 		return
@@ -164,7 +163,6 @@ func (m *Manager) tell(r *api.CellResult, name string, asker api.Client) {
 		return
 	}
 	r.Activity = rec.Activity(asker)
-	r.Notes = slices.DeleteFunc(r.Notes, func(n api.Note) bool { return n.Kind == api.NoteIdle })
 	if err := rec.SaveError(); err != nil {
 		r.Notes = append(r.Notes, api.Note{Kind: api.NoteSave, Text: fmt.Sprintf("The shared record could not be saved: %v", err)})
 	}

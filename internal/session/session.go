@@ -320,7 +320,7 @@ func (s *Session) Wait(ctx context.Context, timeout time.Duration, asker api.Cli
 		r := s.baseResultLocked(nil)
 		r.Status = api.StatusDone
 		r.Notes = append(r.Notes, api.Note{Kind: api.NoteCollected, Text: fmt.Sprintf("Nothing to collect: session %q has run no cell yet.", s.Name)})
-		s.idleNoteLocked(&r)
+		s.idleNoteLocked(&r, asker)
 		s.mu.Unlock()
 		return r, nil
 	}
@@ -328,7 +328,7 @@ func (s *Session) Wait(ctx context.Context, timeout time.Duration, asker api.Cli
 		r := s.baseResultLocked(c)
 		r.Status = c.status
 		r.Notes = append(r.Notes, api.Note{Kind: api.NoteCollected, Text: fmt.Sprintf("Nothing new to collect: cell %d %s at %s and its result was already collected.", c.n, finishedWord(c.status), c.ended.Format("15:04:05"))})
-		s.idleNoteLocked(&r)
+		s.idleNoteLocked(&r, asker)
 		s.mu.Unlock()
 		return r, nil
 	}
@@ -425,7 +425,7 @@ func (s *Session) takeLocked(c *cell, asker api.Client) api.CellResult {
 		r.Notes = append(r.Notes, api.Note{Kind: api.NoteRunning, Text: fmt.Sprintf(
 			"Cell %d is still running after %s; it goes on. %s collects the rest of its output and its result; %s stops it.",
 			c.n, roundDur(time.Since(c.started)), adviceFor(asker).do("wait", s.Name), adviceFor(asker).do("interrupt", s.Name))})
-		s.idleNoteLocked(&r)
+		s.idleNoteLocked(&r, asker)
 		return r
 	}
 	c.delivered = true
@@ -449,7 +449,7 @@ func (s *Session) takeLocked(c *cell, asker api.Client) api.CellResult {
 		r.Error = &api.CellError{Type: "SessionDied", Message: fmt.Sprintf("the session died during cell %d: %s", c.n, s.death.Cause)}
 		r.Notes = append(r.Notes, api.Note{Kind: api.NoteLost, Text: s.lossTextLocked()})
 	}
-	s.idleNoteLocked(&r)
+	s.idleNoteLocked(&r, asker)
 	return r
 }
 
@@ -466,12 +466,18 @@ func (s *Session) baseResultLocked(c *cell) api.CellResult {
 	return r
 }
 
-// idleNoteLocked adds output printed while no cell ran to a reply.
-func (s *Session) idleNoteLocked(r *api.CellResult) {
+// idleNoteLocked adds output printed while no cell ran to a reply, for a
+// client that does not hear activity; one that does is told it from the
+// record, with the rest of what happened. Either way it is taken, so that
+// what waits here stays bounded.
+func (s *Session) idleNoteLocked(r *api.CellResult, asker api.Client) {
 	if s.idle.Len() == 0 {
 		return
 	}
 	text, cut, err := s.idle.Take()
+	if !asker.Quiet {
+		return
+	}
 	msg := "Printed by the session while no cell ran:\n" + plain.Text(text)
 	if cut != nil {
 		msg += "\n" + cut.Describe("output")
