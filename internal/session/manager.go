@@ -345,8 +345,12 @@ func unchangedSpawn(s *Session, sp api.Spawn, asker api.Client) []api.Note {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var asked []string
-	if sp.Exe != "" && sp.Exe != s.Spawn.Exe && (s.p == nil || sp.Exe != s.p.Exe()) {
-		asked = append(asked, fmt.Sprintf("the executable %s asked for (it runs %s)", sp.Exe, s.p.Exe()))
+	runs := s.Spawn.Exe
+	if s.p != nil {
+		runs = s.p.Exe()
+	}
+	if sp.Exe != "" && sp.Exe != s.Spawn.Exe && sp.Exe != runs {
+		asked = append(asked, fmt.Sprintf("the executable %s asked for (it runs %s)", sp.Exe, runs))
 	}
 	if sp.Project != "" && sp.Project != s.Spawn.Project {
 		asked = append(asked, fmt.Sprintf("the project %s asked for", sp.Project))
@@ -362,18 +366,8 @@ func unchangedSpawn(s *Session, sp api.Spawn, asker api.Client) []api.Note {
 		return nil
 	}
 	return []api.Note{{Kind: api.NoteInfo, Text: fmt.Sprintf(
-		"Session '%s' already runs: %s did not take effect, since that is chosen when a session is created. %s, then exec again, to apply it.",
-		s.Name, strings.Join(asked, " and "), capitalize(adviceFor(asker).do("kill", s.Name)))}}
-}
-
-func capitalize(s string) string {
-	if s == "" || s[0] != '`' && (s[0] < 'a' || s[0] > 'z') {
-		return s
-	}
-	if s[0] == '`' {
-		return "Run " + s
-	}
-	return "Use " + s
+		"Session '%s' already runs: %s did not take effect, since that is chosen when a session is created. To apply it: %s, then exec again.",
+		s.Name, strings.Join(asked, " and "), adviceFor(asker).do("kill", s.Name))}}
 }
 
 // runtimeAndVersion names s's runtime and, where it tells one (dash does
