@@ -455,6 +455,7 @@ type statusReply struct {
 	Sessions   int    `json:"sessions"`
 	Goroutines int    `json:"goroutines"`
 	FDs        int    `json:"fds"`
+	Memory     string `json:"memory"`
 }
 
 func (e *env) status() statusReply {

@@ -691,6 +691,9 @@ func TestReliabilityMemory(t *testing.T) {
 	if r := e.runJSON("exec", "small", "y = bytearray(100 * 1024 * 1024); len(y)"); r.Value != "104857600" {
 		t.Errorf("the session after going over its limit: %v", r)
 	}
+	if st := e.status(); !strings.Contains(st.Memory, "sessions limited to 1.0 GB") || !strings.Contains(st.Memory, "rlimit") {
+		t.Errorf("status says of memory %q, want the default and the rlimit", st.Memory)
+	}
 	small, dflt := e.session("small"), e.session("dflt")
 	if small.MemoryLimit != 300<<20 || dflt.MemoryLimit != 1<<30 || small.LimitBy != "rlimit" {
 		t.Errorf("limits listed: small %d by %q, default %d; want 300 MiB by rlimit and the daemon's 1 GiB", small.MemoryLimit, small.LimitBy, dflt.MemoryLimit)
@@ -712,7 +715,10 @@ func TestReliabilityMemory(t *testing.T) {
 	c.must(0, "exec", "big", "--memory", "200M", "kept_name = 1")
 	by := c.session("big").LimitBy
 	if !strings.HasPrefix(by, "cgroup") {
-		t.Skipf("no cgroup to hold memory limits with here (held by %s; the daemon's log says why), so a session killed for memory is not tested", by)
+		t.Skipf("no cgroup to hold memory limits with here (held by %s: %s), so a session killed for memory is not tested", by, c.status().Memory)
+	}
+	if st := c.status(); !strings.Contains(st.Memory, "no default limit") || !strings.Contains(st.Memory, by+" ") {
+		t.Errorf("status says of memory %q, want no default and %s", st.Memory, by)
 	}
 	// A child going over: the kernel kills the largest process, the child;
 	// the runtime lives on and the reply says what happened.

@@ -237,6 +237,8 @@ type StatusReply struct {
 	// Goroutines and FDs are the daemon's own, to watch for leaks.
 	Goroutines int `json:"goroutines"`
 	FDs        int `json:"fds"`
+	// Memory says how sessions' memory limits are held, and the default.
+	Memory string `json:"memory"`
 }
 
 // StopReply lists what stopping the daemon ended.

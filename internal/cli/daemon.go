@@ -153,6 +153,9 @@ func runStatus(e *env, args []string) int {
 	} else {
 		fmt.Fprintf(e.stdout, "polyrepl daemon pid %d, version %s, up %s, %s\nsocket: %s\nlog:    %s\nstate:  %s\n",
 			st.PID, st.Version, render.Ago(time.Since(st.Started)), render.Plural(st.Sessions, "session"), st.Socket, st.Log, st.StateDir)
+		if st.Memory != "" {
+			fmt.Fprintf(e.stdout, "memory: %s\n", st.Memory)
+		}
 	}
 	e.versionWarning()
 	return ExitOK

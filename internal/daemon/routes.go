@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/limit"
 	"github.com/polyrepl/polyrepl/internal/paths"
 	"github.com/polyrepl/polyrepl/internal/session"
 	"github.com/polyrepl/polyrepl/internal/version"
@@ -58,8 +59,17 @@ func (d *Daemon) status(w http.ResponseWriter, r *http.Request) {
 		PID: os.Getpid(), Version: version.Version, Socket: d.socket,
 		Log: filepath.Join(d.socketDir, paths.LogName), StateDir: d.stateDir,
 		Started: d.started, Sessions: len(d.sessions.List(false)),
-		Goroutines: runtime.NumGoroutine(), FDs: openFDs(),
+		Goroutines: runtime.NumGoroutine(), FDs: openFDs(), Memory: d.memoryStatus(),
 	})
+}
+
+// memoryStatus says the default memory limit and how limits are held.
+func (d *Daemon) memoryStatus() string {
+	dflt := "no default limit"
+	if n := d.sessions.DefaultMemory; n > 0 {
+		dflt = "sessions limited to " + limit.Size(n) + " unless they ask otherwise"
+	}
+	return dflt + "; " + d.sessions.Limits.Describe()
 }
 
 // openFDs counts the daemon's open file descriptors.

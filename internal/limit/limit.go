@@ -56,6 +56,28 @@ type Limiter struct {
 	v2   string // the delegated cgroup v2 directory sessions' groups go in
 	v1   string // the cgroup v1 memory directory sessions' groups go in
 	why  string // why no cgroup is used, when none is
+
+	mu     sync.Mutex
+	chosen bool // v2, v1 and why are set, for Describe
+}
+
+// Describe says how this daemon holds limits: the way it chose, or, before
+// a limited session made it choose, that it has not.
+func (l *Limiter) Describe() string {
+	chosen := false
+	l.mu.Lock()
+	chosen = l.chosen
+	l.mu.Unlock()
+	switch {
+	case !chosen:
+		return "the way is chosen at the first limited session"
+	case l.v2 != "":
+		return "a cgroup v2 group per session under " + l.v2
+	case l.v1 != "":
+		return "a cgroup v1 memory group per session under " + l.v1
+	default:
+		return "an rlimit on each process (" + l.why + ")"
+	}
 }
 
 // CheckWant validates a $POLYREPL_MEMORY_BY value.
@@ -108,13 +130,20 @@ func (l *Limiter) choose() {
 // started, so that runtimes start where their groups will be made (the
 // daemon may move into a delegated cgroup as it chooses).
 func (l *Limiter) Prepare() {
-	l.once.Do(l.choose)
+	l.once.Do(l.chooseOnce)
+}
+
+func (l *Limiter) chooseOnce() {
+	l.choose()
+	l.mu.Lock()
+	l.chosen = true
+	l.mu.Unlock()
 }
 
 // Apply limits the process pid, and what it starts from now on, to bytes
 // of memory; name names the session's cgroup ("polyrepl-GEN").
 func (l *Limiter) Apply(pid int, name string, bytes int64) (*Limit, error) {
-	l.once.Do(l.choose)
+	l.once.Do(l.chooseOnce)
 	var err error
 	switch {
 	case l.v2 != "":
