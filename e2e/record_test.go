@@ -437,3 +437,53 @@ func TestAttachRaw(t *testing.T) {
 		t.Errorf("attach --raw to a Python session: %q, want a refusal that says why", s2.String())
 	}
 }
+
+// TestIdleOutput: what a session prints while no cell runs (a background
+// thread) reaches a client that hears activity as an idle entry of the
+// record, and a client that asked not to hear activity as a note.
+func TestIdleOutput(t *testing.T) {
+	needPython(t)
+	t.Parallel()
+	e := newEnv(t)
+	later := func(mark string) string {
+		return fmt.Sprintf("import threading\nthreading.Timer(0.3, lambda: print(%q, flush=True)).start()", mark)
+	}
+	idleHas := func(mark string) bool {
+		for _, en := range e.history("bg") {
+			if en.Kind == "idle" && strings.Contains(en.Output, mark) {
+				return true
+			}
+		}
+		return false
+	}
+	quiet := runOpts{extra: []string{"POLYREPL_ACTIVITY=off"}}
+
+	// A quiet client hears it as a note.
+	e.runJSONWith(quiet, "exec", "bg", later("idle-one"))
+	if !waitFor(10*time.Second, func() bool { return idleHas("idle-one") }) {
+		t.Fatalf("the background print never reached the record: %+v", e.history("bg"))
+	}
+	r := e.runJSONWith(quiet, "exec", "bg", "1")
+	if idle := r.notesOf("idle"); len(idle) != 1 || !strings.Contains(idle[0], "while no cell ran") || !strings.Contains(idle[0], "idle-one") || r.raw["activity"] != nil {
+		t.Errorf("a quiet client after idle output: %v, want one idle note and no activity", r)
+	}
+
+	// A client that hears activity is told it from the record, once.
+	e.runJSON("--label", "alice", "exec", "bg", later("idle-two"))
+	if !waitFor(10*time.Second, func() bool { return idleHas("idle-two") }) {
+		t.Fatalf("the second background print never reached the record")
+	}
+	r = e.runJSON("--label", "alice", "exec", "bg", "2")
+	told := false
+	if a := activityOf(t, r); a != nil {
+		for _, en := range a.Entries {
+			told = told || (en.Kind == "idle" && strings.Contains(en.Output, "idle-two"))
+		}
+	}
+	if !told || len(r.notesOf("idle")) != 0 {
+		t.Errorf("alice after idle output: %v, want it told as activity and no idle note", r)
+	}
+	if r := e.runJSON("--label", "alice", "exec", "bg", "3"); r.Activity != nil {
+		t.Errorf("alice was told again: %+v", r.Activity)
+	}
+}
