@@ -486,4 +486,9 @@ func TestIdleOutput(t *testing.T) {
 	if r := e.runJSON("--label", "alice", "exec", "bg", "3"); r.Activity != nil {
 		t.Errorf("alice was told again: %+v", r.Activity)
 	}
+	// alice hearing it did not take it from the quiet client.
+	r = e.runJSONWith(quiet, "exec", "bg", "4")
+	if idle := r.notesOf("idle"); len(idle) != 1 || !strings.Contains(idle[0], "idle-two") || strings.Contains(idle[0], "idle-one") {
+		t.Errorf("the quiet client after alice heard idle output: %v, want a note of idle-two only", r)
+	}
 }

@@ -57,7 +57,12 @@ type Session struct {
 	names      []string
 	lastActive time.Time
 	cur        *cell       // the running cell, or the last one
-	idle       *bound.Sink // output printed while no cell ran
+	idle       *bound.Sink // output printed while no cell ran, for quiet clients
+	// quietAsked is set once a client that does not hear activity asked:
+	// only such clients read the idle sink (the others are told idle
+	// output from the record), so until one does it is not fed.
+	quietAsked bool
+	idleUnread bool // idle output came since the last reply to anyone
 	death      *api.Death
 	dying      *api.Death    // set by Kill before the process ends
 	killer     api.Client    // who asked for it
@@ -122,7 +127,10 @@ func (s *Session) Output(p []byte) {
 		}
 		return
 	}
-	s.idle.Write(p)
+	s.idleUnread = true
+	if s.quietAsked {
+		s.idle.Write(p)
+	}
 	if s.idleSeq == 0 {
 		s.idleSeq = s.rec.Add(api.Entry{Kind: api.EntryIdle, Generation: s.Generation, Runtime: s.Runtime,
 			Started: time.Now(), Output: string(p)})
@@ -468,16 +476,17 @@ func (s *Session) baseResultLocked(c *cell) api.CellResult {
 
 // idleNoteLocked adds output printed while no cell ran to a reply, for a
 // client that does not hear activity; one that does is told it from the
-// record, with the rest of what happened. Either way it is taken, so that
-// what waits here stays bounded.
+// record, with the rest of what happened, and leaves it for the quiet.
 func (s *Session) idleNoteLocked(r *api.CellResult, asker api.Client) {
+	s.idleUnread = false
+	if !asker.Quiet {
+		return
+	}
+	s.quietAsked = true
 	if s.idle.Len() == 0 {
 		return
 	}
 	text, cut, err := s.idle.Take()
-	if !asker.Quiet {
-		return
-	}
 	msg := "Printed by the session while no cell ran:\n" + plain.Text(text)
 	if cut != nil {
 		msg += "\n" + cut.Describe("output")
@@ -615,7 +624,7 @@ func (s *Session) Info(withMemory bool) api.SessionInfo {
 		}
 		info.Unread = (c.finished() && !c.delivered) || c.out.Len() > 0
 	}
-	info.Unread = info.Unread || s.idle.Len() > 0
+	info.Unread = info.Unread || s.idleUnread
 	p := s.p
 	state := s.state
 	s.mu.Unlock()
