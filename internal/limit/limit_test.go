@@ -155,6 +155,9 @@ func TestCgroup(t *testing.T) {
 // fails (Go's runtime ends it), and nothing calls that an out-of-memory
 // kill.
 func TestRlimit(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's reservations do not fit under an rlimit on address space")
+	}
 	l := &Limiter{Want: ByRlimit}
 	// RLIMIT_DATA counts address space reserved and never used, of which
 	// Go's runtime reserves tens of megabytes as it starts: 256 MB, then.

@@ -29,6 +29,9 @@ func TestCgroupV2InVM(t *testing.T) {
 	if os.Getpid() == 1 {
 		t.Skip("this is the VM")
 	}
+	if raceEnabled {
+		t.Skip("a race-detector build is not fit to be a 512 MB VM's init")
+	}
 	qemu, err := exec.LookPath("qemu-system-x86_64")
 	if err != nil {
 		t.Skip("qemu-system-x86_64 is not installed (Debian: qemu-system-x86), so the cgroup v2 ways are not tested")
