@@ -109,10 +109,12 @@ func Listen() (*Daemon, error) {
 			log.Printf("sessions are limited to %s of memory unless they ask otherwise ($POLYREPL_MEMORY)", limit.Size(n))
 		}
 	}
-	if v := os.Getenv("POLYREPL_MEMORY_BY"); limit.CheckWant(v) != nil {
-		log.Printf("ignoring $POLYREPL_MEMORY_BY: %v", limit.CheckWant(v))
-	} else {
-		d.sessions.Limits.Want = v
+	if v := os.Getenv("POLYREPL_MEMORY_BY"); v != "" {
+		if err := limit.CheckWant(v); err != nil {
+			log.Printf("ignoring $POLYREPL_MEMORY_BY: %v", err)
+		} else {
+			d.sessions.Limits.Want = v
+		}
 	}
 	keepLogSmall(dir)
 	d.sessions.RecoverLost()

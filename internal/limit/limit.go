@@ -24,6 +24,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -52,29 +53,23 @@ type Limiter struct {
 	// alone).
 	Want string
 
-	once sync.Once
-	v2   string // the delegated cgroup v2 directory sessions' groups go in
-	v1   string // the cgroup v1 memory directory sessions' groups go in
-	why  string // why no cgroup is used, when none is
-
-	mu     sync.Mutex
-	chosen bool // v2, v1 and why are set, for Describe
+	once   sync.Once
+	chosen atomic.Bool // by, dir and why are set (for Describe)
+	by     string      // ByCgroup or ByCgroupV1 if a cgroup is used, else ""
+	dir    string      // the cgroup directory sessions' groups go in
+	why    string      // why no cgroup is used, when none is
 }
 
 // Describe says how this daemon holds limits: the way it chose, or, before
 // a limited session made it choose, that it has not.
 func (l *Limiter) Describe() string {
-	chosen := false
-	l.mu.Lock()
-	chosen = l.chosen
-	l.mu.Unlock()
 	switch {
-	case !chosen:
+	case !l.chosen.Load():
 		return "the way is chosen at the first limited session"
-	case l.v2 != "":
-		return "a cgroup v2 group per session under " + l.v2
-	case l.v1 != "":
-		return "a cgroup v1 memory group per session under " + l.v1
+	case l.by == ByCgroup:
+		return "a cgroup v2 group per session under " + l.dir
+	case l.by == ByCgroupV1:
+		return "a cgroup v1 memory group per session under " + l.dir
 	default:
 		return "an rlimit on each process (" + l.why + ")"
 	}
@@ -89,11 +84,25 @@ func CheckWant(want string) error {
 	return fmt.Errorf("invalid way to hold memory limits %q: give auto, cgroup or rlimit", want)
 }
 
-// choose finds the best way this machine allows, once.
-func (l *Limiter) choose() {
-	if l.Want == ByRlimit {
-		l.why = "$POLYREPL_MEMORY_BY asks for the rlimit"
-		return
+// Prepare makes the choice now, before a limited session's runtime is
+// started, so that runtimes start where their groups will be made (the
+// daemon may move into a delegated cgroup as it chooses).
+func (l *Limiter) Prepare() {
+	l.once.Do(func() {
+		l.by, l.dir, l.why = choose(l.Want)
+		l.chosen.Store(true)
+		log.Printf("memory limits: %s", l.Describe())
+		if l.by != "" {
+			removeStale(l.dir)
+		}
+	})
+}
+
+// choose finds the best way this machine allows: the cgroup to use and
+// its version, or why there is none.
+func choose(want string) (by, dir, why string) {
+	if want == ByRlimit {
+		return "", "", "$POLYREPL_MEMORY_BY asks for the rlimit"
 	}
 	var whys []string
 	dir, err := delegatedV2(nil)
@@ -107,77 +116,59 @@ func (l *Limiter) choose() {
 	}
 	if err == nil {
 		if err = prepareV2(dir); err == nil {
-			l.v2 = dir
-			log.Printf("memory limits: a cgroup v2 group per session under %s", dir)
-			removeStale(dir)
-			return
+			return ByCgroup, dir, ""
 		}
 		whys = append(whys, err.Error())
 	}
-	if dir, err := writableV1(); err == nil {
-		l.v1 = dir
-		log.Printf("memory limits: a cgroup v1 memory group per session under %s", dir)
-		removeStale(dir)
-		return
-	} else {
-		whys = append(whys, err.Error())
+	dir, err = writableV1()
+	if err == nil {
+		return ByCgroupV1, dir, ""
 	}
-	l.why = strings.Join(whys, "; ")
-	log.Printf("memory limits: an rlimit on each process (no cgroup: %s)", l.why)
-}
-
-// Prepare makes the choice now, before a limited session's runtime is
-// started, so that runtimes start where their groups will be made (the
-// daemon may move into a delegated cgroup as it chooses).
-func (l *Limiter) Prepare() {
-	l.once.Do(l.chooseOnce)
-}
-
-func (l *Limiter) chooseOnce() {
-	l.choose()
-	l.mu.Lock()
-	l.chosen = true
-	l.mu.Unlock()
+	whys = append(whys, err.Error())
+	return "", "", strings.Join(whys, "; ")
 }
 
 // Apply limits the process pid, and what it starts from now on, to bytes
 // of memory; name names the session's cgroup ("polyrepl-GEN").
 func (l *Limiter) Apply(pid int, name string, bytes int64) (*Limit, error) {
-	l.once.Do(l.chooseOnce)
-	var err error
+	l.Prepare()
 	switch {
-	case l.v2 != "":
-		var g string
-		if g, err = newGroup(l.v2, name, pid, map[string]string{
-			"memory.max": strconv.FormatInt(bytes, 10),
-			// Swapping past the limit is not staying within it.
-			"memory.swap.max": "0",
-		}, "memory.swap.max"); err == nil {
-			return &Limit{Bytes: bytes, By: ByCgroup, group: g}, nil
+	case l.by != "":
+		g, err := newGroup(l.dir, name, pid, settings(l.by, bytes))
+		if err == nil {
+			return &Limit{Bytes: bytes, By: l.by, group: g}, nil
 		}
-	case l.v1 != "":
-		var g string
-		if g, err = newGroup(l.v1, name, pid, map[string]string{
-			"memory.limit_in_bytes": strconv.FormatInt(bytes, 10),
-			// Memory and swap together, where swap is accounted at all.
-			"memory.memsw.limit_in_bytes": strconv.FormatInt(bytes, 10),
-		}, "memory.memsw.limit_in_bytes"); err == nil {
-			return &Limit{Bytes: bytes, By: ByCgroupV1, group: g}, nil
-		}
-	case l.Want == "cgroup":
-		return nil, fmt.Errorf("$POLYREPL_MEMORY_BY asks for a cgroup and there is none to use: %s", l.why)
-	}
-	if err != nil {
 		if l.Want == "cgroup" {
 			return nil, err
 		}
 		log.Printf("memory limits: %v; holding this session by rlimit instead", err)
+	case l.Want == "cgroup":
+		return nil, fmt.Errorf("$POLYREPL_MEMORY_BY asks for a cgroup and there is none to use: %s", l.why)
 	}
 	lim := &unix.Rlimit{Cur: uint64(bytes), Max: uint64(bytes)}
 	if err := unix.Prlimit(pid, unix.RLIMIT_DATA, lim, nil); err != nil {
 		return nil, fmt.Errorf("cannot limit the session's memory: no cgroup to use, and setrlimit failed: %w", err)
 	}
 	return &Limit{Bytes: bytes, By: ByRlimit}, nil
+}
+
+// setting is one file of a new session group, written in order; an
+// optional one may be missing, as swap accounting often is.
+type setting struct {
+	file, value string
+	optional    bool
+}
+
+// settings are the files that hold a group of cgroup version by to bytes.
+func settings(by string, bytes int64) []setting {
+	n := strconv.FormatInt(bytes, 10)
+	if by == ByCgroupV1 {
+		// Memory first: v1 refuses a memory+swap limit below it. Memory
+		// and swap together, where swap is accounted at all.
+		return []setting{{"memory.limit_in_bytes", n, false}, {"memory.memsw.limit_in_bytes", n, true}}
+	}
+	// Swapping past the limit is not staying within it.
+	return []setting{{"memory.max", n, false}, {"memory.swap.max", "0", true}}
 }
 
 // removeStale removes the empty session groups a daemon that died left
@@ -191,22 +182,17 @@ func removeStale(dir string) {
 	}
 }
 
-// newGroup makes the group dir/name, writes its settings (optional ones
-// may be missing, as swap accounting often is) and moves pid into it.
-func newGroup(dir, name string, pid int, settings map[string]string, optional string) (string, error) {
+// newGroup makes the group dir/name, writes its settings and moves pid
+// into it.
+func newGroup(dir, name string, pid int, settings []setting) (string, error) {
 	g := filepath.Join(dir, name)
 	if err := os.Mkdir(g, 0o755); err != nil {
 		return "", fmt.Errorf("cannot make the session's cgroup: %w", err)
 	}
-	// The memory limit first: v1 refuses a memory+swap limit below it.
-	for _, file := range []string{"memory.max", "memory.limit_in_bytes", "memory.swap.max", "memory.memsw.limit_in_bytes"} {
-		v, ok := settings[file]
-		if !ok {
-			continue
-		}
-		if err := write(g, file, v); err != nil && !(file == optional && errors.Is(err, os.ErrNotExist)) {
+	for _, st := range settings {
+		if err := write(g, st.file, st.value); err != nil && !(st.optional && errors.Is(err, os.ErrNotExist)) {
 			os.Remove(g)
-			return "", fmt.Errorf("cannot set %s of the session's cgroup: %w", file, err)
+			return "", fmt.Errorf("cannot set %s of the session's cgroup: %w", st.file, err)
 		}
 	}
 	if err := write(g, "cgroup.procs", strconv.Itoa(pid)); err != nil {
