@@ -24,6 +24,9 @@ const maxDigits = 9
 // rewrite returns b, after what was held, with cell paths rewritten; it
 // holds back a tail that may be the start of one.
 func (c *cellNames) rewrite(b []byte) []byte {
+	if len(c.held) == 0 && !bytes.Contains(b, c.prefix) && partialSuffix(b, c.prefix) == 0 {
+		return b // most output: passed on as it came, not copied
+	}
 	data := append(c.held, b...)
 	c.held = nil
 	var out []byte

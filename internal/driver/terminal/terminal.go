@@ -503,16 +503,14 @@ func (p *process) take(b []byte) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.mode == modeOutput {
+	switch p.mode {
+	case modeOutput:
 		if p.cell != 0 {
 			p.outputLocked(p.cellNames.rewrite(b))
 		} else { // idle: a person's typing echoes at once
 			p.outputLocked(p.cellNames.flush())
 			p.outputLocked(b)
 		}
-		return
-	}
-	switch p.mode {
 	case modeBoot:
 		if p.early.Len() < 8192 {
 			p.early.Write(b[:min(len(b), 8192-p.early.Len())])
