@@ -622,16 +622,7 @@ func TestReliabilityDiskFull(t *testing.T) {
 	if err != nil {
 		t.Skip("prlimit (util-linux) is not installed")
 	}
-	cmd := exec.Command(prlimit, "--fsize=65536", e.bin, "daemon")
-	cmd.Env = e.vars
-	cmd.Dir = e.home
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go cmd.Wait()
-	if !waitFor(10*time.Second, func() bool { _, _, code := e.run("status"); return code == 0 }) {
-		t.Fatal("the limited daemon did not start")
-	}
+	e.startDaemonUnder("the daemon under a file-size limit", prlimit, "--fsize=65536", e.bin, "daemon")
 	big := strings.Repeat("# padding\n", 8000) + "x = 42"
 	r := e.runJSON("exec", "full", big)
 	saves := strings.Join(r.notesOf("save"), "\n")
@@ -660,6 +651,23 @@ func TestReliabilityDiskFull(t *testing.T) {
 	}
 	report(t, "4 Faults", "the state disk is full (the daemon under a 64 KB file-size limit)",
 		"cells ran and returned; replies said: %q; %q; %q", firstLine(saves), firstLine(saves2), firstLine(saves3))
+}
+
+// startDaemonUnder starts the env's daemon through a command that sets
+// up its surroundings first (argv ends by running `polyrepl daemon`), and
+// waits until it answers.
+func (e *env) startDaemonUnder(what string, argv ...string) {
+	e.t.Helper()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = e.vars
+	cmd.Dir = e.home
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	go cmd.Wait()
+	if !waitFor(10*time.Second, func() bool { _, _, code := e.run("status"); return code == 0 }) {
+		e.t.Fatalf("%s did not start", what)
+	}
 }
 
 func firstLine(s string) string {
@@ -794,17 +802,8 @@ func TestReliabilityReadOnlyState(t *testing.T) {
 	e := newEnv(t)
 	e.must(0, "exec", "ro", "1")
 	e.must(0, "stop")
-	cmd := exec.Command("unshare", "-m", "sh", "-c",
+	e.startDaemonUnder("the daemon with a read-only state directory", "unshare", "-m", "sh", "-c",
 		`mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && exec "$2" daemon`, "sh", e.state, e.bin)
-	cmd.Env = e.vars
-	cmd.Dir = e.home
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go cmd.Wait()
-	if !waitFor(10*time.Second, func() bool { _, _, code := e.run("status"); return code == 0 }) {
-		t.Fatal("the daemon with a read-only state directory did not start")
-	}
 	r := e.runJSON("exec", "ro", "x = 6 * 7\nx")
 	notes := strings.Join(r.notesOf("save"), "\n")
 	if r.Value != "42" || !strings.Contains(notes, "transcript") || !strings.Contains(notes, "record could not be saved") {
