@@ -174,7 +174,7 @@ type CellResult struct {
 // Death says how a session's life ended.
 type Death struct {
 	Cause    string    `json:"cause"` // in words: "killed by signal 9 (SIGKILL)"
-	By       string    `json:"by"`    // "kill", "restart", "stop", "crash", "exit", "signal", "memory", "daemon-lost"
+	By       string    `json:"by"`    // one of the By constants
 	At       time.Time `json:"at"`    // when
 	ExitCode int       `json:"exit_code,omitempty"`
 	Signal   int       `json:"signal,omitempty"`
@@ -188,7 +188,7 @@ type SessionInfo struct {
 	Version    string    `json:"version"`
 	Exe        string    `json:"exe"`
 	PID        int       `json:"pid"`
-	State      string    `json:"state"` // starting, idle, running, dead
+	State      string    `json:"state"` // one of the State constants
 	Created    time.Time `json:"created"`
 	LastActive time.Time `json:"last_active"`
 	Cells      int       `json:"cells"`
@@ -248,12 +248,19 @@ type StopReply struct {
 }
 
 // ErrorReply is the body of every non-2xx reply.
+//
+// Error and Hint are written for any reader (no command, flag or tool
+// names); Field and Next say the rest as data, for each edge to word in
+// its reader's terms.
 type ErrorReply struct {
 	Error string `json:"error"`
 	Hint  string `json:"hint,omitempty"`
-	// Code classifies the error for programs: "bad-request", "no-session",
-	// "busy", "stale", "dead", "internal".
+	// Code classifies the error for programs: one of the Code constants.
 	Code string `json:"code"`
+	// Field names the input that was wrong: one of the Field constants.
+	Field string `json:"field,omitempty"`
+	// Next are the steps that help, in order.
+	Next []Action `json:"next,omitempty"`
 	// Death is set when the error is about a session that died.
 	Death *Death `json:"death,omitempty"`
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/client"
 	"github.com/polyrepl/polyrepl/internal/paths"
+	"github.com/polyrepl/polyrepl/internal/render"
 	"github.com/polyrepl/polyrepl/internal/version"
 )
 
@@ -109,11 +110,11 @@ func (e *env) fail(err error) int {
 	switch {
 	case errors.As(err, &ae):
 		e.errorf("%s", ae.ErrorReply.Error)
-		if ae.Hint != "" {
-			e.hintf("%s", ae.Hint)
+		if hint := render.Hint(ae.ErrorReply, render.People); hint != "" {
+			e.hintf("%s", hint)
 		}
 		e.versionWarning()
-		if ae.Code == "dead" {
+		if ae.Code == api.CodeDead {
 			return ExitFailed
 		}
 		return ExitUsage

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/render"
@@ -32,14 +31,7 @@ environment. Every name it held is gone.`,
 }
 
 func runKill(e *env, args []string) int {
-	return control(e, "kill", args, e.client.Kill, func(r api.KillReply) string {
-		s := r.Session
-		text := fmt.Sprintf("Killed session '%s' (pid %d, %s", s.Name, s.PID, render.Plural(s.Cells, "cell"))
-		if len(s.Names) > 0 {
-			text += "; names lost: " + strings.Join(s.Names, ", ")
-		}
-		return text + ")."
-	})
+	return control(e, "kill", args, e.client.Kill, func(r api.KillReply) string { return render.Killed(r.Session) })
 }
 
 func runRestart(e *env, args []string) int {

@@ -46,7 +46,7 @@ func runSessions(e *env, args []string) int {
 			fmt.Fprintln(e.stdout, "No sessions. `polyrepl exec NAME CODE` creates one.")
 		}
 		for _, s := range list {
-			render.Session(e.stdout, s, time.Now())
+			render.Session(e.stdout, s, time.Now(), render.People)
 		}
 	}
 	e.versionWarning()

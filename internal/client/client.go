@@ -280,7 +280,7 @@ func sessionPath(pattern, name string) string {
 func checkName(name string) error {
 	if err := api.ValidateName(name); err != nil {
 		return &APIError{Status: http.StatusBadRequest, ErrorReply: api.ErrorReply{
-			Error: err.Error(), Code: "bad-request",
+			Error: err.Error(), Code: api.CodeBadRequest,
 			Hint: "session names use " + api.NameChars + ", at most 64 of them",
 		}}
 	}

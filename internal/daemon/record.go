@@ -24,7 +24,7 @@ func (d *Daemon) history(w http.ResponseWriter, r *http.Request) {
 	if s := r.URL.Query().Get("since"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 0 {
-			fail(w, &session.Error{Code: "bad-request", Msg: fmt.Sprintf("invalid position %q", s), Hint: "give --since a record seq, 0 for the start"})
+			fail(w, &session.Error{Code: api.CodeBadRequest, Msg: fmt.Sprintf("invalid position %q", s), Hint: "give a record seq, 0 for the start", Field: api.FieldSince})
 			return
 		}
 		since = n
@@ -88,7 +88,7 @@ func (d *Daemon) entry(w http.ResponseWriter, r *http.Request) {
 	}
 	seq, err := strconv.Atoi(r.PathValue("seq"))
 	if err != nil {
-		fail(w, &session.Error{Code: "bad-request", Msg: fmt.Sprintf("invalid entry %q", r.PathValue("seq")), Hint: "name an entry by its seq (12) or id (NAME#12)"})
+		fail(w, &session.Error{Code: api.CodeBadRequest, Msg: fmt.Sprintf("invalid entry %q", r.PathValue("seq")), Hint: "name an entry by its seq (12) or id (NAME#12)"})
 		return
 	}
 	e, ok := rec.Get(seq)
@@ -98,7 +98,7 @@ func (d *Daemon) entry(w http.ResponseWriter, r *http.Request) {
 		if seq <= dropped {
 			msg = fmt.Sprintf("entry %d of session %q was dropped: the record keeps its last %d entries (%d to %d)", seq, r.PathValue("name"), api.RecordKeep, dropped+1, next-1)
 		}
-		fail(w, &session.Error{Code: "no-entry", Msg: msg, Hint: "`polyrepl history " + r.PathValue("name") + "` lists them"})
+		fail(w, &session.Error{Code: api.CodeNoEntry, Msg: msg, Next: []api.Action{{Do: api.DoHistory, Session: r.PathValue("name")}}})
 		return
 	}
 	reply(w, e)
@@ -112,7 +112,7 @@ const next0 = 1 << 62
 // what the runtime prints back, until either side hangs up.
 func (d *Daemon) raw(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("Upgrade") != api.RawProtocol {
-		fail(w, &session.Error{Code: "bad-request", Msg: "a raw attach must ask to upgrade to " + api.RawProtocol, Hint: "use `polyrepl attach --raw`"})
+		fail(w, &session.Error{Code: api.CodeBadRequest, Msg: "a raw attach must ask to upgrade to " + api.RawProtocol, Hint: "use `polyrepl attach --raw`"})
 		return
 	}
 	q := r.URL.Query()

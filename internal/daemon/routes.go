@@ -234,14 +234,14 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 		rc.SetReadDeadline(time.Now())
 		if errors.As(err, &ne) && ne.Timeout() {
 			log.Printf("a client sent half a request and stalled for %s; cut off", bodyTimeout)
-			fail(w, &session.Error{Code: "bad-request", Msg: fmt.Sprintf("the request body did not arrive within %s", bodyTimeout), Hint: "send the whole request at once"})
+			fail(w, &session.Error{Code: api.CodeBadRequest, Msg: fmt.Sprintf("the request body did not arrive within %s", bodyTimeout), Hint: "send the whole request at once"})
 			return false
 		}
 		if errors.As(err, &mbe) {
-			fail(w, &session.Error{Code: "bad-request", Msg: fmt.Sprintf("the request is over %d bytes", maxBody), Hint: "keep code under 2 MiB"})
+			fail(w, &session.Error{Code: api.CodeBadRequest, Msg: fmt.Sprintf("the request is over %d bytes", maxBody), Hint: "keep code under 2 MiB"})
 			return false
 		}
-		fail(w, &session.Error{Code: "bad-request", Msg: fmt.Sprintf("malformed request body: %v", err), Hint: "send one JSON object as the API describes"})
+		fail(w, &session.Error{Code: api.CodeBadRequest, Msg: fmt.Sprintf("malformed request body: %v", err), Hint: "send one JSON object as the API describes"})
 		return false
 	}
 	rc.SetReadDeadline(time.Time{}) // the reply may take long; the client waits for it
@@ -257,12 +257,12 @@ func reply(w http.ResponseWriter, v any) {
 
 // statusOf maps a refusal to its HTTP status.
 var statusOf = map[string]int{
-	"bad-request": http.StatusBadRequest,
-	"no-session":  http.StatusNotFound,
-	"no-entry":    http.StatusNotFound,
-	"busy":        http.StatusConflict,
-	"stale":       http.StatusGone,
-	"dead":        http.StatusGone,
+	api.CodeBadRequest: http.StatusBadRequest,
+	api.CodeNoSession:  http.StatusNotFound,
+	api.CodeNoEntry:    http.StatusNotFound,
+	api.CodeBusy:       http.StatusConflict,
+	api.CodeStale:      http.StatusGone,
+	api.CodeDead:       http.StatusGone,
 }
 
 func fail(w http.ResponseWriter, err error) {
@@ -277,11 +277,12 @@ func fail(w http.ResponseWriter, err error) {
 
 // errorReply turns an error into its reply body and HTTP status.
 func errorReply(err error) (api.ErrorReply, int) {
-	body := api.ErrorReply{Error: err.Error(), Code: "internal"}
+	body := api.ErrorReply{Error: err.Error(), Code: api.CodeInternal}
 	status := http.StatusInternalServerError
 	var se *session.Error
 	if errors.As(err, &se) {
 		body.Code, body.Hint, body.Death = se.Code, se.Hint, se.Death
+		body.Field, body.Next = se.Field, se.Next
 		if s, ok := statusOf[se.Code]; ok {
 			status = s
 		}

@@ -169,7 +169,7 @@ func Lookup(name string) (Driver, error) {
 		known = append(known, n)
 	}
 	sort.Strings(known)
-	return nil, fmt.Errorf("unknown runtime %q: known runtimes are %s (`polyrepl runtimes` lists them)", name, strings.Join(known, ", "))
+	return nil, fmt.Errorf("unknown runtime %q: known runtimes are %s", name, strings.Join(known, ", "))
 }
 
 // All returns every registered driver, sorted by name.

@@ -12,7 +12,7 @@ import (
 // PATH of env (the caller's, not the daemon's).
 func LookPath(name string, env []string, cwd string) (string, error) {
 	if name == "" {
-		return "", fmt.Errorf("no executable named: give one with --exe or $POLYREPL_<RUNTIME>")
+		return "", fmt.Errorf("no executable named: name one, or set $POLYREPL_<RUNTIME>")
 	}
 	if strings.Contains(name, "/") {
 		p := name
@@ -37,7 +37,7 @@ func LookPath(name string, env []string, cwd string) (string, error) {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("cannot find %s on your PATH (%s): install it, or name the executable with --exe (--python for Python)", name, path)
+	return "", fmt.Errorf("cannot find %s on your PATH (%s): install it, or name the executable", name, path)
 }
 
 func isExecutable(p string) error {

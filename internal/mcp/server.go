@@ -36,7 +36,7 @@ import (
 const ProgressEvery = 3 * time.Second
 
 // Instructions tell a model when to reach for these tools.
-const Instructions = `polyrepl runs code in named, persistent REPL sessions that keep their namespace — imports, loaded data, functions — between calls and across conversations. Sessions are Python by default; exec's "runtime" argument starts other languages (see "sessions" for what runs).
+const Instructions = `polyrepl runs code in named, persistent REPL sessions that keep their namespace — imports, loaded data, functions — between calls and across conversations. Sessions are Python by default; exec's "runtime" argument starts other languages (its description lists them).
 
 Use it instead of "python3 -c", "Rscript -e", "node -e" or throwaway scripts whenever you would run code: load data once, then ask many questions of it.
 - Call "sessions" first and reuse a session whose cwd and names match your task; otherwise pick a short new name, and "exec" creates it.
@@ -229,8 +229,8 @@ func errorText(err error) string {
 	switch {
 	case errors.As(err, &ae):
 		t := "Error: " + ae.ErrorReply.Error
-		if ae.Hint != "" {
-			t += "\nWhat to do: " + ae.Hint
+		if hint := render.Hint(ae.ErrorReply, model); hint != "" {
+			t += "\nWhat to do: " + hint
 		}
 		return t
 	case errors.As(err, &ce):
@@ -372,11 +372,7 @@ func (s *Server) kill(ctx context.Context, req *mcp.CallToolRequest, in sessionI
 	if err != nil {
 		return r, "", err
 	}
-	text := fmt.Sprintf("Killed session '%s' (pid %d, %d cells).", r.Session.Name, r.Session.PID, r.Session.Cells)
-	if len(r.Session.Names) > 0 {
-		text += " Names lost: " + strings.Join(r.Session.Names, ", ") + "."
-	}
-	return r, notesText(text+"\n", r.Notes) + s.versionNote(), nil
+	return r, notesText(render.Killed(r.Session)+"\n", r.Notes) + s.versionNote(), nil
 }
 
 func (s *Server) sessions(ctx context.Context, req *mcp.CallToolRequest, in sessionsIn) (api.SessionsReply, string, error) {

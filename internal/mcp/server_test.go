@@ -458,7 +458,7 @@ func TestArgumentErrors(t *testing.T) {
 		{"exec without session", "exec", map[string]any{"code": "1"}, []string{`"session"`, "missing"}},
 		{"bad session name", "exec", map[string]any{"session": "a/b", "code": "1"}, []string{"a/b", "session name", "letters, digits"}},
 		{"timeout of the wrong type", "exec", map[string]any{"session": "v", "code": "1", "timeout": "abc"}, []string{"timeout"}},
-		{"timeout over the limit", "exec", map[string]any{"session": "v", "code": "1", "timeout": 601}, []string{"600"}},
+		{"timeout over the limit", "exec", map[string]any{"session": "v", "code": "1", "timeout": 601}, []string{"600", "timeout argument"}},
 		{"negative timeout", "exec", map[string]any{"session": "v", "code": "1", "timeout": -1}, []string{"timeout"}},
 		{"unknown argument", "exec", map[string]any{"session": "v", "code": "1", "bogus": true}, []string{"bogus"}},
 		{"arguments not an object", "exec", []any{"v", "1"}, []string{"object"}},
@@ -467,6 +467,13 @@ func TestArgumentErrors(t *testing.T) {
 		{"kill without session", "kill", map[string]any{}, []string{`"session"`, "missing"}},
 		{"restart on an unknown session", "restart", map[string]any{"session": "nosuch"}, []string{"nosuch", "no session"}},
 		{"sessions with a bad name", "sessions", map[string]any{"session": "../x"}, []string{"session name"}},
+		// Refusals name the tool argument to change or the tool to call,
+		// never a CLI flag or command.
+		{"exec in a missing cwd", "exec", map[string]any{"session": "v", "code": "1", "cwd": "/nonexistent"}, []string{"/nonexistent", "cwd argument"}},
+		{"exec in an unknown runtime", "exec", map[string]any{"session": "v", "code": "1", "runtime": "cobol"}, []string{"cobol", "runtime argument"}},
+		{"exec with a missing exe", "exec", map[string]any{"session": "v", "code": "1", "exe": "/nonexistent/python9"}, []string{"python9", "exe argument"}},
+		{"sessions of an unknown name", "sessions", map[string]any{"session": "nosuch"}, []string{"nosuch", "the exec tool"}},
+		{"history of an unknown session", "history", map[string]any{"session": "nosuch"}, []string{"nosuch", "the exec tool"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
@@ -796,7 +803,7 @@ func TestInterruptRestartKill(t *testing.T) {
 	if !slices.Contains(kr.Session.Names, "yy") {
 		t.Errorf("kill: session %+v, want the name yy", kr.Session)
 	}
-	wantContains(t, "kill text", text(res), "Killed session 'ir'", "Names lost", "yy")
+	wantContains(t, "kill text", text(res), "Killed session 'ir'", "names lost", "yy")
 	structured(t, a.ok("sessions", nil), &list)
 	for _, s := range list.Sessions {
 		if s.Name == "ir" && s.State != "dead" {

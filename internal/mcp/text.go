@@ -13,7 +13,7 @@ import (
 // notes after it.
 func (s *Server) text(r api.CellResult) string {
 	var b strings.Builder
-	render.Activity(&b, r.Activity, render.ActivityHeaderModel)
+	render.Activity(&b, r.Activity, render.ActivityHeaderModel, model)
 	if r.Activity != nil && b.Len() > 0 {
 		b.WriteString("Your call's result:\n")
 	}
@@ -63,7 +63,30 @@ func sessionsText(list []api.SessionInfo, now time.Time) string {
 	}
 	var b strings.Builder
 	for _, s := range list {
-		render.Session(&b, s, now)
+		render.Session(&b, s, now, model)
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// model is the voice of replies to a model: it names tool arguments and
+// tool calls, never command lines it cannot run.
+var model render.Voice = modelVoice{}
+
+type modelVoice struct{}
+
+func (modelVoice) Input(field string) string {
+	if field == "" {
+		return ""
+	}
+	return "the " + field + " argument"
+}
+
+func (modelVoice) Step(a api.Action) string {
+	switch a.Do {
+	case api.DoExec:
+		return fmt.Sprintf("the exec tool with session %q", a.Session)
+	case api.DoRuntimes:
+		return "the exec tool's runtime argument description"
+	}
+	return fmt.Sprintf("the %s tool (session %q)", a.Do, a.Session)
 }

@@ -140,3 +140,4 @@ func lines(s string, head, tail int) string {
 	}
 	return out
 }
+

@@ -17,15 +17,15 @@ const (
 )
 
 // Activity tells what other clients did, newest first, under header (a
-// format taking the session name).
-func Activity(w io.Writer, a *api.Activity, header string) {
+// format taking the session name), naming the history in v's terms.
+func Activity(w io.Writer, a *api.Activity, header string, v Voice) {
 	if a == nil {
 		return
 	}
 	var b strings.Builder
 	if len(a.Entries) == 0 && len(a.More) == 0 {
 		if a.Earlier > 0 {
-			fmt.Fprintf(&b, "[Session '%s' has %s from before you joined; `history %s` lists them.]\n", a.Session, Plural(a.Earlier, "earlier entry"), a.Session)
+			fmt.Fprintf(&b, "[Session '%s' has %s from before you joined; %s lists them.]\n", a.Session, Plural(a.Earlier, "earlier entry"), v.Step(api.Action{Do: api.DoHistory, Session: a.Session}))
 		}
 		io.WriteString(w, b.String())
 		return
@@ -44,7 +44,7 @@ func Activity(w io.Writer, a *api.Activity, header string) {
 		entryBody(&b, e, "   ")
 	}
 	if len(a.More) > 0 {
-		fmt.Fprintf(&b, "── and %s not shown: %s (`history %s ID` shows one)\n", Plural(len(a.More), "more entry"), strings.Join(a.More, ", "), a.Session)
+		fmt.Fprintf(&b, "── and %s not shown: %s (%s with an entry's id shows it)\n", Plural(len(a.More), "more entry"), strings.Join(a.More, ", "), v.Step(api.Action{Do: api.DoHistory, Session: a.Session}))
 	}
 	b.WriteString("──\n")
 	io.WriteString(w, b.String())

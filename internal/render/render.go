@@ -22,7 +22,7 @@ func Result(w io.Writer, r api.CellResult) {
 // ResultAs is Result with the activity told under header.
 func ResultAs(w io.Writer, r api.CellResult, header string) {
 	var b strings.Builder
-	Activity(&b, r.Activity, header)
+	Activity(&b, r.Activity, header, People)
 	note := func(kinds ...string) {
 		for _, n := range r.Notes {
 			for _, k := range kinds {
@@ -124,10 +124,11 @@ func Plural(n int, word string) string {
 // MaxListedNames keeps a namespace with thousands of names to one line.
 const MaxListedNames = 40
 
-// Session writes one session as `polyrepl sessions` lists it.
-func Session(w io.Writer, s api.SessionInfo, now time.Time) {
+// Session writes one session as `polyrepl sessions` lists it, naming the
+// next step in v's terms.
+func Session(w io.Writer, s api.SessionInfo, now time.Time, v Voice) {
 	cells := Plural(s.Cells, "cell")
-	if s.State == "dead" {
+	if s.State == api.StateDead {
 		cause := ""
 		if s.Death != nil {
 			cause = s.Death.Cause + " " + Ago(now.Sub(s.Death.At)) + " ago"
@@ -146,7 +147,7 @@ func Session(w io.Writer, s api.SessionInfo, now time.Time) {
 			s.Name, s.PID, strings.TrimSpace(s.Runtime+" "+s.Version), Ago(now.Sub(s.Created)), activity, cells, mem, s.Cwd)
 	}
 	if s.Unread {
-		fmt.Fprintf(w, "    unread output: `polyrepl wait %s` collects it\n", s.Name)
+		fmt.Fprintf(w, "    unread output: %s collects it\n", v.Step(api.Action{Do: api.DoWait, Session: s.Name}))
 	}
 	if len(s.Names) > 0 {
 		names := s.Names
@@ -174,4 +175,14 @@ func Display(r api.CellResult) string {
 		return r.Display
 	}
 	return fmt.Sprintf("Out[%d]: %s", r.Cell, r.Value)
+}
+
+// Killed says what killing session s ended, for the CLI and the MCP
+// server alike.
+func Killed(s api.SessionInfo) string {
+	text := fmt.Sprintf("Killed session '%s' (pid %d, %s", s.Name, s.PID, Plural(s.Cells, "cell"))
+	if len(s.Names) > 0 {
+		text += "; names lost: " + Names(s.Names)
+	}
+	return text + ")."
 }

@@ -26,17 +26,28 @@ import (
 
 // Error is a refusal a client can act on: it maps to an HTTP status and an
 // api.ErrorReply.
+//
+// Msg and Hint are written for any reader: they name no command, flag or
+// tool. Field and Next carry the rest as data, for the CLI and the MCP
+// server to word in their reader's terms.
 type Error struct {
-	Code  string // "bad-request", "no-session", "busy", "stale", "dead"
+	Code  string // one of the api.Code constants
 	Msg   string
 	Hint  string
+	Field string       // the input that was wrong, one of the api.Field constants
+	Next  []api.Action // steps that help
 	Death *api.Death
 }
 
 func (e *Error) Error() string { return e.Msg }
 
 func badRequest(hint, format string, a ...any) error {
-	return &Error{Code: "bad-request", Msg: fmt.Sprintf(format, a...), Hint: hint}
+	return &Error{Code: api.CodeBadRequest, Msg: fmt.Sprintf(format, a...), Hint: hint}
+}
+
+// badInput is a refusal of one input of the request, named by field.
+func badInput(field, hint, format string, a ...any) error {
+	return &Error{Code: api.CodeBadRequest, Msg: fmt.Sprintf(format, a...), Hint: hint, Field: field}
 }
 
 // CookieVar is the environment variable that marks every process of a
@@ -206,7 +217,7 @@ func (m *Manager) Exec(ctx context.Context, name string, req api.ExecRequest, pr
 	}
 	switch {
 	case strings.TrimSpace(req.Code) == "":
-		return api.CellResult{}, badRequest(adviceFor(req.Client).giveCode(), "the code is empty")
+		return api.CellResult{}, badInput(api.FieldCode, "", "the code is empty")
 	case len(req.Code) > api.MaxCodeBytes:
 		return api.CellResult{}, badRequest("put the data in a file and read it from the cell", "the code is %d bytes; the limit is %d bytes (2 MiB)", len(req.Code), api.MaxCodeBytes)
 	case strings.ContainsRune(req.Code, 0):
@@ -221,8 +232,8 @@ func (m *Manager) Exec(ctx context.Context, name string, req api.ExecRequest, pr
 	}
 	if s != nil && !s.isDead() && req.Spawn.Runtime != "" && req.Spawn.Runtime != s.Runtime {
 		e.life.Unlock()
-		return api.CellResult{}, badRequest("use another session name for "+req.Spawn.Runtime+", or kill this one first",
-			"session %q is a %s session, not %s", name, s.Runtime, req.Spawn.Runtime)
+		return api.CellResult{}, &Error{Code: api.CodeBadRequest, Msg: fmt.Sprintf("session %q is a %s session, not %s", name, s.Runtime, req.Spawn.Runtime),
+			Hint: "or use another session name for " + req.Spawn.Runtime, Next: []api.Action{{Do: api.DoKill, Session: name}}}
 	}
 	var opening []api.Note
 	if s != nil && !s.isDead() {
@@ -257,9 +268,9 @@ func Timeout(secs float64, asker api.Client) (time.Duration, error) {
 	case secs == 0:
 		return api.DefaultTimeout, nil
 	case secs < 0 || secs != secs:
-		return 0, badRequest("give a timeout in seconds between 0 and 600", "invalid timeout %v", secs)
+		return 0, badInput(api.FieldTimeout, "give seconds between 0 and 600", "invalid timeout %v", secs)
 	case secs > api.MaxTimeout.Seconds():
-		return 0, badRequest(adviceFor(asker).collectLater(), "the timeout %vs is over the limit of 600s", secs)
+		return 0, badInput(api.FieldTimeout, "give at most 600 seconds: the cell keeps running after the timeout, to be collected later", "the timeout %vs is over the limit of 600s", secs)
 	}
 	return time.Duration(secs * float64(time.Second)), nil
 }
@@ -289,7 +300,7 @@ func (m *Manager) checkGeneration(name string, s *Session, gen string) error {
 	if s != nil {
 		now = fmt.Sprintf("the session under that name now is generation %s, created %s", s.Generation, s.Created.Format(time.RFC3339))
 	}
-	return &Error{Code: "stale", Msg: fmt.Sprintf("the request was for generation %s of session %q, which has ended; %s", gen, name, now),
+	return &Error{Code: api.CodeStale, Msg: fmt.Sprintf("the request was for generation %s of session %q, which has ended; %s", gen, name, now),
 		Hint: "send the request without a generation to reach the current session"}
 }
 
@@ -300,23 +311,23 @@ func (m *Manager) create(ctx context.Context, e *entry, name string, sp api.Spaw
 	}
 	drv, err := driver.Lookup(sp.Runtime)
 	if err != nil {
-		return nil, nil, badRequest("choose one of the known runtimes", "%v", err)
+		return nil, nil, badInput(api.FieldRuntime, "choose one of the known runtimes", "%v", err)
 	}
 	if !filepath.IsAbs(sp.Cwd) {
-		return nil, nil, badRequest("give an absolute directory", "the working directory %q is not an absolute path", sp.Cwd)
+		return nil, nil, badInput(api.FieldCwd, "give an absolute directory", "the working directory %q is not an absolute path", sp.Cwd)
 	}
 	if fi, err := os.Stat(sp.Cwd); err != nil || !fi.IsDir() {
-		return nil, nil, badRequest("give an existing directory with --cwd", "the working directory %s does not exist or is not a directory", sp.Cwd)
+		return nil, nil, badInput(api.FieldCwd, "give an existing directory", "the working directory %s does not exist or is not a directory", sp.Cwd)
 	}
 	if sp.Exe == "" {
 		sp.Exe = drv.Info().DefaultExe(sp.Env, sp.Cwd)
 	}
 	if sp.Project != "" {
 		if !filepath.IsAbs(sp.Project) {
-			return nil, nil, badRequest("give an absolute directory", "the project directory %q is not an absolute path", sp.Project)
+			return nil, nil, badInput(api.FieldProject, "give an absolute directory", "the project directory %q is not an absolute path", sp.Project)
 		}
 		if fi, err := os.Stat(sp.Project); err != nil || !fi.IsDir() {
-			return nil, nil, badRequest("give an existing project directory with --project", "the project directory %s does not exist or is not a directory", sp.Project)
+			return nil, nil, badInput(api.FieldProject, "give an existing directory", "the project directory %s does not exist or is not a directory", sp.Project)
 		}
 	}
 	s := m.newSession(name, sp, drv)
@@ -414,13 +425,13 @@ func (m *Manager) start(ctx context.Context, s *Session) error {
 		RuntimeDir: m.runtimeDir, ValueLimit: api.ValueLimit, Project: s.Spawn.Project,
 	}, s)
 	if err != nil {
-		return badRequest("", "cannot start a %s session: %v", s.Runtime, err)
+		return badInput(api.FieldExe, "choose the executable", "cannot start a %s session: %v", s.Runtime, err)
 	}
 	var lim *limit.Limit
 	if mem > 0 {
 		if lim, err = m.Limits.Apply(p.PID(), "polyrepl-"+s.Generation, mem); err != nil {
 			p.Tree().Kill(killGrace)
-			return badRequest("run without --memory, or give the daemon a delegated cgroup", "cannot start a %s session with a memory limit: %v", s.Runtime, err)
+			return badInput(api.FieldMemory, "run without a memory limit, or give the daemon a delegated cgroup", "cannot start a %s session with a memory limit: %v", s.Runtime, err)
 		}
 	}
 	s.mu.Lock()
@@ -493,20 +504,20 @@ func (m *Manager) appendTranscript(s *Session, c *cell) error {
 // died is called once when a session's runtime has ended: it ends what is
 // left of the tree and keeps the note of what was lost.
 func (m *Manager) died(s *Session, d *api.Death) {
-	if d.By != "kill" && d.By != "restart" && d.By != "stop" {
+	if d.By != api.ByKill && d.By != api.ByRestart && d.By != api.ByStop {
 		// The runtime ended by itself; its children must not outlive it.
 		if survivors, err := s.p.Tree().Kill(killGrace); err != nil {
 			log.Printf("session %s: %d processes survived: %v", s.Name, len(survivors), err)
 		}
 	}
 	l := m.life(s)
-	if d.By != "restart" {
+	if d.By != api.ByRestart {
 		s.mu.Lock()
 		killer := s.killer
 		s.mu.Unlock()
 		m.note(s, killer, fmt.Sprintf("Session '%s' ended: %s.", s.Name, d.Cause))
 	}
-	if d.By != "restart" {
+	if d.By != api.ByRestart {
 		if err := m.state.SaveLoss(l); err != nil {
 			log.Printf("session %s: cannot save its death note: %v", s.Name, err)
 		}
@@ -559,8 +570,8 @@ func (m *Manager) lookup(name, gen string, asker api.Client) (*Session, error) {
 		return s, nil
 	}
 	if loss, _ := m.state.Loss(name); loss != nil {
-		return nil, &Error{Code: "dead", Msg: lossText(name, loss.Death, loss.Names, loss.Cells, loss.Transcript), Death: loss.Death,
-			Hint: adviceFor(asker).execFresh(name)}
+		return nil, &Error{Code: api.CodeDead, Msg: lossText(name, loss.Death, loss.Names, loss.Cells, loss.Transcript), Death: loss.Death,
+			Next: []api.Action{{Do: api.DoExec, Session: name}}}
 	}
 	return nil, m.noSession(name, asker)
 }
@@ -570,11 +581,12 @@ func (m *Manager) noSession(name string, asker api.Client) error {
 	for _, i := range m.List(false) {
 		live = append(live, i.Name)
 	}
-	hint := adviceFor(asker).execFresh(name)
+	hint := ""
 	if len(live) > 0 {
-		hint += "; sessions now: " + strings.Join(live, ", ")
+		hint = "sessions now: " + strings.Join(live, ", ")
 	}
-	return &Error{Code: "no-session", Msg: fmt.Sprintf("no session named %q", name), Hint: hint}
+	return &Error{Code: api.CodeNoSession, Msg: fmt.Sprintf("no session named %q", name), Hint: hint,
+		Next: []api.Action{{Do: api.DoExec, Session: name}}}
 }
 
 // Wait collects the named session's running or uncollected cell.
@@ -633,7 +645,7 @@ func (m *Manager) Kill(name string, req api.ControlRequest) (api.KillReply, erro
 		return api.KillReply{}, err
 	}
 	info := s.Info(true)
-	kerr := s.kill("kill", fmt.Sprintf("killed with %s by %s", adviceFor(req.Client).do("kill", name), who(req.Client)), req.Client)
+	kerr := s.kill(api.ByKill, "killed by "+who(req.Client), req.Client)
 	m.forgetDead(s)
 	reply := api.KillReply{Session: s.Info(false)}
 	reply.Session.Memory = info.Memory
@@ -658,7 +670,7 @@ func (m *Manager) Restart(ctx context.Context, name string, req api.ControlReque
 		return api.KillReply{}, err
 	}
 	before := old.Info(false)
-	if err := old.kill("restart", fmt.Sprintf("restarted by %s", who(req.Client)), req.Client); err != nil {
+	if err := old.kill(api.ByRestart, fmt.Sprintf("restarted by %s", who(req.Client)), req.Client); err != nil {
 		return api.KillReply{}, err
 	}
 	m.forgetDead(old)
@@ -751,7 +763,7 @@ func (m *Manager) StopAll(cause string) []api.SessionInfo {
 				return
 			}
 			info := s.Info(false)
-			if err := s.kill("stop", cause, api.Client{}); err != nil {
+			if err := s.kill(api.ByStop, cause, api.Client{}); err != nil {
 				log.Printf("stopping session %s: %v", s.Name, err)
 			}
 			if info.State != Dead {
@@ -785,7 +797,7 @@ func (m *Manager) RecoverLost() {
 			}
 			ended = fmt.Sprintf("; its %d orphaned processes were ended", len(members))
 		}
-		l.Death = &api.Death{By: "daemon-lost", At: time.Now(),
+		l.Death = &api.Death{By: api.ByDaemonLost, At: time.Now(),
 			Cause: "lost when the daemon that owned it ended without stopping it (killed or crashed)" + ended}
 		if err := m.state.SaveLoss(l); err != nil {
 			log.Printf("session %s: cannot save its death note: %v", l.Name, err)

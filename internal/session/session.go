@@ -27,10 +27,10 @@ import (
 
 // Session states.
 const (
-	Starting = "starting"
-	Idle     = "idle"
-	Running  = "running"
-	Dead     = "dead"
+	Starting = api.StateStarting
+	Idle     = api.StateIdle
+	Running  = api.StateRunning
+	Dead     = api.StateDead
 )
 
 // killGrace is how long a session's processes get between SIGTERM and
@@ -185,7 +185,7 @@ func (s *Session) Exited(e driver.Exit) {
 		d = deathFromExit(e)
 		switch {
 		case e.Signal == int(syscall.SIGKILL) && s.limit.OOMKilled():
-			d.By = "memory"
+			d.By = api.ByMemory
 			d.Cause = fmt.Sprintf("killed by the kernel for going over its memory limit of %s", s.limit.Describe())
 		case s.limit != nil && e.Signal != 0:
 			d.Cause += fmt.Sprintf("; it had a memory limit of %s, and an allocation beyond it may have ended it", s.limit.Describe())
@@ -209,13 +209,13 @@ func (s *Session) Exited(e driver.Exit) {
 }
 
 func deathFromExit(e driver.Exit) *api.Death {
-	d := &api.Death{At: time.Now(), ExitCode: e.Code, Signal: e.Signal, By: "exit"}
+	d := &api.Death{At: time.Now(), ExitCode: e.Code, Signal: e.Signal, By: api.ByExit}
 	switch {
 	case e.Signal == int(syscall.SIGKILL):
-		d.By = "signal"
+		d.By = api.BySignal
 		d.Cause = "killed by signal 9 (SIGKILL) from outside polyrepl, often the kernel's out-of-memory killer (see `dmesg`)"
 	case e.Signal != 0:
-		d.By = "signal"
+		d.By = api.BySignal
 		d.Cause = fmt.Sprintf("killed by signal %d (%s)", e.Signal, unixSignalName(e.Signal))
 	case e.Err != nil:
 		d.Cause = fmt.Sprintf("lost: %v", e.Err)
@@ -233,11 +233,11 @@ func unixSignalName(sig int) string {
 func (s *Session) busyErrorLocked(asker api.Client) error {
 	c := s.cur
 	return &Error{
-		Code: "busy",
+		Code: api.CodeBusy,
 		Msg: fmt.Sprintf("session %q is busy: cell %d has been running for %s, sent by %s",
 			s.Name, c.n, roundDur(time.Since(c.started)), who(c.client)),
-		Hint: fmt.Sprintf("%s collects it, %s stops it; for parallel work use another session name",
-			adviceFor(asker).do("wait", s.Name), adviceFor(asker).do("interrupt", s.Name)),
+		Hint: "for parallel work use another session name",
+		Next: []api.Action{{Do: api.DoWait, Session: s.Name}, {Do: api.DoInterrupt, Session: s.Name}},
 	}
 }
 
@@ -597,8 +597,8 @@ func (s *Session) waitExited(d time.Duration) bool {
 func (s *Session) deadError(asker api.Client) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return &Error{Code: "dead", Msg: s.lossTextLocked(), Death: s.death,
-		Hint: adviceFor(asker).execFresh(s.Name)}
+	return &Error{Code: api.CodeDead, Msg: s.lossTextLocked(), Death: s.death,
+		Next: []api.Action{{Do: api.DoExec, Session: s.Name}}}
 }
 
 // Info describes the session for listings.

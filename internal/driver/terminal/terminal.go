@@ -194,7 +194,7 @@ func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (
 
 	timer := time.NewTimer(StartTimeout)
 	defer timer.Stop()
-	hint := fmt.Sprintf("is it %s? Choose one with --exe or $%s", pr.Needs, pr.EnvVar)
+	hint := fmt.Sprintf("is it %s? Choose another executable, or set $%s", pr.Needs, pr.EnvVar)
 	select {
 	case <-p.ready:
 		return p, nil

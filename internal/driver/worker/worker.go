@@ -171,7 +171,7 @@ func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (
 
 	timer := time.NewTimer(StartTimeout)
 	defer timer.Stop()
-	hint := fmt.Sprintf("is it %s? Choose one with --exe or $%s", r.Needs, r.EnvVar)
+	hint := fmt.Sprintf("is it %s? Choose another executable, or set $%s", r.Needs, r.EnvVar)
 	select {
 	case hm := <-p.hello:
 		p.version = hm.Version

@@ -1,0 +1,62 @@
+package api
+
+// Session states.
+const (
+	StateStarting = "starting"
+	StateIdle     = "idle"
+	StateRunning  = "running"
+	StateDead     = "dead"
+)
+
+// Error codes of an ErrorReply, for programs to act on.
+const (
+	CodeBadRequest = "bad-request" // the request cannot be met as sent; nothing changed
+	CodeNoSession  = "no-session"  // no session has that name
+	CodeNoEntry    = "no-entry"    // the record has no such entry
+	CodeBusy       = "busy"        // the session is running another cell
+	CodeStale      = "stale"       // the request named an earlier life of the session
+	CodeDead       = "dead"        // the session died; Death says how
+	CodeInternal   = "internal"    // the daemon failed; its log says why
+)
+
+// Death causes: how a session's life ended (Death.By).
+const (
+	ByKill       = "kill"        // a client killed it
+	ByRestart    = "restart"     // a client restarted it
+	ByStop       = "stop"        // the daemon stopped
+	ByExit       = "exit"        // the runtime exited by itself
+	BySignal     = "signal"      // a signal from outside polyrepl killed it
+	ByMemory     = "memory"      // the kernel killed it for going over its memory limit
+	ByDaemonLost = "daemon-lost" // the daemon that owned it ended without stopping it
+)
+
+// Action is a next step, as data: what to do, on which session. Each
+// edge names it in its reader's terms: a command line for a person, a
+// tool call for a model.
+type Action struct {
+	Do      string `json:"do"` // one of the Do constants
+	Session string `json:"session,omitempty"`
+}
+
+// Actions an error can name.
+const (
+	DoWait      = "wait"      // collect the running or uncollected cell
+	DoInterrupt = "interrupt" // stop the running cell
+	DoKill      = "kill"      // end the session
+	DoExec      = "exec"      // start a fresh session under the name
+	DoHistory   = "history"   // list the session's record
+	DoRuntimes  = "runtimes"  // see which runtimes there are
+)
+
+// Inputs an error can be about (ErrorReply.Field), named by each edge its
+// own way: a flag for the CLI (--cwd), an argument for a model (cwd).
+const (
+	FieldCode    = "code"
+	FieldTimeout = "timeout"
+	FieldRuntime = "runtime"
+	FieldCwd     = "cwd"
+	FieldExe     = "exe"
+	FieldProject = "project"
+	FieldMemory  = "memory"
+	FieldSince   = "since"
+)

@@ -1,0 +1,84 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+)
+
+// Voice names the parts of a reply that depend on who reads it: the
+// inputs a request took and the steps to take next. A person at the CLI
+// is told flags and command lines; the MCP server gives a model's voice
+// (arguments and tool calls).
+type Voice interface {
+	// Input names a request input (one of the api.Field constants).
+	Input(field string) string
+	// Step names an action as something to run: "`polyrepl wait etl`".
+	Step(a api.Action) string
+}
+
+// People is the CLI's voice.
+var People Voice = people{}
+
+type people struct{}
+
+func (people) Input(field string) string {
+	switch field {
+	case api.FieldCode:
+		return "the code argument (or `-` to read it from standard input)"
+	case "":
+		return ""
+	}
+	return "--" + field
+}
+
+func (people) Step(a api.Action) string {
+	switch a.Do {
+	case api.DoExec:
+		return fmt.Sprintf("`polyrepl exec %s CODE`", a.Session)
+	case api.DoRuntimes:
+		return "`polyrepl runtimes`"
+	}
+	return fmt.Sprintf("`polyrepl %s %s`", a.Do, a.Session)
+}
+
+// stepPurpose says what taking an action does, after its name.
+func stepPurpose(a api.Action) string {
+	switch a.Do {
+	case api.DoWait:
+		return "collects it"
+	case api.DoInterrupt:
+		return "stops it"
+	case api.DoKill:
+		return "ends it"
+	case api.DoExec:
+		return "starts a fresh session under that name"
+	case api.DoHistory:
+		return "lists the entries"
+	case api.DoRuntimes:
+		return "lists them"
+	}
+	return "helps"
+}
+
+// Hint is what to do about a refusal, in v's terms: the steps it names,
+// then its advice, then the input to change.
+func Hint(e api.ErrorReply, v Voice) string {
+	var parts []string
+	for _, a := range e.Next {
+		parts = append(parts, v.Step(a)+" "+stepPurpose(a))
+	}
+	h := e.Hint
+	if e.Field != "" {
+		if h == "" {
+			h = "give " + v.Input(e.Field)
+		} else {
+			h += " (" + v.Input(e.Field) + ")"
+		}
+	}
+	if h != "" {
+		parts = append(parts, h)
+	}
+	return strings.Join(parts, "; ")
+}
