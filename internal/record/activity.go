@@ -140,4 +140,3 @@ func lines(s string, head, tail int) string {
 	}
 	return out
 }
-
