@@ -467,6 +467,11 @@ func TestArgumentErrors(t *testing.T) {
 		{"kill without session", "kill", map[string]any{}, []string{`"session"`, "missing"}},
 		{"restart on an unknown session", "restart", map[string]any{"session": "nosuch"}, []string{"nosuch", "no session"}},
 		{"sessions with a bad name", "sessions", map[string]any{"session": "../x"}, []string{"session name"}},
+		{"exec in a missing cwd", "exec", map[string]any{"session": "v", "code": "1", "cwd": "nosuch"}, []string{"nosuch", "does not exist", `"cwd" argument`}},
+		{"exec with a missing project", "exec", map[string]any{"session": "v", "code": "1", "project": "/nosuch"}, []string{"/nosuch", `"project" argument`}},
+		{"exec with python and another exe", "exec", map[string]any{"session": "v", "code": "1", "python": "a", "exe": "b"}, []string{`"python"`, `"exe"`}},
+		{"exec with python for R", "exec", map[string]any{"session": "v", "code": "1", "python": "a", "runtime": "r"}, []string{`"python"`, "Python sessions", `"exe"`}},
+		{"exec with a bad memory size", "exec", map[string]any{"session": "v", "code": "1", "memory": "lots"}, []string{`"memory"`, "512M"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
@@ -481,6 +486,7 @@ func TestArgumentErrors(t *testing.T) {
 			}
 			wantContains(t, "error text", txt, tc.want...)
 			wantLacks(t, "error text", txt, cliAdvice...)
+			wantLacks(t, "error text", txt, "--cwd", "--project", "--python", "--exe", "--memory")
 		})
 	}
 	// Bad input changes nothing: no session was made.
