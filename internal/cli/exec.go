@@ -1,12 +1,12 @@
 package cli
 
 import (
+	"errors"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/polyrepl/polyrepl/internal/api"
-	"github.com/polyrepl/polyrepl/internal/limit"
+	"github.com/polyrepl/polyrepl/internal/client"
 	"github.com/polyrepl/polyrepl/internal/render"
 )
 
@@ -67,51 +67,15 @@ func runExec(e *env, args []string) int {
 		}
 		src = string(b)
 	}
-	dir, err := os.Getwd()
-	if *cwd != "" {
-		dir, err = filepath.Abs(*cwd)
-	}
+	base, _ := os.Getwd() // "" if it is gone: only relative paths need it
+	sp, err := client.BuildSpawn(client.SpawnInput{
+		Runtime: *runtime, Exe: *exeFlag, Python: *python, Cwd: *cwd,
+		Project: *project, Memory: *memory, Env: os.Environ(), Base: base,
+	})
 	if err != nil {
-		e.errorf("cannot find the working directory: %v", err)
-		return ExitUsage
+		return e.spawnFail(c, err)
 	}
-	exe := *exeFlag
-	if *python != "" {
-		if exe != "" && exe != *python {
-			return e.usageError(c, "--python and --exe name different executables; give one")
-		}
-		if *runtime != "" && *runtime != "python" {
-			return e.usageError(c, "--python is for Python sessions; use --exe for %s", *runtime)
-		}
-		exe = *python
-	}
-	if exe != "" && filepath.Base(exe) != exe {
-		// A path is relative to where the user typed it, not to --cwd.
-		if abs, err := filepath.Abs(exe); err == nil {
-			exe = abs
-		}
-	}
-	var mem int64
-	if *memory != "" {
-		n, err := limit.Parse(*memory)
-		if err != nil {
-			return e.usageError(c, "%v", err)
-		}
-		mem = n
-	}
-	proj := *project
-	if proj != "" {
-		if proj, err = filepath.Abs(proj); err != nil {
-			e.errorf("cannot resolve the project directory: %v", err)
-			return ExitUsage
-		}
-	}
-	req := api.ExecRequest{
-		Code:    src,
-		Timeout: timeout.v,
-		Spawn:   api.Spawn{Runtime: *runtime, Exe: exe, Cwd: dir, Env: os.Environ(), Project: proj, Memory: mem},
-		Client:  e.me(),
-	}
+	req := api.ExecRequest{Code: src, Timeout: timeout.v, Spawn: sp, Client: e.me()}
 	r, err := e.client.Exec(e.ctx, name, req)
 	if err != nil {
 		return e.fail(err)
@@ -128,4 +92,31 @@ func (e *env) result(r api.CellResult, asJSON bool) int {
 	}
 	e.versionWarning()
 	return exitFor(r.Status)
+}
+
+// spawnFail tells a refused spawn input in the CLI's terms: by its flag.
+func (e *env) spawnFail(c *command, err error) int {
+	var se *client.SpawnError
+	if !errors.As(err, &se) {
+		return e.fail(err)
+	}
+	switch se.Kind {
+	case client.SpawnNoDir:
+		e.errorf("%v", se)
+		if se.Field == "project" {
+			e.hintf("give an existing project directory with --project")
+		} else {
+			e.hintf("give an existing directory with --cwd")
+		}
+		return ExitUsage
+	case client.SpawnConflict:
+		return e.usageError(c, "--%s and --%s name different executables; give one", se.Field, se.Other)
+	case client.SpawnNotPython:
+		return e.usageError(c, "--%s is for Python sessions; use --exe for %s", se.Field, se.Value)
+	case client.SpawnNoBase:
+		e.errorf("cannot find the current directory, from which --%s is taken", se.Field)
+		e.hintf("give an absolute path with --%s", se.Field)
+		return ExitUsage
+	}
+	return e.usageError(c, "%v", se.Err)
 }

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"strings"
+
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/render"
 )
@@ -13,7 +15,7 @@ func init() {
 		help: `Lists the entries of session NAME's shared record, one line each: every
 cell from every client (who, how, status, code), output printed while no
 cell ran, and notes (created, restarted, ended). With ID (a seq such as 12,
-or NAME#12) shows that entry whole: code, output, value or error. --since
+or NAME#12; NAME#12 alone does the same) shows that entry whole: code, output, value or error. --since
 SEQ lists only the entries after SEQ. The record keeps the last 300
 entries of each session, across restarts and daemon restarts.`,
 		run: runHistory,
@@ -30,14 +32,14 @@ func runHistory(e *env, args []string) int {
 		return code
 	}
 	if len(pos) < 1 || len(pos) > 2 {
-		return e.usageError(c, "history takes a session name and, optionally, an entry id")
+		return e.usageError(c, "history takes a session name and, optionally, an entry id (or NAME#SEQ alone)")
 	}
 	if *since < 0 {
 		return e.usageError(c, "--since takes a seq, 0 or more")
 	}
-	name := pos[0]
-	if len(pos) == 2 {
-		seq, err := api.EntrySeq(name, pos[1])
+	name, id := entryArgs(pos)
+	if id != "" {
+		seq, err := api.EntrySeq(name, id)
 		if err != nil {
 			return e.usageError(c, "%v", err)
 		}
@@ -62,4 +64,17 @@ func runHistory(e *env, args []string) int {
 		render.History(e.stdout, r)
 	}
 	return ExitOK
+}
+
+// entryArgs splits history's arguments into the session name and the
+// entry id, if any: "NAME ID", or "NAME#SEQ" alone, the id the listing
+// prints.
+func entryArgs(pos []string) (name, id string) {
+	if len(pos) == 2 {
+		return pos[0], pos[1]
+	}
+	if n, _, ok := strings.Cut(pos[0], "#"); ok {
+		return n, pos[0]
+	}
+	return pos[0], ""
 }

@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -25,7 +24,6 @@ import (
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/client"
 	"github.com/polyrepl/polyrepl/internal/driver"
-	"github.com/polyrepl/polyrepl/internal/limit"
 	"github.com/polyrepl/polyrepl/internal/render"
 	"github.com/polyrepl/polyrepl/internal/version"
 )
@@ -302,38 +300,17 @@ func progressSeconds(prog func(api.Progress)) float64 {
 }
 
 func (s *Server) exec(ctx context.Context, req *mcp.CallToolRequest, in execIn) (api.CellResult, string, error) {
-	cwd := in.Cwd
-	if cwd == "" {
-		cwd = s.cwd
-	} else if !filepath.IsAbs(cwd) {
-		cwd = filepath.Join(s.cwd, cwd)
-	}
-	py := in.Exe
-	if in.Python != "" {
-		if py != "" && py != in.Python {
-			return api.CellResult{}, "", fmt.Errorf("python and exe name different executables; give one")
-		}
-		py = in.Python
-	}
-	if py != "" && strings.Contains(py, "/") && !filepath.IsAbs(py) {
-		py = filepath.Join(s.cwd, py)
-	}
-	project := in.Project
-	if project != "" && !filepath.IsAbs(project) {
-		project = filepath.Join(s.cwd, project)
-	}
-	var mem int64
-	if in.Memory != "" {
-		n, err := limit.Parse(in.Memory)
-		if err != nil {
-			return api.CellResult{}, "", err
-		}
-		mem = n
+	sp, err := client.BuildSpawn(client.SpawnInput{
+		Runtime: in.Runtime, Exe: in.Exe, Python: in.Python, Cwd: in.Cwd,
+		Project: in.Project, Memory: in.Memory, Env: s.env, Base: s.cwd,
+	})
+	if err != nil {
+		return api.CellResult{}, "", spawnError(err)
 	}
 	prog := progress(ctx, req, in.Session)
 	r, err := s.client.ExecProgress(ctx, in.Session, api.ExecRequest{
 		Code: in.Code, Timeout: in.Timeout, Progress: progressSeconds(prog),
-		Spawn:  api.Spawn{Runtime: in.Runtime, Exe: py, Cwd: cwd, Env: s.env, Project: project, Memory: mem},
+		Spawn:  sp,
 		Client: s.who(req),
 	}, prog)
 	if err != nil {

@@ -458,7 +458,7 @@ func TestArgumentErrors(t *testing.T) {
 		{"exec without session", "exec", map[string]any{"code": "1"}, []string{`"session"`, "missing"}},
 		{"bad session name", "exec", map[string]any{"session": "a/b", "code": "1"}, []string{"a/b", "session name", "letters, digits"}},
 		{"timeout of the wrong type", "exec", map[string]any{"session": "v", "code": "1", "timeout": "abc"}, []string{"timeout"}},
-		{"timeout over the limit", "exec", map[string]any{"session": "v", "code": "1", "timeout": 601}, []string{"600", "timeout argument"}},
+		{"timeout over the limit", "exec", map[string]any{"session": "v", "code": "1", "timeout": 601}, []string{"600", `"timeout" argument`}},
 		{"negative timeout", "exec", map[string]any{"session": "v", "code": "1", "timeout": -1}, []string{"timeout"}},
 		{"unknown argument", "exec", map[string]any{"session": "v", "code": "1", "bogus": true}, []string{"bogus"}},
 		{"arguments not an object", "exec", []any{"v", "1"}, []string{"object"}},
@@ -469,11 +469,15 @@ func TestArgumentErrors(t *testing.T) {
 		{"sessions with a bad name", "sessions", map[string]any{"session": "../x"}, []string{"session name"}},
 		// Refusals name the tool argument to change or the tool to call,
 		// never a CLI flag or command.
-		{"exec in a missing cwd", "exec", map[string]any{"session": "v", "code": "1", "cwd": "/nonexistent"}, []string{"/nonexistent", "cwd argument"}},
-		{"exec in an unknown runtime", "exec", map[string]any{"session": "v", "code": "1", "runtime": "cobol"}, []string{"cobol", "runtime argument"}},
-		{"exec with a missing exe", "exec", map[string]any{"session": "v", "code": "1", "exe": "/nonexistent/python9"}, []string{"python9", "exe argument"}},
+		{"exec in an unknown runtime", "exec", map[string]any{"session": "v", "code": "1", "runtime": "cobol"}, []string{"cobol", `"runtime" argument`}},
+		{"exec with a missing exe", "exec", map[string]any{"session": "v", "code": "1", "exe": "/nonexistent/python9"}, []string{"python9", `"exe" argument`}},
 		{"sessions of an unknown name", "sessions", map[string]any{"session": "nosuch"}, []string{"nosuch", "the exec tool"}},
 		{"history of an unknown session", "history", map[string]any{"session": "nosuch"}, []string{"nosuch", "the exec tool"}},
+		{"exec in a missing cwd", "exec", map[string]any{"session": "v", "code": "1", "cwd": "nosuch"}, []string{"nosuch", "does not exist", `"cwd" argument`}},
+		{"exec with a missing project", "exec", map[string]any{"session": "v", "code": "1", "project": "/nosuch"}, []string{"/nosuch", `"project" argument`}},
+		{"exec with python and another exe", "exec", map[string]any{"session": "v", "code": "1", "python": "a", "exe": "b"}, []string{`"python"`, `"exe"`}},
+		{"exec with python for R", "exec", map[string]any{"session": "v", "code": "1", "python": "a", "runtime": "r"}, []string{`"python"`, "Python sessions", `"exe"`}},
+		{"exec with a bad memory size", "exec", map[string]any{"session": "v", "code": "1", "memory": "lots"}, []string{`"memory"`, "512M"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
@@ -488,6 +492,7 @@ func TestArgumentErrors(t *testing.T) {
 			}
 			wantContains(t, "error text", txt, tc.want...)
 			wantLacks(t, "error text", txt, cliAdvice...)
+			wantLacks(t, "error text", txt, "--cwd", "--project", "--python", "--exe", "--memory")
 		})
 	}
 	// Bad input changes nothing: no session was made.

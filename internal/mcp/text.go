@@ -78,7 +78,7 @@ func (modelVoice) Input(field string) string {
 	if field == "" {
 		return ""
 	}
-	return "the " + field + " argument"
+	return fmt.Sprintf("the %q argument", field)
 }
 
 func (modelVoice) Step(a api.Action) string {

@@ -1,0 +1,101 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+)
+
+// fakeDaemon serves h on a private socket and returns a client of it.
+func fakeDaemon(t *testing.T, h http.HandlerFunc) *Client {
+	t.Helper()
+	dir, err := os.MkdirTemp("/tmp", "prcc") // socket paths are short
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "s")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h}
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Close() })
+	return &Client{Socket: sock}
+}
+
+// Every method goes through call: the reply decoded as its type, a
+// refusal as an *APIError with its hint, a stream's progress handed on,
+// the daemon's version noted, a bad name refused before anything is sent.
+func TestCall(t *testing.T) {
+	var paths []string
+	c := fakeDaemon(t, func(w http.ResponseWriter, r *http.Request) {
+		paths = append(paths, r.URL.RequestURI())
+		w.Header().Set(api.VersionHeader, "v-other")
+		switch r.URL.Path {
+		case "/v1/sessions/a.b/kill":
+			w.WriteHeader(http.StatusConflict)
+			json.NewEncoder(w).Encode(api.ErrorReply{Error: "busy", Code: "busy", Hint: "wait"})
+		case "/v1/sessions/a.b/exec":
+			w.Header().Set("Content-Type", api.StreamType)
+			enc := json.NewEncoder(w)
+			enc.Encode(api.StreamEvent{Progress: &api.Progress{Cell: 3, Elapsed: 1}})
+			enc.Encode(api.StreamEvent{Result: &api.CellResult{Session: "a.b", Cell: 3, Status: api.StatusDone}})
+		case "/v1/sessions/a.b/record":
+			json.NewEncoder(w).Encode(api.RecordReply{})
+		case "/v1/status":
+			json.NewEncoder(w).Encode(api.StatusReply{Version: "v-other"})
+		default:
+			http.NotFound(w, r)
+		}
+	})
+	ctx := context.Background()
+
+	st, err := c.Status(ctx)
+	if err != nil || st.Version != "v-other" {
+		t.Errorf("Status = %+v, %v", st, err)
+	}
+	if c.DaemonVersion() != "v-other" || c.VersionMismatch() == "" {
+		t.Errorf("DaemonVersion %q, VersionMismatch %q: want the daemon's version noted", c.DaemonVersion(), c.VersionMismatch())
+	}
+
+	var ae *APIError
+	if _, err := c.Kill(ctx, "a.b", api.ControlRequest{}); !errors.As(err, &ae) || ae.Status != http.StatusConflict || ae.Code != "busy" || ae.Hint != "wait" {
+		t.Errorf("Kill: %#v, want the daemon's busy refusal", err)
+	}
+	if _, err := c.Restart(ctx, "a.b", api.ControlRequest{}); !errors.As(err, &ae) || ae.Status != http.StatusNotFound || ae.Hint == "" {
+		t.Errorf("Restart on an unknown path: %#v, want a 404 with a hint", err)
+	}
+
+	var progress []api.Progress
+	r, err := c.ExecProgress(ctx, "a.b", api.ExecRequest{Code: "1"}, func(p api.Progress) { progress = append(progress, p) })
+	if err != nil || r.Cell != 3 || r.Status != api.StatusDone || len(progress) != 1 || progress[0].Cell != 3 {
+		t.Errorf("ExecProgress = %+v, %v, progress %+v", r, err, progress)
+	}
+
+	if _, err := c.History(ctx, "a.b", 7); err != nil {
+		t.Errorf("History: %v", err)
+	}
+	if last := paths[len(paths)-1]; last != "/v1/sessions/a.b/record?since=7" {
+		t.Errorf("History asked for %q", last)
+	}
+
+	n := len(paths)
+	if _, err := c.Interrupt(ctx, "..", api.ControlRequest{}); !errors.As(err, &ae) || ae.Code != "bad-request" {
+		t.Errorf("Interrupt of \"..\": %#v, want a bad-request refusal", err)
+	}
+	if len(paths) != n {
+		t.Errorf("a bad name reached the daemon: %q", paths[n:])
+	}
+}
