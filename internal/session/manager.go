@@ -645,7 +645,7 @@ func (m *Manager) Kill(name string, req api.ControlRequest) (api.KillReply, erro
 		return api.KillReply{}, err
 	}
 	info := s.Info(true)
-	kerr := s.kill(api.ByKill, "killed by "+who(req.Client), req.Client)
+	kerr := s.kill(api.ByKill, fmt.Sprintf("killed with %s by %s", adviceFor(req.Client).do("kill", name), who(req.Client)), req.Client)
 	m.forgetDead(s)
 	reply := api.KillReply{Session: s.Info(false)}
 	reply.Session.Memory = info.Memory
