@@ -21,7 +21,7 @@ import (
 func init() {
 	register(&command{
 		name:    "attach",
-		usage:   "attach NAME [--raw] [--label L]",
+		args:    "NAME",
 		summary: "an interactive console on a session: watch its record, type cells",
 		help: `Opens a console on session NAME at your terminal. It shows the session's
 shared record as it grows — every cell from every client (agents through
@@ -39,7 +39,7 @@ running.
 runtime's own terminal instead, as tmux would: every key goes to it
 (Ctrl-C too), and what it prints comes back. What you type there is
 recorded as output the session printed while no cell ran. Ctrl-] detaches.`,
-		run: runAttach,
+		new: func() runner { return &attachCmd{} },
 	})
 }
 
@@ -50,14 +50,14 @@ const (
 	keyDetach = 0x1d // Ctrl-]
 )
 
-func runAttach(e *env, args []string) int {
-	c := lookup("attach")
-	fs := flags("attach")
-	raw := fs.Bool("raw", false, "attach to the runtime's own terminal")
-	pos, code, ok := e.parseOrHelp(c, fs, args)
-	if !ok {
-		return code
-	}
+type attachCmd struct{ raw bool }
+
+func (x *attachCmd) flags(fs *flagSet) {
+	fs.Bool(&x.raw, "raw", "attach to the runtime's own terminal")
+}
+
+func (x *attachCmd) run(e *env, pos []string) int {
+	c := e.cmd
 	if len(pos) != 1 {
 		return e.usageError(c, "attach takes one session name")
 	}
@@ -68,7 +68,7 @@ func runAttach(e *env, args []string) int {
 		e.hintf("`polyrepl log %s --follow` shows the record as it grows; `polyrepl exec %s CODE` sends a cell", name, name)
 		return ExitUsage
 	}
-	if *raw {
+	if x.raw {
 		return e.attachRaw(name, in)
 	}
 	info, err := e.client.Sessions(e.ctx, name)

@@ -32,13 +32,16 @@ const (
 	ExitTimeout = 124 // the timeout passed while the cell still runs
 )
 
-// command is one subcommand.
+// command is one subcommand. Its synopsis and the flags in its help are
+// generated from the flags its runner declares.
 type command struct {
 	name    string
-	usage   string // the synopsis after "polyrepl "
-	summary string
+	args    string // the positional arguments in the synopsis: "NAME CODE|-"
+	summary string // one line, for `polyrepl help`
 	help    string // longer text for `polyrepl help CMD`
-	run     func(e *env, args []string) int
+	new     func() runner
+	// more, if set, writes what help tells beyond the text above.
+	more func(w io.Writer)
 }
 
 // env is what a subcommand runs with: its streams and its client.
@@ -47,7 +50,8 @@ type env struct {
 	stdout, stderr io.Writer
 	ctx            context.Context
 	client         *client.Client
-	label          string // from --label, else label()
+	label          string   // from --label, else label()
+	cmd            *command // the command running
 }
 
 var commands []*command
@@ -91,7 +95,7 @@ func (e *env) main(args []string) int {
 		e.hintf("`polyrepl help` lists the commands")
 		return ExitUsage
 	}
-	return c.run(e, args[1:])
+	return e.runCommand(c, args[1:])
 }
 
 func (e *env) errorf(format string, a ...any) {
@@ -191,21 +195,8 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 // usageError prints a usage problem with the command's synopsis.
 func (e *env) usageError(c *command, format string, a ...any) int {
 	e.errorf(format, a...)
-	e.hintf("usage: polyrepl %s", c.usage)
+	e.hintf("usage: polyrepl %s", c.usage())
 	return ExitUsage
-}
-
-// parseOrHelp handles flag errors and -h uniformly.
-func (e *env) parseOrHelp(c *command, fs *flag.FlagSet, args []string) ([]string, int, bool) {
-	pos, err := parse(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		printHelp(e.stdout, c)
-		return nil, ExitOK, false
-	}
-	if err != nil {
-		return nil, e.usageError(c, "%v", err), false
-	}
-	return pos, 0, true
 }
 
 // secondsFlag is a timeout in seconds, checked when parsed.

@@ -15,39 +15,32 @@ import (
 func init() {
 	register(&command{
 		name:    "daemon",
-		usage:   "daemon",
 		summary: "run the daemon in the foreground (for debugging and service managers)",
 		help: `Runs the daemon in the foreground, logging to standard error, until
 ` + "`polyrepl stop`" + `, SIGTERM or SIGINT. Clients normally start it by themselves,
 detached, logging to daemon.log beside the socket.`,
-		run: runDaemon,
+		new: func() runner { return plain(runDaemon) },
 	})
 	register(&command{
 		name:    "start",
-		usage:   "start",
 		summary: "start the daemon if it is not running",
-		run:     runStart,
+		new:     func() runner { return plain(runStart) },
 	})
 	register(&command{
 		name:    "stop",
-		usage:   "stop",
 		summary: "end the daemon and every session, saying which",
-		run:     runStop,
+		new:     func() runner { return plain(runStop) },
 	})
 	register(&command{
-		name:    "status",
-		usage:   "status [--json]",
+		name: "status",
+
 		summary: "the daemon's pid, version, socket and number of sessions",
-		run:     runStatus,
+		new:     withJSON("print the status as JSON", runStatus),
 	})
 }
 
-func runDaemon(e *env, args []string) int {
-	c := lookup("daemon")
-	pos, code, ok := e.parseOrHelp(c, flags("daemon"), args)
-	if !ok {
-		return code
-	}
+func runDaemon(e *env, pos []string) int {
+	c := e.cmd
 	if len(pos) != 0 {
 		return e.usageError(c, "daemon takes no arguments")
 	}
@@ -66,12 +59,8 @@ func runDaemon(e *env, args []string) int {
 	return ExitOK
 }
 
-func runStart(e *env, args []string) int {
-	c := lookup("start")
-	pos, code, ok := e.parseOrHelp(c, flags("start"), args)
-	if !ok {
-		return code
-	}
+func runStart(e *env, pos []string) int {
+	c := e.cmd
 	if len(pos) != 0 {
 		return e.usageError(c, "start takes no arguments")
 	}
@@ -88,12 +77,8 @@ func runStart(e *env, args []string) int {
 	return ExitOK
 }
 
-func runStop(e *env, args []string) int {
-	c := lookup("stop")
-	pos, code, ok := e.parseOrHelp(c, flags("stop"), args)
-	if !ok {
-		return code
-	}
+func runStop(e *env, pos []string) int {
+	c := e.cmd
 	if len(pos) != 0 {
 		return e.usageError(c, "stop takes no arguments")
 	}
@@ -129,14 +114,8 @@ func runStop(e *env, args []string) int {
 	return ExitOK
 }
 
-func runStatus(e *env, args []string) int {
-	c := lookup("status")
-	fs := flags("status")
-	asJSON := fs.Bool("json", false, "print the status as JSON")
-	pos, code, ok := e.parseOrHelp(c, fs, args)
-	if !ok {
-		return code
-	}
+func runStatus(e *env, pos []string, asJSON bool) int {
+	c := e.cmd
 	if len(pos) != 0 {
 		return e.usageError(c, "status takes no arguments")
 	}
@@ -148,7 +127,7 @@ func runStatus(e *env, args []string) int {
 	if err != nil {
 		return e.fail(err)
 	}
-	if *asJSON {
+	if asJSON {
 		printJSON(e.stdout, st)
 	} else {
 		fmt.Fprintf(e.stdout, "polyrepl daemon pid %d, version %s, up %s, %s\nsocket: %s\nlog:    %s\nstate:  %s\n",

@@ -13,7 +13,7 @@ import (
 func init() {
 	register(&command{
 		name:    "exec",
-		usage:   "exec NAME CODE|- [-t SECS] [--runtime R] [--exe PATH] [--python PATH] [--cwd DIR] [--project DIR] [--memory SIZE] [--json]",
+		args:    "NAME CODE|-",
 		summary: "run one cell in a session, creating it on first use",
 		help: `Runs CODE as one cell in session NAME and waits for it up to -t seconds
 (default 30, at most 600). If the cell is still running then, exec returns
@@ -34,27 +34,30 @@ $POLYREPL_MEMORY, else no limit.
 
 Exit status: 0 the cell finished, 1 it raised or the session died, 2 the
 request was refused or the daemon unreachable, 124 still running.`,
-		run: runExec,
+		new: func() runner { return &execCmd{} },
 	})
 }
 
-func runExec(e *env, args []string) int {
-	c := lookup("exec")
-	fs := flags("exec")
-	var timeout secondsFlag
-	fs.Var(&timeout, "t", "seconds to wait")
-	fs.Var(&timeout, "timeout", "seconds to wait")
-	python := fs.String("python", "", "Python interpreter for a new session (same as --exe)")
-	exeFlag := fs.String("exe", "", "executable for a new session")
-	runtime := fs.String("runtime", "", "runtime of a new session (default python)")
-	project := fs.String("project", "", "project directory to activate (Julia)")
-	cwd := fs.String("cwd", "", "working directory for a new session")
-	memory := fs.String("memory", "", "memory limit of a new session (512M, 2G)")
-	asJSON := fs.Bool("json", false, "print the result as JSON")
-	pos, code, ok := e.parseOrHelp(c, fs, args)
-	if !ok {
-		return code
-	}
+// execCmd is one exec: its flags, and the spawn inputs of a new session.
+type execCmd struct {
+	timeout secondsFlag
+	spawn   client.SpawnInput
+	json    bool
+}
+
+func (x *execCmd) flags(fs *flagSet) {
+	fs.Var(&x.timeout, "t timeout", "SECS", "seconds to wait for the cell (default 30, at most 600)")
+	fs.String(&x.spawn.Runtime, "runtime", "R", "", "runtime of a new session (default python)")
+	fs.String(&x.spawn.Exe, "exe", "PATH", "", "executable of a new session")
+	fs.String(&x.spawn.Python, "python", "PATH", "", "Python interpreter of a new Python session (as --exe)")
+	fs.String(&x.spawn.Cwd, "cwd", "DIR", "", "working directory of a new session (default the current one)")
+	fs.String(&x.spawn.Project, "project", "DIR", "", "project directory to activate in a new session (Julia)")
+	fs.String(&x.spawn.Memory, "memory", "SIZE", "", "memory limit of a new session (512M, 2G)")
+	fs.Bool(&x.json, "json", "print the result as JSON")
+}
+
+func (x *execCmd) run(e *env, pos []string) int {
+	c := e.cmd
 	if len(pos) != 2 {
 		return e.usageError(c, "exec takes a session name and the code (or - for standard input), got %d arguments", len(pos))
 	}
@@ -67,20 +70,18 @@ func runExec(e *env, args []string) int {
 		}
 		src = string(b)
 	}
-	base, _ := os.Getwd() // "" if it is gone: only relative paths need it
-	sp, err := client.BuildSpawn(client.SpawnInput{
-		Runtime: *runtime, Exe: *exeFlag, Python: *python, Cwd: *cwd,
-		Project: *project, Memory: *memory, Env: os.Environ(), Base: base,
-	})
+	x.spawn.Base, _ = os.Getwd() // "" if it is gone: only relative paths need it
+	x.spawn.Env = os.Environ()
+	sp, err := client.BuildSpawn(x.spawn)
 	if err != nil {
 		return e.spawnFail(c, err)
 	}
-	req := api.ExecRequest{Code: src, Timeout: timeout.v, Spawn: sp, Client: e.me()}
+	req := api.ExecRequest{Code: src, Timeout: x.timeout.v, Spawn: sp, Client: e.me()}
 	r, err := e.client.Exec(e.ctx, name, req)
 	if err != nil {
 		return e.fail(err)
 	}
-	return e.result(r, *asJSON)
+	return e.result(r, x.json)
 }
 
 // result prints a cell result and returns the exit status for it.

@@ -18,7 +18,7 @@ import (
 func init() {
 	register(&command{
 		name:    "export",
-		usage:   "export NAME [--format md|ipynb] [-o FILE] [--force]",
+		args:    "NAME",
 		summary: "write a session's shared record as Markdown or a Jupyter notebook",
 		help: `Writes session NAME's shared record (the entries it keeps) as Markdown
 (default: each entry with who, how, time and status, its code in a fenced
@@ -26,30 +26,32 @@ block of the runtime's language, its output and value) or as a Jupyter
 notebook (--format ipynb: code cells with their outputs, notes as Markdown
 cells). Writes to stdout, or to -o FILE, which must not exist unless
 --force is given.`,
-		run: runExport,
+		new: func() runner { return &exportCmd{} },
 	})
 }
 
-func runExport(e *env, args []string) int {
-	c := lookup("export")
-	fs := flags("export")
-	format := fs.String("format", "md", "md or ipynb")
-	out := fs.String("o", "", "write to this file")
-	fs.StringVar(out, "output", "", "write to this file")
-	force := fs.Bool("force", false, "overwrite the file if it exists")
-	pos, code, ok := e.parseOrHelp(c, fs, args)
-	if !ok {
-		return code
-	}
+type exportCmd struct {
+	format, out string
+	force       bool
+}
+
+func (x *exportCmd) flags(fs *flagSet) {
+	fs.String(&x.format, "format", "md|ipynb", "md", "Markdown or a Jupyter notebook")
+	fs.String(&x.out, "o output", "FILE", "", "write to this file instead of standard output")
+	fs.Bool(&x.force, "force", "overwrite the file if it exists")
+}
+
+func (x *exportCmd) run(e *env, pos []string) int {
+	c := e.cmd
 	if len(pos) != 1 {
 		return e.usageError(c, "export takes one session name")
 	}
-	if *format != "md" && *format != "ipynb" {
-		return e.usageError(c, "unknown format %q: use md or ipynb", *format)
+	if x.format != "md" && x.format != "ipynb" {
+		return e.usageError(c, "unknown format %q: use md or ipynb", x.format)
 	}
-	if *out != "" && !*force {
-		if _, err := os.Lstat(*out); err == nil {
-			e.errorf("%s exists; nothing was written", *out)
+	if x.out != "" && !x.force {
+		if _, err := os.Lstat(x.out); err == nil {
+			e.errorf("%s exists; nothing was written", x.out)
 			e.hintf("choose another file, or add --force to overwrite it")
 			return ExitUsage
 		}
@@ -59,23 +61,23 @@ func runExport(e *env, args []string) int {
 		return e.fail(err)
 	}
 	var b bytes.Buffer
-	if *format == "md" {
+	if x.format == "md" {
 		exportMarkdown(&b, r)
 	} else if err := exportNotebook(&b, r); err != nil {
 		e.errorf("%v", err)
 		return ExitFailed
 	}
-	if *out == "" {
+	if x.out == "" {
 		e.stdout.Write(b.Bytes())
 		return ExitOK
 	}
 	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
-	if *force {
+	if x.force {
 		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
 	}
-	f, err := os.OpenFile(*out, flags, 0o600)
+	f, err := os.OpenFile(x.out, flags, 0o600)
 	if errors.Is(err, os.ErrExist) {
-		e.errorf("%s exists; nothing was written", *out)
+		e.errorf("%s exists; nothing was written", x.out)
 		e.hintf("choose another file, or add --force to overwrite it")
 		return ExitUsage
 	}
@@ -86,10 +88,10 @@ func runExport(e *env, args []string) int {
 		}
 	}
 	if err != nil {
-		e.errorf("cannot write %s: %v", *out, err)
+		e.errorf("cannot write %s: %v", x.out, err)
 		return ExitFailed
 	}
-	fmt.Fprintf(e.stderr, "Wrote %s of session '%s' to %s.\n", render.Plural(len(r.Entries), "entry"), pos[0], *out)
+	fmt.Fprintf(e.stderr, "Wrote %s of session '%s' to %s.\n", render.Plural(len(r.Entries), "entry"), pos[0], x.out)
 	return ExitOK
 }
 

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/polyrepl/polyrepl/internal/client"
@@ -11,9 +12,9 @@ import (
 func init() {
 	register(&command{
 		name:    "help",
-		usage:   "help [CMD]",
+		args:    "[CMD]",
 		summary: "show help for polyrepl or one command",
-		run:     runHelp,
+		new:     func() runner { return plain(runHelp) },
 	})
 }
 
@@ -32,8 +33,22 @@ func runHelp(e *env, args []string) int {
 	return ExitOK
 }
 
-// order is how the commands are listed: the everyday ones first.
-var order = []string{"exec", "wait", "interrupt", "restart", "kill", "sessions", "runtimes", "mcp", "start", "stop", "status", "daemon", "help"}
+// order is how the commands are listed: the everyday ones first. A
+// command missing from it is listed after them all the same.
+var order = []string{"exec", "wait", "interrupt", "restart", "kill", "sessions", "history", "log", "export", "attach", "runtimes", "mcp", "start", "stop", "status", "daemon", "help"}
+
+// listed returns every command in the order help lists them.
+func listed() []*command {
+	cs := slices.Clone(commands)
+	rank := func(c *command) int {
+		if i := slices.Index(order, c.name); i >= 0 {
+			return i
+		}
+		return len(order)
+	}
+	slices.SortStableFunc(cs, func(a, b *command) int { return rank(a) - rank(b) })
+	return cs
+}
 
 func printUsage(w io.Writer) {
 	fmt.Fprint(w, `polyrepl: named, persistent REPL sessions for agents and people.
@@ -42,13 +57,14 @@ Usage: polyrepl COMMAND [ARGS]
 
 Commands:
 `)
-	for _, name := range order {
-		if c := lookup(name); c != nil {
-			fmt.Fprintf(w, "  %s\n      %s\n", c.usage, c.summary)
-		}
+	for _, c := range listed() {
+		fmt.Fprintf(w, "  %s\n      %s\n", c.usage(), c.summary)
 	}
 	fmt.Fprint(w, `  --version
       print the version
+
+Every command takes --label NAME: who you are in the shared record
+(default $POLYREPL_LABEL, else $USER).
 
 Examples:
   polyrepl exec chirp 'import json; data = json.load(open("big.json"))'
@@ -59,10 +75,17 @@ Examples:
 `)
 }
 
+// printHelp writes c's help: its synopsis and flags from their
+// declarations, then its text.
 func printHelp(w io.Writer, c *command) {
-	fmt.Fprintf(w, "Usage: polyrepl %s\n\n%s.\n", c.usage, strings.ToUpper(c.summary[:1])+c.summary[1:])
+	_, fs := c.declared()
+	fmt.Fprintf(w, "Usage: polyrepl %s\n\n%s.\n", c.synopsis(fs), strings.ToUpper(c.summary[:1])+c.summary[1:])
+	printFlags(w, fs)
 	if c.help != "" {
 		fmt.Fprintf(w, "\n%s\n", c.help)
+	}
+	if c.more != nil {
+		c.more(w)
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 func init() {
 	register(&command{
 		name:    "history",
-		usage:   "history NAME [ID] [--since SEQ] [--json]",
+		args:    "NAME [ID]",
 		summary: "list a session's shared record, or show one entry whole",
 		help: `Lists the entries of session NAME's shared record, one line each: every
 cell from every client (who, how, status, code), output printed while no
@@ -18,23 +18,26 @@ cell ran, and notes (created, restarted, ended). With ID (a seq such as 12,
 or NAME#12; NAME#12 alone does the same) shows that entry whole: code, output, value or error. --since
 SEQ lists only the entries after SEQ. The record keeps the last 300
 entries of each session, across restarts and daemon restarts.`,
-		run: runHistory,
+		new: func() runner { return &historyCmd{} },
 	})
 }
 
-func runHistory(e *env, args []string) int {
-	c := lookup("history")
-	fs := flags("history")
-	since := fs.Int("since", 0, "list the entries after this seq")
-	asJSON := fs.Bool("json", false, "print JSON")
-	pos, code, ok := e.parseOrHelp(c, fs, args)
-	if !ok {
-		return code
-	}
+type historyCmd struct {
+	since int
+	json  bool
+}
+
+func (h *historyCmd) flags(fs *flagSet) {
+	fs.Int(&h.since, "since", "SEQ", "list the entries after this seq")
+	fs.Bool(&h.json, "json", "print JSON")
+}
+
+func (h *historyCmd) run(e *env, pos []string) int {
+	c := e.cmd
 	if len(pos) < 1 || len(pos) > 2 {
 		return e.usageError(c, "history takes a session name and, optionally, an entry id (or NAME#SEQ alone)")
 	}
-	if *since < 0 {
+	if h.since < 0 {
 		return e.usageError(c, "--since takes a seq, 0 or more")
 	}
 	name, id := entryArgs(pos)
@@ -47,18 +50,18 @@ func runHistory(e *env, args []string) int {
 		if err != nil {
 			return e.fail(err)
 		}
-		if *asJSON {
+		if h.json {
 			printJSON(e.stdout, en)
 		} else {
 			render.Entry(e.stdout, en)
 		}
 		return ExitOK
 	}
-	r, err := e.client.History(e.ctx, name, *since)
+	r, err := e.client.History(e.ctx, name, h.since)
 	if err != nil {
 		return e.fail(err)
 	}
-	if *asJSON {
+	if h.json {
 		printJSON(e.stdout, r)
 	} else {
 		render.History(e.stdout, r)

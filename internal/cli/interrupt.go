@@ -5,7 +5,7 @@ import "github.com/polyrepl/polyrepl/internal/api"
 func init() {
 	register(&command{
 		name:    "interrupt",
-		usage:   "interrupt NAME [--json]",
+		args:    "NAME",
 		summary: "stop the running cell (as Ctrl-C would); the session stays",
 		help: `Raises KeyboardInterrupt in the running cell of session NAME, also inside
 time.sleep or a subprocess, and prints the cell's result. The namespace is
@@ -14,18 +14,12 @@ interrupted: kill the session instead.
 
 Exit status: 0 the cell stopped (or nothing was running), 1 the session is
 dead, 2 refused, 124 the cell is still running.`,
-		run: runInterrupt,
+		new: withJSON("print the result as JSON", runInterrupt),
 	})
 }
 
-func runInterrupt(e *env, args []string) int {
-	c := lookup("interrupt")
-	fs := flags("interrupt")
-	asJSON := fs.Bool("json", false, "print the result as JSON")
-	pos, code, ok := e.parseOrHelp(c, fs, args)
-	if !ok {
-		return code
-	}
+func runInterrupt(e *env, pos []string, asJSON bool) int {
+	c := e.cmd
 	if len(pos) != 1 {
 		return e.usageError(c, "interrupt takes one session name")
 	}
@@ -33,7 +27,7 @@ func runInterrupt(e *env, args []string) int {
 	if err != nil {
 		return e.fail(err)
 	}
-	status := e.result(r, *asJSON)
+	status := e.result(r, asJSON)
 	if r.Status == api.StatusRunning {
 		return status
 	}

@@ -13,36 +13,39 @@ import (
 func init() {
 	register(&command{
 		name:    "log",
-		usage:   "log NAME [--follow] [--since SEQ] [--json]",
+		args:    "NAME",
 		summary: "print a session's shared record whole; --follow streams it as it grows",
 		help: `Prints the entries of session NAME's shared record after --since SEQ (default:
 all kept), each whole. With --follow, keeps printing as entries are added
 and as running cells print, until interrupted (Ctrl-C); it starts from
 --since, or from now if not given. --json prints one JSON entry per line,
 again each time the entry changes (NDJSON).`,
-		run: runLog,
+		new: func() runner { return &logCmd{since: -1} },
 	})
 }
 
-func runLog(e *env, args []string) int {
-	c := lookup("log")
-	fs := flags("log")
-	follow := fs.Bool("follow", false, "keep printing as the record grows")
-	fs.BoolVar(follow, "f", false, "keep printing as the record grows")
-	since := fs.Int("since", -1, "start after this seq")
-	asJSON := fs.Bool("json", false, "print NDJSON")
-	pos, code, ok := e.parseOrHelp(c, fs, args)
-	if !ok {
-		return code
-	}
+type logCmd struct {
+	follow bool
+	since  int // -1: not given
+	json   bool
+}
+
+func (l *logCmd) flags(fs *flagSet) {
+	fs.Bool(&l.follow, "follow f", "keep printing as the record grows")
+	fs.Int(&l.since, "since", "SEQ", "start after this seq")
+	fs.Bool(&l.json, "json", "print NDJSON")
+}
+
+func (l *logCmd) run(e *env, pos []string) int {
+	c := e.cmd
 	if len(pos) != 1 {
 		return e.usageError(c, "log takes one session name")
 	}
 	name := pos[0]
-	start := *since
+	start := l.since
 	if start < 0 {
 		start = 0
-		if *follow {
+		if l.follow {
 			r, err := e.client.History(e.ctx, name, 1<<62)
 			if err != nil {
 				return e.fail(err)
@@ -50,8 +53,8 @@ func runLog(e *env, args []string) int {
 			start = r.Next - 1
 		}
 	}
-	p := &entryPrinter{w: e.stdout, json: *asJSON, shown: map[int]*shownEntry{}}
-	if !*follow {
+	p := &entryPrinter{w: e.stdout, json: l.json, shown: map[int]*shownEntry{}}
+	if !l.follow {
 		r, err := e.client.History(e.ctx, name, start)
 		if err != nil {
 			return e.fail(err)

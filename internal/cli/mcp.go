@@ -2,8 +2,10 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"log"
 	"os"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sys/unix"
@@ -14,23 +16,19 @@ import (
 func init() {
 	register(&command{
 		name:    "mcp",
-		usage:   "mcp",
 		summary: "serve the MCP tools over stdio, for agents",
 		help: `Runs polyrepl's MCP server on standard input and output, for an MCP
-client such as Claude Code, Cursor or Codex to launch. Its tools — exec,
-wait, interrupt, restart, kill, sessions — reach the same daemon and the
-same sessions as the command line. New sessions start in the directory the
-server was launched in, with its environment. Logs go to standard error.`,
-		run: runMCP,
+client such as Claude Code, Cursor or Codex to launch. Its tools, below,
+reach the same daemon and the same sessions as the command line. New
+sessions start in the directory the server was launched in, with its
+environment. Logs go to standard error.`,
+		more: printTools,
+		new:  func() runner { return plain(runMCP) },
 	})
 }
 
-func runMCP(e *env, args []string) int {
-	c := lookup("mcp")
-	pos, code, ok := e.parseOrHelp(c, flags("mcp"), args)
-	if !ok {
-		return code
-	}
+func runMCP(e *env, pos []string) int {
+	c := e.cmd
 	if len(pos) != 0 {
 		return e.usageError(c, "mcp takes no arguments")
 	}
@@ -67,4 +65,30 @@ func protocolStdout() (*os.File, error) {
 	}
 	os.Stdout = os.Stderr
 	return os.NewFile(uintptr(fd), "mcp-stdout"), nil
+}
+
+// printTools lists the MCP server's tools, named by the server itself.
+func printTools(w io.Writer) {
+	fmt.Fprint(w, "\nTools:\n")
+	for _, t := range pmcp.Tools() {
+		fmt.Fprintf(w, "  %s\n%s", t.Name, wrap(t.Description, "      ", 78))
+	}
+}
+
+// wrap breaks text into lines of at most width columns, each indented.
+func wrap(text, indent string, width int) string {
+	var b strings.Builder
+	line := indent
+	for _, word := range strings.Fields(text) {
+		if line != indent && len(line)+1+len(word) > width {
+			b.WriteString(line + "\n")
+			line = indent
+		}
+		if line != indent {
+			line += " "
+		}
+		line += word
+	}
+	b.WriteString(line + "\n")
+	return b.String()
 }

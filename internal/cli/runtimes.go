@@ -17,12 +17,11 @@ import (
 func init() {
 	register(&command{
 		name:    "runtimes",
-		usage:   "runtimes [--json]",
 		summary: "list every runtime, the executable it would start, and its version",
 		help: `Lists every runtime polyrepl can run a session in: how it is driven, the
 executable a new session would start (from $POLYREPL_<RUNTIME>, else the
 usual command on your PATH), whether it was found, and its version.`,
-		run: runRuntimes,
+		new: withJSON("print the list as JSON", runRuntimes),
 	})
 }
 
@@ -40,19 +39,13 @@ type runtimeInfo struct {
 	Problem string `json:"problem,omitempty"`
 }
 
-func runRuntimes(e *env, args []string) int {
-	c := lookup("runtimes")
-	fs := flags("runtimes")
-	asJSON := fs.Bool("json", false, "print the list as JSON")
-	pos, code, ok := e.parseOrHelp(c, fs, args)
-	if !ok {
-		return code
-	}
+func runRuntimes(e *env, pos []string, asJSON bool) int {
+	c := e.cmd
 	if len(pos) != 0 {
 		return e.usageError(c, "runtimes takes no arguments")
 	}
 	list := listRuntimes(e.ctx)
-	if *asJSON {
+	if asJSON {
 		printJSON(e.stdout, list)
 		return ExitOK
 	}

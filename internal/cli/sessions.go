@@ -11,23 +11,17 @@ import (
 func init() {
 	register(&command{
 		name:    "sessions",
-		usage:   "sessions [NAME] [--json]",
+		args:    "[NAME]",
 		summary: "list sessions: pid, runtime, uptime, idle time, cells, memory, cwd, names",
 		help: `Lists every session (or just NAME): its pid, runtime and version, uptime,
 idle time or running cell, cells run, memory of its whole process tree,
 working directory, and the names defined in its namespace.`,
-		run: runSessions,
+		new: withJSON("print the list as JSON", runSessions),
 	})
 }
 
-func runSessions(e *env, args []string) int {
-	c := lookup("sessions")
-	fs := flags("sessions")
-	asJSON := fs.Bool("json", false, "print the list as JSON")
-	pos, code, ok := e.parseOrHelp(c, fs, args)
-	if !ok {
-		return code
-	}
+func runSessions(e *env, pos []string, asJSON bool) int {
+	c := e.cmd
 	if len(pos) > 1 {
 		return e.usageError(c, "sessions takes at most one session name")
 	}
@@ -39,7 +33,7 @@ func runSessions(e *env, args []string) int {
 	if err != nil {
 		return e.fail(err)
 	}
-	if *asJSON {
+	if asJSON {
 		printJSON(e.stdout, api.SessionsReply{Sessions: list})
 	} else {
 		if len(list) == 0 {

@@ -5,33 +5,34 @@ import "github.com/polyrepl/polyrepl/internal/api"
 func init() {
 	register(&command{
 		name:    "wait",
-		usage:   "wait NAME [-t SECS] [--json]",
+		args:    "NAME",
 		summary: "collect a running cell's output and result",
 		help: `Waits up to -t seconds (default 30, at most 600) for the running cell of
 session NAME and prints what it printed since the last reply, and its
 result once it has one. For a finished cell, prints what nobody has
 collected yet. Exit status as for exec.`,
-		run: runWait,
+		new: func() runner { return &waitCmd{} },
 	})
 }
 
-func runWait(e *env, args []string) int {
-	c := lookup("wait")
-	fs := flags("wait")
-	var timeout secondsFlag
-	fs.Var(&timeout, "t", "seconds to wait")
-	fs.Var(&timeout, "timeout", "seconds to wait")
-	asJSON := fs.Bool("json", false, "print the result as JSON")
-	pos, code, ok := e.parseOrHelp(c, fs, args)
-	if !ok {
-		return code
-	}
+type waitCmd struct {
+	timeout secondsFlag
+	json    bool
+}
+
+func (w *waitCmd) flags(fs *flagSet) {
+	fs.Var(&w.timeout, "t timeout", "SECS", "seconds to wait for the cell (default 30, at most 600)")
+	fs.Bool(&w.json, "json", "print the result as JSON")
+}
+
+func (w *waitCmd) run(e *env, pos []string) int {
+	c := e.cmd
 	if len(pos) != 1 {
 		return e.usageError(c, "wait takes one session name")
 	}
-	r, err := e.client.Wait(e.ctx, pos[0], api.WaitRequest{Timeout: timeout.v, Client: e.me()})
+	r, err := e.client.Wait(e.ctx, pos[0], api.WaitRequest{Timeout: w.timeout.v, Client: e.me()})
 	if err != nil {
 		return e.fail(err)
 	}
-	return e.result(r, *asJSON)
+	return e.result(r, w.json)
 }

@@ -109,44 +109,14 @@ type (
 	}
 )
 
-func boolp(b bool) *bool { return &b }
-
 func (s *Server) addTools() {
-	addTool(s, &mcp.Tool{
-		Name:        "exec",
-		Description: "Run code as one cell in a named persistent session (created on first use) and return its output and the value of a final expression. Waits up to timeout seconds; a cell still running then goes on, and wait collects it.",
-		Annotations: &mcp.ToolAnnotations{Title: "Run a cell", DestructiveHint: boolp(true), OpenWorldHint: boolp(true)},
-	}, s.exec)
-	addTool(s, &mcp.Tool{
-		Name:        "wait",
-		Description: "Collect the output and result of a session's running cell (waiting up to timeout seconds), or what nobody collected of its last one.",
-		Annotations: &mcp.ToolAnnotations{Title: "Collect a cell", DestructiveHint: boolp(false), OpenWorldHint: boolp(false)},
-	}, s.wait)
-	addTool(s, &mcp.Tool{
-		Name:        "interrupt",
-		Description: "Stop a session's running cell (KeyboardInterrupt, also inside sleep or a subprocess) and return its result; the namespace is kept.",
-		Annotations: &mcp.ToolAnnotations{Title: "Interrupt a cell", DestructiveHint: boolp(false), OpenWorldHint: boolp(false)},
-	}, s.interrupt)
-	addTool(s, &mcp.Tool{
-		Name:        "restart",
-		Description: "Replace a session's process with a fresh one (same interpreter, directory, environment). Every name it held is lost.",
-		Annotations: &mcp.ToolAnnotations{Title: "Restart a session", DestructiveHint: boolp(true), OpenWorldHint: boolp(false)},
-	}, s.restart)
-	addTool(s, &mcp.Tool{
-		Name:        "kill",
-		Description: "End a session and its whole process tree. Every name it held is lost.",
-		Annotations: &mcp.ToolAnnotations{Title: "Kill a session", DestructiveHint: boolp(true), IdempotentHint: true, OpenWorldHint: boolp(false)},
-	}, s.kill)
-	addTool(s, &mcp.Tool{
-		Name:        "history",
-		Description: "Read a session's shared record: every cell from every client (agents, people at the terminal), output printed while idle, and notes. Lists entries one line each, or shows one entry whole (code, output, value, error) given its id.",
-		Annotations: &mcp.ToolAnnotations{Title: "Read a session's record", ReadOnlyHint: true, OpenWorldHint: boolp(false)},
-	}, s.history)
-	addTool(s, &mcp.Tool{
-		Name:        "sessions",
-		Description: "List sessions: runtime and version, state, uptime, idle time or running cell, cells run, memory, working directory and the names defined in each. Call it first to reuse a session.",
-		Annotations: &mcp.ToolAnnotations{Title: "List sessions", ReadOnlyHint: true, OpenWorldHint: boolp(false)},
-	}, s.sessions)
+	addTool(s, tool("exec"), s.exec)
+	addTool(s, tool("wait"), s.wait)
+	addTool(s, tool("interrupt"), s.interrupt)
+	addTool(s, tool("restart"), s.restart)
+	addTool(s, tool("kill"), s.kill)
+	addTool(s, tool("history"), s.history)
+	addTool(s, tool("sessions"), s.sessions)
 }
 
 // handler is a typed tool: it returns the structured result and the text

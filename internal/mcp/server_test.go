@@ -358,6 +358,15 @@ func TestToolsList(t *testing.T) {
 	if want := []string{"exec", "history", "interrupt", "kill", "restart", "sessions", "wait"}; !slices.Equal(names, want) {
 		t.Fatalf("tools = %v, want %v", names, want)
 	}
+	if declared := Tools(); len(declared) != len(tools) {
+		t.Errorf("Tools() = %v, but the server lists %v", declared, names)
+	} else {
+		for _, tl := range declared {
+			if tools[tl.Name] == nil || tools[tl.Name].Description != tl.Description {
+				t.Errorf("Tools() has %s, which the server lists otherwise or not at all", tl.Name)
+			}
+		}
+	}
 
 	type schema struct {
 		Type       string `json:"type"`

@@ -1,0 +1,72 @@
+package mcp
+
+import (
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// tools are the tools the server offers, the everyday ones first; the
+// CLI's `help mcp` names them from here too.
+var tools = []mcp.Tool{
+	{
+		Name:        "exec",
+		Description: "Run code as one cell in a named persistent session (created on first use) and return its output and the value of a final expression. Waits up to timeout seconds; a cell still running then goes on, and wait collects it.",
+		Annotations: &mcp.ToolAnnotations{Title: "Run a cell", DestructiveHint: boolp(true), OpenWorldHint: boolp(true)},
+	},
+	{
+		Name:        "wait",
+		Description: "Collect the output and result of a session's running cell (waiting up to timeout seconds), or what nobody collected of its last one.",
+		Annotations: &mcp.ToolAnnotations{Title: "Collect a cell", DestructiveHint: boolp(false), OpenWorldHint: boolp(false)},
+	},
+	{
+		Name:        "interrupt",
+		Description: "Stop a session's running cell (KeyboardInterrupt, also inside sleep or a subprocess) and return its result; the namespace is kept.",
+		Annotations: &mcp.ToolAnnotations{Title: "Interrupt a cell", DestructiveHint: boolp(false), OpenWorldHint: boolp(false)},
+	},
+	{
+		Name:        "restart",
+		Description: "Replace a session's process with a fresh one (same interpreter, directory, environment). Every name it held is lost.",
+		Annotations: &mcp.ToolAnnotations{Title: "Restart a session", DestructiveHint: boolp(true), OpenWorldHint: boolp(false)},
+	},
+	{
+		Name:        "kill",
+		Description: "End a session and its whole process tree. Every name it held is lost.",
+		Annotations: &mcp.ToolAnnotations{Title: "Kill a session", DestructiveHint: boolp(true), IdempotentHint: true, OpenWorldHint: boolp(false)},
+	},
+	{
+		Name:        "history",
+		Description: "Read a session's shared record: every cell from every client (agents, people at the terminal), output printed while idle, and notes. Lists entries one line each, or shows one entry whole (code, output, value, error) given its id.",
+		Annotations: &mcp.ToolAnnotations{Title: "Read a session's record", ReadOnlyHint: true, OpenWorldHint: boolp(false)},
+	},
+	{
+		Name:        "sessions",
+		Description: "List sessions: runtime and version, state, uptime, idle time or running cell, cells run, memory, working directory and the names defined in each. Call it first to reuse a session.",
+		Annotations: &mcp.ToolAnnotations{Title: "List sessions", ReadOnlyHint: true, OpenWorldHint: boolp(false)},
+	},
+}
+
+// Tool is what a person reads of one tool: its name and what it does.
+type Tool struct{ Name, Description string }
+
+// Tools lists the tools the server offers, the everyday ones first.
+func Tools() []Tool {
+	out := make([]Tool, len(tools))
+	for i, t := range tools {
+		out[i] = Tool{t.Name, t.Description}
+	}
+	return out
+}
+
+// tool returns a copy of the named tool's declaration, for one server to
+// add its schemas to.
+func tool(name string) *mcp.Tool {
+	for _, t := range tools {
+		if t.Name == name {
+			return &t
+		}
+	}
+	panic(fmt.Sprintf("mcp: no tool %q is declared", name))
+}
+
+func boolp(b bool) *bool { return &b }
