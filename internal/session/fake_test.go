@@ -63,7 +63,7 @@ func (fakeDriver) Start(ctx context.Context, spec driver.Spec, h driver.Handler)
 	f := &fakeProc{
 		h: h, cmd: cmd, gen: gen, runtimeDir: spec.RuntimeDir,
 		tree: proc.Tree{Leader: proc.Proc{PID: cmd.Process.Pid, Start: start}, Cookie: spec.Cookie},
-		runs: make(chan fakeRun, 64), exitDone: make(chan struct{}),
+		runs: make(chan fakeRun, 256), exitDone: make(chan struct{}),
 	}
 	fakes.add(f)
 	go f.reap()
@@ -84,7 +84,7 @@ type fakeProc struct {
 	gen        string
 	runtimeDir string
 	tree       proc.Tree
-	runs       chan fakeRun  // every Run, in order
+	runs       chan fakeRun  // every Run, in order, once it ran or blocked
 	exitDone   chan struct{} // closed once Exited has returned
 
 	hmu     sync.Mutex
@@ -114,7 +114,9 @@ func (f *fakeProc) Note() string    { return "" }
 //	exit N           the runtime exits with status N during the cell
 //	signal N         the runtime is killed by signal N during the cell
 func (f *fakeProc) Run(cell int, code string) error {
-	f.runs <- fakeRun{Cell: cell, Code: code}
+	// Told once the code has done what it says up to a block, so a test
+	// that then ends the runtime knows the cell printed first.
+	defer func() { f.runs <- fakeRun{Cell: cell, Code: code} }()
 	f.hmu.Lock()
 	defer f.hmu.Unlock()
 	if f.exited {
