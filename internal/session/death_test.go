@@ -177,3 +177,36 @@ func equal(a, b []string) bool {
 	}
 	return true
 }
+
+// An exec sent the moment the dead cell's reply comes must find the death
+// fully recorded: the fresh life tells what was lost, no death note is
+// left for a later life to tell, and the fresh life stays recorded as live.
+//
+// TODO(lead): skipped because it fails today, most of the time: the dead
+// cell's reply goes out when Session.Exited marks the cell dead, before
+// Manager.died has saved the loss note and removed the live record, and
+// Manager.Exec replaces a dead session without waiting for s.exited. So
+// the fresh exec often has no lost note, the loss note stays on disk to be
+// told to a later life, and the old life's RemoveLive deletes the fresh
+// life's live record (RecoverLost would then miss its processes). Unskip
+// once Exec (and lookup) wait for the death to be recorded.
+func TestExecRightAfterADeath(t *testing.T) {
+	t.Skip("known race between the dead reply and Manager.died; see the TODO")
+	m := newTestManager(t)
+	f, ch := startBlocked(t, m, "s", req("block"))
+	f.exit(driver.Exit{Code: 1}) // no waiting for Exited to return
+	if r := await(t, ch); r.r.Status != api.StatusDead {
+		t.Fatalf("the cell's reply: %+v, %v", r.r, r.err)
+	}
+	fresh := execOK(t, m, "s", req("value 1"))
+	f.waitExited(t)
+	if n := count(fresh.Notes, api.NoteLost); n != 1 {
+		t.Errorf("the fresh exec has %d lost notes, want 1", n)
+	}
+	if loss, _ := m.state.Loss("s"); loss != nil {
+		t.Errorf("a death note is left for a later life: %+v", loss.Death)
+	}
+	if lives, _ := m.state.Lives(); len(lives) != 1 || lives[0].Generation != fresh.Generation {
+		t.Errorf("live records %+v, want the fresh life's", lives)
+	}
+}
