@@ -203,10 +203,10 @@ func TestExecRightAfterADeath(t *testing.T) {
 	if n := count(fresh.Notes, api.NoteLost); n != 1 {
 		t.Errorf("the fresh exec has %d lost notes, want 1", n)
 	}
-	if loss, _ := m.state.Loss("s"); loss != nil {
+	if loss, _ := dirsOf(m).state.Loss("s"); loss != nil {
 		t.Errorf("a death note is left for a later life: %+v", loss.Death)
 	}
-	if lives, _ := m.state.Lives(); len(lives) != 1 || lives[0].Generation != fresh.Generation {
+	if lives, _ := dirsOf(m).state.Lives(); len(lives) != 1 || lives[0].Generation != fresh.Generation {
 		t.Errorf("live records %+v, want the fresh life's", lives)
 	}
 }

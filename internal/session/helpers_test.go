@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -33,7 +34,9 @@ func newTestManager(t *testing.T) *Manager {
 	}
 	runtimeDir := t.TempDir()
 	m := NewManager(st, runtimeDir)
+	testDirs.Store(m, managerDirs{state: st, runtime: runtimeDir})
 	t.Cleanup(func() {
+		defer testDirs.Delete(m)
 		m.StopAll("the test ended")
 		for _, f := range fakes.in(runtimeDir) {
 			f.waitExited(t)
@@ -45,8 +48,22 @@ func newTestManager(t *testing.T) *Manager {
 	return m
 }
 
+// managerDirs are the directories newTestManager gave a manager, so tests
+// need not know its fields.
+type managerDirs struct {
+	state   *state.Dir
+	runtime string
+}
+
+var testDirs sync.Map // *Manager → managerDirs
+
+func dirsOf(m *Manager) managerDirs {
+	d, _ := testDirs.Load(m)
+	return d.(managerDirs)
+}
+
 // startedIn counts the runtime processes m has started.
-func startedIn(m *Manager) int { return len(fakes.in(m.runtimeDir)) }
+func startedIn(m *Manager) int { return len(fakes.in(dirsOf(m).runtime)) }
 
 // req is an exec request for the fake runtime from alice.
 func req(code string) api.ExecRequest {
