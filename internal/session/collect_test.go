@@ -1,0 +1,163 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/driver"
+)
+
+// short is a timeout that passes at once, in seconds.
+const short = 0.02
+
+// A second cell while one runs is refused as busy, from any client, and
+// changes nothing: the running cell goes on and Wait collects it.
+func TestBusyRefusesAndChangesNothing(t *testing.T) {
+	m := newTestManager(t)
+	first := req("print started\nblock")
+	first.Timeout = short
+	r := execOK(t, m, "s", first)
+	if r.Status != api.StatusRunning || r.Cell != 1 {
+		t.Fatalf("first cell: status %q, cell %d; want running cell 1", r.Status, r.Cell)
+	}
+	f := fakeOf(t, r.Generation)
+	f.WaitRun(t)
+
+	for _, c := range []api.Client{alice, bob} {
+		second := req("value 2")
+		second.Client = c
+		_, err := m.Exec(context.Background(), "s", second, nil)
+		wantCode(t, err, "busy")
+	}
+	if len(f.runs) != 0 {
+		t.Errorf("a refused cell reached the runtime: %+v", <-f.runs)
+	}
+	i := describe(t, m, "s")
+	if i.State != Running || i.Cells != 1 || i.Running == nil || i.Running.Cell != 1 || i.Generation != r.Generation {
+		t.Errorf("after the refusals: state %q, cells %d, running %+v, generation %s", i.State, i.Cells, i.Running, i.Generation)
+	}
+
+	f.Print("finished\n")
+	f.Finish(driver.Result{Value: "1"})
+	w, err := m.Wait(context.Background(), "s", api.WaitRequest{Client: alice}, nil)
+	if err != nil || w.Cell != 1 || w.Status != api.StatusDone || w.Value != "1" || w.Output != "finished\n" {
+		t.Fatalf("wait: %+v, %v; want cell 1 done with its value and the rest of its output", w, err)
+	}
+	if n := execOK(t, m, "s", req("value 2")); n.Cell != 2 {
+		t.Errorf("the next cell is cell %d, want 2", n.Cell)
+	}
+}
+
+// A call whose timeout passes says the cell is running and leaves it
+// running; Wait collects the rest: each piece of output told once.
+func TestTimeoutLeavesTheCellRunning(t *testing.T) {
+	m := newTestManager(t)
+	x := req("print one\nblock")
+	x.Timeout = short
+	r := execOK(t, m, "s", x)
+	if r.Status != api.StatusRunning || r.Output != "one\n" || count(r.Notes, api.NoteRunning) != 1 {
+		t.Fatalf("exec: status %q, output %q, notes %v; want running, one, a running note", r.Status, r.Output, kinds(r.Notes))
+	}
+	f := fakeOf(t, r.Generation)
+
+	f.Print("two\n")
+	w1, err := m.Wait(context.Background(), "s", api.WaitRequest{Client: alice, Timeout: short}, nil)
+	if err != nil || w1.Status != api.StatusRunning || w1.Output != "two\n" || w1.Cell != 1 {
+		t.Fatalf("first wait: %+v, %v; want running with the new output only", w1, err)
+	}
+	if i := describe(t, m, "s"); i.State != Running {
+		t.Errorf("after the timeouts the session is %q, want running", i.State)
+	}
+
+	f.Print("three\n")
+	f.Finish(driver.Result{Value: "v"})
+	w2, err := m.Wait(context.Background(), "s", api.WaitRequest{Client: alice}, nil)
+	if err != nil || w2.Status != api.StatusDone || w2.Output != "three\n" || w2.Value != "v" {
+		t.Fatalf("second wait: %+v, %v; want done with the last output and the value", w2, err)
+	}
+	w3, err := m.Wait(context.Background(), "s", api.WaitRequest{Client: alice}, nil)
+	if err != nil || w3.Output != "" || w3.Value != "" || count(w3.Notes, api.NoteCollected) != 1 {
+		t.Errorf("third wait: %+v, %v; want nothing new to collect", w3, err)
+	}
+}
+
+// A result nobody collected (its caller went away) comes with the next
+// cell's reply as a note of kind uncollected, once; until then the
+// session shows it unread.
+func TestUncollectedResultComesWithTheNextReply(t *testing.T) {
+	m := newTestManager(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := execAsync(ctx, m, "s", req("print early\nblock"))
+	f := waitFake(t, m, "s")
+	f.WaitRun(t)
+	cancel()
+	if r := await(t, ch); !errors.Is(r.err, context.Canceled) {
+		t.Fatalf("a cancelled call answered %+v, %v", r.r, r.err)
+	}
+	f.Print("late\n")
+	f.Finish(driver.Result{Value: "7"})
+	if i := describe(t, m, "s"); !i.Unread || i.State != Idle {
+		t.Errorf("describe: unread %v, state %q; want an idle session with something unread", i.Unread, i.State)
+	}
+
+	r2 := execOK(t, m, "s", req("value 8"))
+	if r2.Cell != 2 || r2.Value != "8" || r2.Output != "" {
+		t.Errorf("next cell: cell %d, value %q, output %q; want cell 2's own result only", r2.Cell, r2.Value, r2.Output)
+	}
+	if n := count(r2.Notes, api.NoteUncollected); n != 1 {
+		t.Errorf("next cell: %d uncollected notes, want 1; notes %v", n, kinds(r2.Notes))
+	}
+	r3 := execOK(t, m, "s", req("value 9"))
+	if n := count(r3.Notes, api.NoteUncollected); n != 0 {
+		t.Errorf("the cell after: %d uncollected notes, want 0 (told once)", n)
+	}
+	if i := describe(t, m, "s"); i.Unread {
+		t.Error("the session still shows something unread")
+	}
+}
+
+// A result collected by Wait is not told again as uncollected.
+func TestResultCollectedByWaitIsNotUncollected(t *testing.T) {
+	m := newTestManager(t)
+	x := req("block")
+	x.Timeout = short
+	r := execOK(t, m, "s", x)
+	fakeOf(t, r.Generation).Finish(driver.Result{Value: "1"})
+	if w, err := m.Wait(context.Background(), "s", api.WaitRequest{Client: bob}, nil); err != nil || w.Value != "1" {
+		t.Fatalf("wait: %+v, %v", w, err)
+	}
+	if r2 := execOK(t, m, "s", req("value 2")); count(r2.Notes, api.NoteUncollected) != 0 {
+		t.Errorf("a collected result was told again: notes %v", kinds(r2.Notes))
+	}
+}
+
+// Interrupt stops the running cell and returns its result; with nothing
+// running it says so and changes nothing.
+func TestInterrupt(t *testing.T) {
+	m := newTestManager(t)
+	ctl := api.ControlRequest{Client: alice}
+	r0 := execOK(t, m, "s", req("value 0"))
+	idle, err := m.Interrupt(context.Background(), "s", ctl)
+	if err != nil || idle.Cell != 1 || idle.Status != api.StatusDone || count(idle.Notes, api.NoteInfo) != 1 {
+		t.Errorf("interrupt while idle: %+v, %v; want cell 1 as it was and a note", idle, err)
+	}
+
+	x := req("print partial\nblock")
+	x.Timeout = short
+	execOK(t, m, "s", x)
+	f := fakeOf(t, r0.Generation)
+	r, err := m.Interrupt(context.Background(), "s", ctl)
+	if err != nil || r.Status != api.StatusInterrupted || r.Cell != 2 || r.Output != "" {
+		t.Fatalf("interrupt: %+v, %v; want cell 2 interrupted, its output already told", r, err)
+	}
+	// The interrupt made while idle did not reach the runtime; the cell
+	// stopped at the first attempt.
+	if a := f.Attempts(); len(a) != 1 || a[0] != 0 {
+		t.Errorf("interrupt attempts sent to the runtime: %v, want [0]", a)
+	}
+	if i := describe(t, m, "s"); i.State != Idle {
+		t.Errorf("after interrupt the session is %q, want idle", i.State)
+	}
+}
