@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/polyrepl/polyrepl/internal/proc/proctest"
 )
 
 // The reliability suite (issue 7): every scenario reports its outcome, and
@@ -290,22 +292,6 @@ func TestReliabilityFaults(t *testing.T) {
 	report(t, "4 Faults", "the socket file is deleted under the running daemon", "the daemon bound it again within %s; same daemon (pid unchanged: %v), session kept", "2 s", st.PID == pid)
 }
 
-// rss is a process's resident memory in bytes.
-func rss(pid int) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return -1
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "VmRSS:") {
-			var kb int64
-			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(l, "VmRSS:"), "kB")), &kb)
-			return kb * 1024
-		}
-	}
-	return -1
-}
-
 // TestReliabilityFloods floods a session: a gigabyte of output (256 MB
 // where the disk has less than 4 GB free), one 100 MB line without a newline, invalid UTF-8
 // and terminal escapes. Replies stay bounded and valid, the daemon stays
@@ -342,7 +328,7 @@ func TestReliabilityFloods(t *testing.T) {
 				size = fi.Size()
 			}
 		}
-		mem := rss(pid)
+		mem, _ := proctest.RSS(pid)
 		if r.Status != "done" || r.OutputCut == nil || int64(r.OutputCut.Total) != tc.bytes || size != tc.bytes || len([]rune(r.Output)) > 30100 {
 			t.Errorf("%s: status %s, %d characters in the reply, cut %+v, file of %d bytes", tc.what, r.Status, len([]rune(r.Output)), r.OutputCut, size)
 		}
@@ -390,11 +376,16 @@ func TestReliabilityLeaks(t *testing.T) {
 		}
 		e.must(0, "kill", name)
 	}
-	time.Sleep(500 * time.Millisecond)
-	after := e.status()
-	procs := len(e.tagged())
-	if after.FDs > before.FDs+2 || after.Goroutines > before.Goroutines+5 || procs != 1 ||
-		count(e.socketDir()) != runtimeFiles || count(out) != outFiles {
+	// The last kill's reaping and closing may still be under way: poll
+	// until the daemon is back to its size or the upper bound passes.
+	var after statusReply
+	var procs int
+	settled := func() bool {
+		after, procs = e.status(), len(e.tagged())
+		return after.FDs <= before.FDs+2 && after.Goroutines <= before.Goroutines+5 && procs == 1 &&
+			count(e.socketDir()) == runtimeFiles && count(out) == outFiles
+	}
+	if !waitFor(10*time.Second, settled) {
 		t.Errorf("after %d sessions: fds %d→%d, goroutines %d→%d, processes %d (the daemon alone is 1), runtime dir %d→%d files, output dir %d→%d",
 			n, before.FDs, after.FDs, before.Goroutines, after.Goroutines, procs, runtimeFiles, count(e.socketDir()), outFiles, count(out))
 	}
@@ -536,7 +527,7 @@ func TestReliabilityDaemonKilled(t *testing.T) {
 	old := e.status().PID
 	runtimes := len(e.tagged()) - 1
 	syscall.Kill(old, syscall.SIGKILL)
-	waitFor(5*time.Second, func() bool { return procState(old) == 0 })
+	waitFor(5*time.Second, func() bool { return proctest.State(old) == 0 })
 	r := e.runJSON("exec", "idle1", "1")
 	lost := strings.Join(r.notesOf("lost"), "\n")
 	wantContains(t, "the loss after the daemon was killed", lost, "lost when the daemon that owned it ended", "kept")
@@ -553,7 +544,7 @@ func TestReliabilityDaemonKilled(t *testing.T) {
 	}
 	left := len(e.tagged())
 	if left != 3 { // the new daemon and the two new sessions
-		t.Errorf("after recovery: %d processes, want the new daemon and two sessions:%s", left, describe(e.tagged()))
+		t.Errorf("after recovery: %d processes, want the new daemon and two sessions:%s", left, proctest.Describe(e.tagged()))
 	}
 	report(t, "4 Faults", "the daemon is SIGKILLed with a cell running",
 		"the next call started a new daemon, which ended the %d orphaned runtimes and reported both sessions lost (%q); the running cell's entry is marked dead", runtimes, strings.SplitN(lost, ".", 2)[0])
