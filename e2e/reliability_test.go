@@ -646,19 +646,55 @@ func TestReliabilityDiskFull(t *testing.T) {
 
 // startDaemonUnder starts the env's daemon through a command that sets
 // up its surroundings first (argv ends by running `polyrepl daemon`), and
-// waits until it answers.
+// waits until it answers. It keeps the command's exit status and what it
+// printed (the foreground daemon logs to stderr), so that a daemon that
+// would not start, or died during the test, says why.
 func (e *env) startDaemonUnder(what string, argv ...string) {
 	e.t.Helper()
+	out := filepath.Join(e.home, "daemon-under.out")
+	f, err := os.Create(out)
+	if err != nil {
+		e.t.Fatal(err)
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = e.vars
 	cmd.Dir = e.home
-	if err := cmd.Start(); err != nil {
-		e.t.Fatal(err)
+	cmd.Stdout, cmd.Stderr = f, f
+	err = cmd.Start()
+	f.Close()
+	if err != nil {
+		e.t.Fatalf("%s: %v", what, err)
 	}
-	go cmd.Wait()
-	if !waitFor(10*time.Second, func() bool { _, _, code := e.run("status"); return code == 0 }) {
-		e.t.Fatalf("%s did not start", what)
+	done := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(done) }()
+	exited := func() bool {
+		select {
+		case <-done:
+			return true
+		default:
+			return false
+		}
 	}
+	up := waitFor(10*time.Second, func() bool {
+		if exited() {
+			return true
+		}
+		_, _, code := e.run("status")
+		return code == 0
+	})
+	switch {
+	case exited():
+		e.t.Fatalf("%s exited before it answered (%v); it printed:\n%s", what, waitErr, tail(out, 20))
+	case !up:
+		e.t.Fatalf("%s did not answer within 10 s (it still runs); it printed:\n%s", what, tail(out, 20))
+	}
+	// Runs before the env's teardown stops the daemon.
+	e.t.Cleanup(func() {
+		if e.t.Failed() && exited() {
+			e.t.Logf("%s exited during the test (%v); it printed:\n%s", what, waitErr, tail(out, 20))
+		}
+	})
 }
 
 func firstLine(s string) string {
