@@ -399,7 +399,11 @@ func TestReliabilityLeaks(t *testing.T) {
 // minutes with POLYREPL_LONG): every reply must be its own request's, nothing lost
 // or duplicated, and each session's record complete and in order. It runs
 // alone (not in parallel), so the other tests' timing is not disturbed.
+// `go test -short` skips it, for quick local runs.
 func TestReliabilityLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the 30 s load soak is skipped with -short")
+	}
 	needPython(t)
 	e := newEnv(t)
 	const sessions, clients = 10, 50
