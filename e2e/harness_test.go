@@ -178,15 +178,13 @@ func shortTemp(t *testing.T) string {
 // daemon, then prove that no process carrying the tag is left.
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	var buf [8]byte
-	rand.Read(buf[:])
 	e := &env{
 		t:       t,
 		bin:     binary,
 		runtime: shortTemp(t),
 		state:   shortTemp(t),
 		home:    shortTemp(t),
-		tag:     hex.EncodeToString(buf[:]),
+		tag:     newTag(),
 	}
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
@@ -197,19 +195,34 @@ func newEnv(t *testing.T) *env {
 		}
 		e.vars = append(e.vars, kv)
 	}
-	e.vars = append(e.vars,
-		"XDG_RUNTIME_DIR="+e.runtime,
-		"XDG_STATE_HOME="+e.state,
-		"HOME="+e.home,
-		"POLYREPL_TEST_TAG="+e.tag,
-	)
+	e.vars = append(e.vars, worldVars(e.runtime, e.state, e.home, e.tag)...)
+	t.Cleanup(e.teardown)
+	return e
+}
+
+// worldVars are the variables that give a test its own world: socket and
+// state directories, home, the tag its processes carry, and the Python
+// its sessions use.
+func worldVars(runtime, state, home, tag string) []string {
+	vars := []string{
+		"XDG_RUNTIME_DIR=" + runtime,
+		"XDG_STATE_HOME=" + state,
+		"HOME=" + home,
+		"POLYREPL_TEST_TAG=" + tag,
+	}
 	if python != "" {
 		// IPython sessions use the same interpreter (Debian's ipython3
 		// installs for it).
-		e.vars = append(e.vars, "POLYREPL_PYTHON="+python, "POLYREPL_IPYTHON="+python)
+		vars = append(vars, "POLYREPL_PYTHON="+python, "POLYREPL_IPYTHON="+python)
 	}
-	t.Cleanup(e.teardown)
-	return e
+	return vars
+}
+
+// newTag returns a tag unique to one test, for POLYREPL_TEST_TAG.
+func newTag() string {
+	var buf [8]byte
+	rand.Read(buf[:])
+	return hex.EncodeToString(buf[:])
 }
 
 // setenv replaces or adds one variable in the env's environment.
