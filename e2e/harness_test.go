@@ -1,6 +1,3 @@
-// Package e2e drives the real polyrepl binary against a real daemon on a
-// temporary XDG_RUNTIME_DIR and XDG_STATE_HOME, with real Python sessions.
-// Every test proves at teardown that no process it caused is left alive.
 package e2e
 
 import (
