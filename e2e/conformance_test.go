@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/polyrepl/polyrepl/internal/proc/proctest"
 )
 
 // check is one cell of the conformance suite and what must come back.
@@ -325,7 +327,7 @@ func TestConformance(t *testing.T) {
 			gen := e.session(s).Generation
 			e.must(0, "kill", s)
 			if !waitFor(5*time.Second, func() bool { return len(e.generation(gen)) == 0 }) {
-				t.Errorf("after kill, processes of the session remain: %s", describe(e.generation(gen)))
+				t.Errorf("after kill, processes of the session remain: %s", proctest.Describe(e.generation(gen)))
 			}
 		})
 	}

@@ -11,13 +11,15 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/polyrepl/polyrepl/internal/proc/proctest"
 )
 
 // daemons lists the test's daemon processes (`polyrepl daemon`).
-func (e *env) daemons() []procInfo {
-	var out []procInfo
+func (e *env) daemons() []proctest.Process {
+	var out []proctest.Process
 	for _, p := range e.tagged() {
-		f := strings.Fields(p.cmdline)
+		f := strings.Fields(p.Cmdline)
 		if len(f) == 2 && filepath.Base(f[0]) == "polyrepl" && f[1] == "daemon" {
 			out = append(out, p)
 		}
@@ -44,7 +46,7 @@ func TestDaemon(t *testing.T) {
 		}
 		wantContains(t, "stop with no daemon", out, "No daemon")
 		if ds := e.daemons(); len(ds) != 0 {
-			t.Errorf("status or stop started a daemon:%s", describe(ds))
+			t.Errorf("status or stop started a daemon:%s", proctest.Describe(ds))
 		}
 		if _, err := os.Stat(filepath.Join(e.socketDir(), "daemon.sock")); err == nil {
 			t.Errorf("status or stop left a socket behind")
@@ -69,15 +71,15 @@ func TestDaemon(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(e.socketDir(), "daemon.log")); err != nil {
 			t.Errorf("no daemon log beside the socket: %v", err)
 		}
-		if sid := statField(st.PID, 6); sid != strconv.Itoa(st.PID) {
+		if sid := proctest.StatField(st.PID, 6); sid != strconv.Itoa(st.PID) {
 			t.Errorf("the daemon (pid %d) is not in its own process session (session id %s)", st.PID, sid)
 		}
 		e.must(0, "exec", "two", "2")
 		if again := e.status(); again.PID != st.PID || again.Sessions != 2 {
 			t.Errorf("a second client found daemon %+v, want the first one (pid %d) with 2 sessions", again, st.PID)
 		}
-		if ds := e.daemons(); len(ds) != 1 || ds[0].pid != st.PID {
-			t.Errorf("want exactly the one daemon %d, found:%s", st.PID, describe(ds))
+		if ds := e.daemons(); len(ds) != 1 || ds[0].PID != st.PID {
+			t.Errorf("want exactly the one daemon %d, found:%s", st.PID, proctest.Describe(ds))
 		}
 		out, _ := e.must(0, "status")
 		wantContains(t, "status", out, fmt.Sprintf("pid %d", st.PID), st.Version, st.Socket, "2 sessions")
@@ -107,7 +109,7 @@ func TestDaemon(t *testing.T) {
 			}
 			// A daemon that lost the race may take a moment to notice.
 			if !waitFor(5*time.Second, func() bool { return len(e.daemons()) == 1 }) {
-				t.Errorf("round %d: want exactly one daemon, found:%s", round, describe(e.daemons()))
+				t.Errorf("round %d: want exactly one daemon, found:%s", round, proctest.Describe(e.daemons()))
 			}
 			if st := e.status(); st.Sessions != len(codes) {
 				t.Errorf("round %d: the daemon has %d sessions, want %d (one daemon serving every client)", round, st.Sessions, len(codes))
@@ -117,7 +119,7 @@ func TestDaemon(t *testing.T) {
 				t.Errorf("round %d: stop: exit %d: %s%s", round, code, out, errOut)
 			}
 			if !waitFor(5*time.Second, func() bool { return len(e.daemons()) == 0 }) {
-				t.Errorf("round %d: daemons still running after stop:%s", round, describe(e.daemons()))
+				t.Errorf("round %d: daemons still running after stop:%s", round, proctest.Describe(e.daemons()))
 			}
 		}
 	})
@@ -213,7 +215,7 @@ func TestSocketDirRefused(t *testing.T) {
 				wantContains(t, fmt.Sprintf("%s: stderr", args), errOut, append([]string{"polyrepl: error: ", dir}, c.want...)...)
 			}
 			if ds := e.daemons(); len(ds) != 0 {
-				t.Errorf("a daemon started on a refused socket directory:%s", describe(ds))
+				t.Errorf("a daemon started on a refused socket directory:%s", proctest.Describe(ds))
 			}
 			if c.name == "symlink" {
 				if ents, _ := os.ReadDir(filepath.Join(e.home, "elsewhere")); len(ents) != 0 {

@@ -6,6 +6,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/polyrepl/polyrepl/internal/proc/proctest"
 )
 
 // TestDeathAndLossReports checks that losses are reported: a session that
@@ -107,14 +109,14 @@ func TestKillEndsWholeTree(t *testing.T) {
 			sleeps := func() int {
 				n := 0
 				for _, p := range e.generation(gen) {
-					if p.cmdline == "sleep 1000" {
+					if p.Cmdline == "sleep 1000" {
 						n++
 					}
 				}
 				return n
 			}
 			if !waitFor(10*time.Second, func() bool { return sleeps() >= len(spawners) }) {
-				t.Fatalf("want %d `sleep 1000` processes of generation %s, found:%s", len(spawners), gen, describe(e.generation(gen)))
+				t.Fatalf("want %d `sleep 1000` processes of generation %s, found:%s", len(spawners), gen, proctest.Describe(e.generation(gen)))
 			}
 
 			args := []string{how, name}
@@ -125,7 +127,7 @@ func TestKillEndsWholeTree(t *testing.T) {
 			// The command returns once the tree is verified gone.
 			left := e.generation(gen)
 			if len(left) > 0 {
-				t.Errorf("after %s, processes of generation %s remain:%s", how, gen, describe(left))
+				t.Errorf("after %s, processes of generation %s remain:%s", how, gen, proctest.Describe(left))
 			}
 			report(t, "1 Load and floods", "a cell's children that outlive it, double-fork, setsid or ignore SIGTERM, then `"+how+"`",
 				"%d children ended with the session; %d processes of it left (checked by its cookie)", len(spawners), len(left))

@@ -1,6 +1,3 @@
-// Package e2e drives the real polyrepl binary against a real daemon on a
-// temporary XDG_RUNTIME_DIR and XDG_STATE_HOME, with real Python sessions.
-// Every test proves at teardown that no process it caused is left alive.
 package e2e
 
 import (
@@ -13,12 +10,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/polyrepl/polyrepl/internal/proc/proctest"
 )
 
 var (
@@ -177,15 +175,13 @@ func shortTemp(t *testing.T) string {
 // daemon, then prove that no process carrying the tag is left.
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	var buf [8]byte
-	rand.Read(buf[:])
 	e := &env{
 		t:       t,
 		bin:     binary,
 		runtime: shortTemp(t),
 		state:   shortTemp(t),
 		home:    shortTemp(t),
-		tag:     hex.EncodeToString(buf[:]),
+		tag:     newTag(),
 	}
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
@@ -196,19 +192,34 @@ func newEnv(t *testing.T) *env {
 		}
 		e.vars = append(e.vars, kv)
 	}
-	e.vars = append(e.vars,
-		"XDG_RUNTIME_DIR="+e.runtime,
-		"XDG_STATE_HOME="+e.state,
-		"HOME="+e.home,
-		"POLYREPL_TEST_TAG="+e.tag,
-	)
+	e.vars = append(e.vars, worldVars(e.runtime, e.state, e.home, e.tag)...)
+	t.Cleanup(e.teardown)
+	return e
+}
+
+// worldVars are the variables that give a test its own world: socket and
+// state directories, home, the tag its processes carry, and the Python
+// its sessions use.
+func worldVars(runtime, state, home, tag string) []string {
+	vars := []string{
+		"XDG_RUNTIME_DIR=" + runtime,
+		"XDG_STATE_HOME=" + state,
+		"HOME=" + home,
+		"POLYREPL_TEST_TAG=" + tag,
+	}
 	if python != "" {
 		// IPython sessions use the same interpreter (Debian's ipython3
 		// installs for it).
-		e.vars = append(e.vars, "POLYREPL_PYTHON="+python, "POLYREPL_IPYTHON="+python)
+		vars = append(vars, "POLYREPL_PYTHON="+python, "POLYREPL_IPYTHON="+python)
 	}
-	t.Cleanup(e.teardown)
-	return e
+	return vars
+}
+
+// newTag returns a tag unique to one test, for POLYREPL_TEST_TAG.
+func newTag() string {
+	var buf [8]byte
+	rand.Read(buf[:])
+	return hex.EncodeToString(buf[:])
 }
 
 // setenv replaces or adds one variable in the env's environment.
@@ -235,23 +246,8 @@ func (e *env) teardown() {
 	if _, stderr, code := e.runWith(runOpts{bin: binary}, "stop"); code != 0 {
 		t.Logf("teardown: polyrepl stop exited %d: %s", code, stderr)
 	}
-	// A process that is in the middle of exiting is not left behind; give
-	// the stragglers a moment before calling them leftovers.
-	var left []procInfo
-	for deadline := time.Now().Add(3 * time.Second); ; {
-		left = e.tagged()
-		if len(left) == 0 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if len(left) > 0 {
-		var b strings.Builder
-		for _, p := range left {
-			fmt.Fprintf(&b, "\n  pid %d: %s", p.pid, p.cmdline)
-			syscall.Kill(p.pid, syscall.SIGKILL)
-		}
-		t.Errorf("processes left behind after the test (now killed):%s", b.String())
+	if left := leftovers(e.tag); len(left) > 0 {
+		t.Errorf("processes left behind after the test (now killed):%s", proctest.Describe(left))
 	}
 	for _, d := range []string{e.runtime, e.state, e.home} {
 		os.RemoveAll(d)
@@ -493,97 +489,32 @@ func (e *env) must(want int, args ...string) (stdout, stderr string) {
 	return stdout, stderr
 }
 
-// procInfo is one live process.
-type procInfo struct {
-	pid     int
-	cmdline string
-	env     []string
-}
-
-// procs lists live, non-zombie processes whose environment satisfies keep.
-func procs(keep func(env []string) bool) []procInfo {
-	ents, _ := os.ReadDir("/proc")
-	var out []procInfo
-	self := os.Getpid()
-	for _, d := range ents {
-		pid, err := strconv.Atoi(d.Name())
-		if err != nil || pid == self {
-			continue
-		}
-		raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
-		if err != nil || len(raw) == 0 {
-			continue
-		}
-		vars := strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
-		if !keep(vars) {
-			continue
-		}
-		if procState(pid) == 'Z' || procState(pid) == 0 {
-			continue
-		}
-		cl, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		out = append(out, procInfo{pid: pid, cmdline: strings.TrimSpace(strings.ReplaceAll(string(cl), "\x00", " ")), env: vars})
+// leftovers lists, and then SIGKILLs, the processes carrying tag that are
+// still alive after a grace of up to 3 s: a process in the middle of
+// exiting is not left behind, so the stragglers get a moment before they
+// are called leftovers.
+func leftovers(tag string) []proctest.Process {
+	var left []proctest.Process
+	waitFor(3*time.Second, func() bool {
+		left = proctest.WithVar("POLYREPL_TEST_TAG=" + tag)
+		return len(left) == 0
+	})
+	for _, p := range left {
+		syscall.Kill(p.PID, syscall.SIGKILL)
 	}
-	return out
-}
-
-// procState is the state letter of /proc/PID/stat, or 0 if it is gone.
-func procState(pid int) byte {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || i+2 >= len(b) {
-		return 0
-	}
-	return b[i+2]
-}
-
-// statField returns field n (1-based, as in proc(5)) of /proc/PID/stat.
-func statField(pid, n int) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return ""
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return ""
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if n-3 < 0 || n-3 >= len(f) {
-		return ""
-	}
-	return f[n-3]
-}
-
-func hasVar(vars []string, kv string) bool {
-	for _, v := range vars {
-		if v == kv {
-			return true
-		}
-	}
-	return false
+	return left
 }
 
 // tagged lists the live processes this test caused.
-func (e *env) tagged() []procInfo {
-	return procs(func(vars []string) bool { return hasVar(vars, "POLYREPL_TEST_TAG="+e.tag) })
+func (e *env) tagged() []proctest.Process {
+	return proctest.Find(func(vars []string) bool { return proctest.HasVar(vars, "POLYREPL_TEST_TAG="+e.tag) })
 }
 
 // generation lists the live processes of one session generation.
-func (e *env) generation(gen string) []procInfo {
-	return procs(func(vars []string) bool {
-		return hasVar(vars, "POLYREPL_TEST_TAG="+e.tag) && hasVar(vars, "POLYREPL_SESSION="+gen)
+func (e *env) generation(gen string) []proctest.Process {
+	return proctest.Find(func(vars []string) bool {
+		return proctest.HasVar(vars, "POLYREPL_TEST_TAG="+e.tag) && proctest.HasVar(vars, "POLYREPL_SESSION="+gen)
 	})
-}
-
-func describe(ps []procInfo) string {
-	var b strings.Builder
-	for _, p := range ps {
-		fmt.Fprintf(&b, "\n  pid %d: %s", p.pid, p.cmdline)
-	}
-	return b.String()
 }
 
 // waitFor polls cond until it holds or the upper bound passes.

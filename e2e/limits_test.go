@@ -6,12 +6,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/polyrepl/polyrepl/internal/proc/proctest"
 )
 
 // TestTranscript checks that every cell's code is appended to
@@ -74,24 +75,6 @@ func TestTranscript(t *testing.T) {
 			return nil
 		})
 	}
-}
-
-// vmRSS reads a process's resident memory in bytes from /proc.
-func vmRSS(pid int) (uint64, bool) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, false
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			f := strings.Fields(v)
-			if len(f) >= 1 {
-				n, err := strconv.ParseUint(f[0], 10, 64)
-				return n * 1024, err == nil
-			}
-		}
-	}
-	return 0, false
 }
 
 // countLines counts the lines of a file, and returns its first and last.
@@ -201,7 +184,7 @@ func TestCaps(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for {
-				if n, ok := vmRSS(pid); ok {
+				if n, ok := proctest.RSS(pid); ok {
 					mu.Lock()
 					peak = max(peak, n)
 					mu.Unlock()
@@ -227,7 +210,7 @@ func TestCaps(t *testing.T) {
 		} else if fi, err := os.Stat(c.File); err != nil || fi.Size() != 200<<20 {
 			t.Errorf("the saved output %s: %v, want all %d bytes", c.File, err, 200<<20)
 		}
-		if n, ok := vmRSS(pid); ok {
+		if n, ok := proctest.RSS(pid); ok {
 			peak = max(peak, n)
 		}
 		if peak >= 100<<20 {

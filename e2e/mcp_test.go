@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/polyrepl/polyrepl/internal/proc/proctest"
 )
 
 // e2eAgent is how the tests' MCP client introduces itself.
@@ -188,7 +189,7 @@ func TestMCPPersistentSession(t *testing.T) {
 
 	pid := s.cmd.Process.Pid
 	s.close()
-	if procState(pid) != 0 {
+	if proctest.State(pid) != 0 {
 		t.Errorf("polyrepl mcp (pid %d) is still alive after its client closed the session", pid)
 	}
 	// The daemon and the session outlive the MCP server.
@@ -280,7 +281,16 @@ func TestMCPStdoutPure(t *testing.T) {
 	if r.Status != "done" || r.Value != "'started'" {
 		t.Fatalf("exec of the noisy cell: %v", r)
 	}
-	time.Sleep(1500 * time.Millisecond)
+	// The thread goes on printing for about a second: wait until the
+	// record holds its last lines (reading the record moves no client's
+	// place in it).
+	printed := func() bool {
+		out, _, _ := e.run("log", "pure")
+		return strings.Contains(out, "NOISE-PRINT 9") && strings.Contains(out, "NOISE-FD1 9")
+	}
+	if !waitFor(30*time.Second, printed) {
+		t.Fatalf("the noisy thread's last lines never reached the record")
+	}
 	r, txt := s.cell("exec", map[string]any{"session": "pure", "code": "1+1"})
 	if r.Status != "done" || r.Value != "2" {
 		t.Errorf("exec 1+1 after the noise: %v", r)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/polyrepl/polyrepl/internal/proc/proctest"
 )
 
 func mkdir(dir string) error { return os.MkdirAll(dir, 0o755) }
@@ -77,7 +79,9 @@ func TestUncollectedComesWithNextCell(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.must(124, "exec", "mv", "import time\nprint('first-mark', flush=True)\ntime.sleep(1)\nprint('late-mark')\n41", "-t", "0.3")
-	time.Sleep(1500 * time.Millisecond)
+	if !waitFor(30*time.Second, func() bool { return e.session("mv").State == "idle" }) {
+		t.Fatalf("cell 1 did not finish within 30 s: %+v", e.session("mv"))
+	}
 	r := e.runJSON("exec", "mv", "6*7")
 	if r.code != 0 || r.Value != "42" {
 		t.Fatalf("next exec: %v", r)
@@ -151,17 +155,17 @@ func TestInterrupt(t *testing.T) {
 			t.Errorf("%s: names after interrupt: %q", c.name, out)
 		}
 		if c.name == "os.system" {
-			left := func() []procInfo {
-				var ps []procInfo
+			left := func() []proctest.Process {
+				var ps []proctest.Process
 				for _, p := range e.generation(s.Generation) {
-					if p.cmdline == "sleep 100" {
+					if p.Cmdline == "sleep 100" {
 						ps = append(ps, p)
 					}
 				}
 				return ps
 			}
 			if !waitFor(5*time.Second, func() bool { return len(left()) == 0 }) {
-				t.Errorf("os.system: the interrupted `sleep 100` still runs:%s", describe(left()))
+				t.Errorf("os.system: the interrupted `sleep 100` still runs:%s", proctest.Describe(left()))
 			}
 		}
 	}

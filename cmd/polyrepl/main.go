@@ -1,5 +1,5 @@
 // Command polyrepl gives AI coding agents and people named, persistent REPL
-// sessions: a daemon that owns them, a CLI, and (later) an MCP server.
+// sessions: a daemon that owns them, a CLI, and an MCP server for agents.
 package main
 
 import (

@@ -1,20 +1,19 @@
 package proc
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/polyrepl/polyrepl/internal/proc/proctest"
 )
 
 // TestMain makes the test binary a child subreaper, so that double-forked
@@ -120,52 +119,19 @@ func eventually(tb testing.TB, what string, cond func() bool) {
 	tb.Fatalf("timed out waiting for %s", what)
 }
 
-// cmdline returns the command line of pid with spaces between arguments.
-func cmdline(pid int) string {
-	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-	return strings.TrimSpace(string(bytes.ReplaceAll(b, []byte{0}, []byte{' '})))
-}
-
 // byCmdline maps command lines to the processes running them.
 func byCmdline(ps []Proc) map[string]Proc {
 	m := make(map[string]Proc, len(ps))
 	for _, p := range ps {
-		m[cmdline(p.PID)] = p
+		m[proctest.Cmdline(p.PID)] = p
 	}
 	return m
 }
 
-// withCookie lists live processes whose environment holds cookie, scanning
-// /proc independently of the code under test.
+// withCookie lists the live processes whose environment holds cookie,
+// found by proctest's scan of /proc rather than by the code under test.
 func withCookie(cookie string) []int {
-	ents, _ := os.ReadDir("/proc")
-	var pids []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if err != nil {
-			continue
-		}
-		for _, kv := range strings.Split(string(env), "\x00") {
-			if kv == cookie && !zombie(pid) {
-				pids = append(pids, pid)
-			}
-		}
-	}
-	return pids
-}
-
-// zombie reports whether pid is a zombie or gone.
-func zombie(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
-	}
-	s, err := parseStat(b)
-	return err != nil || s.zombie()
+	return proctest.PIDs(proctest.WithVar(cookie))
 }
 
 // ourChildren lists the children of the test process, live and zombie.

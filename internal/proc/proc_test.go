@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/polyrepl/polyrepl/internal/proc/proctest"
 )
 
 func itoa(n int) string { return strconv.Itoa(n) }
@@ -70,7 +72,7 @@ func TestZombie(t *testing.T) {
 		t.Fatalf("Members = %v; want the leader", got)
 	}
 	in.Close()
-	eventually(t, "the child to become a zombie", func() bool { return zombie(pid) })
+	eventually(t, "the child to become a zombie", func() bool { return !proctest.Alive(pid) })
 	if _, err := StartTime(pid); err != nil {
 		t.Errorf("StartTime of a zombie: %v", err)
 	}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/polyrepl/polyrepl/internal/proc/proctest"
 )
 
 // treeScript starts one process per way of joining or escaping a session;
@@ -76,7 +78,7 @@ func TestTreeKill(t *testing.T) {
 	}
 	for _, m := range members {
 		if Alive(m) {
-			t.Errorf("%v (%s) still alive after Kill", m, cmdline(m.PID))
+			t.Errorf("%v (%s) still alive after Kill", m, proctest.Cmdline(m.PID))
 		}
 	}
 	if left := withCookie(cookie); len(left) != 0 {
