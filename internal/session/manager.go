@@ -19,7 +19,6 @@ import (
 	"github.com/polyrepl/polyrepl/internal/bound"
 	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/limit"
-	"github.com/polyrepl/polyrepl/internal/proc"
 	"github.com/polyrepl/polyrepl/internal/record"
 	"github.com/polyrepl/polyrepl/internal/state"
 )
@@ -54,14 +53,6 @@ func badInput(field, hint, format string, a ...any) error {
 // session, so its whole tree can be found even after setsid or a
 // double fork.
 const CookieVar = "POLYREPL_SESSION"
-
-// ValidateName checks a session name as a refusal the daemon can send.
-func ValidateName(name string) error {
-	if err := api.ValidateName(name); err != nil {
-		return badRequest("session names use "+api.NameChars+", at most 64 of them", "%v", err)
-	}
-	return nil
-}
 
 // Manager holds every session of the daemon by name.
 type Manager struct {
@@ -261,47 +252,10 @@ func (m *Manager) Exec(ctx context.Context, name string, req api.ExecRequest, pr
 	return r, nil
 }
 
-// Timeout turns a requested timeout in seconds into a duration, refusing
-// what cannot be meant.
-func Timeout(secs float64, asker api.Client) (time.Duration, error) {
-	switch {
-	case secs == 0:
-		return api.DefaultTimeout, nil
-	case secs < 0 || secs != secs:
-		return 0, badInput(api.FieldTimeout, "give seconds between 0 and 600", "invalid timeout %v", secs)
-	case secs > api.MaxTimeout.Seconds():
-		return 0, badInput(api.FieldTimeout, "give at most 600 seconds: the cell keeps running after the timeout, to be collected later", "the timeout %vs is over the limit of 600s", secs)
-	}
-	return time.Duration(secs * float64(time.Second)), nil
-}
-
-// progressEvery turns a requested progress interval into a duration,
-// kept between a quarter second and five seconds.
-func progressEvery(secs float64) time.Duration {
-	if secs <= 0 || secs != secs {
-		return 0
-	}
-	d := time.Duration(secs * float64(time.Second))
-	return min(max(d, 250*time.Millisecond), 5*time.Second)
-}
-
 func (s *Session) isDead() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.state == Dead
-}
-
-// checkGeneration refuses a request aimed at an earlier life of a name.
-func (m *Manager) checkGeneration(name string, s *Session, gen string) error {
-	if gen == "" || (s != nil && s.Generation == gen) {
-		return nil
-	}
-	now := "no session has that name now"
-	if s != nil {
-		now = fmt.Sprintf("the session under that name now is generation %s, created %s", s.Generation, s.Created.Format(time.RFC3339))
-	}
-	return &Error{Code: api.CodeStale, Msg: fmt.Sprintf("the request was for generation %s of session %q, which has ended; %s", gen, name, now),
-		Hint: "send the request without a generation to reach the current session"}
 }
 
 // create starts a new session under name; e.life is held.
@@ -346,39 +300,6 @@ func (m *Manager) create(ctx context.Context, e *entry, name string, sp api.Spaw
 	m.note(s, asker, created)
 	m.set(e, s)
 	return s, notes, nil
-}
-
-// unchangedSpawn says which of the things asked for only take effect when
-// a session is created (its executable, project, memory limit) differ
-// from how the live session s was made: it runs on as it was, and the
-// caller should know.
-func unchangedSpawn(s *Session, sp api.Spawn, asker api.Client) []api.Note {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var asked []string
-	runs := s.Spawn.Exe
-	if s.p != nil {
-		runs = s.p.Exe()
-	}
-	if sp.Exe != "" && sp.Exe != s.Spawn.Exe && sp.Exe != runs {
-		asked = append(asked, fmt.Sprintf("the executable %s asked for (it runs %s)", sp.Exe, runs))
-	}
-	if sp.Project != "" && sp.Project != s.Spawn.Project {
-		asked = append(asked, fmt.Sprintf("the project %s asked for", sp.Project))
-	}
-	if have := s.limit; sp.Memory != 0 && (have == nil || have.Bytes != sp.Memory) {
-		now := "no limit"
-		if have != nil {
-			now = "a limit of " + have.Describe()
-		}
-		asked = append(asked, fmt.Sprintf("the memory limit of %s asked for (it has %s)", limit.Size(sp.Memory), now))
-	}
-	if len(asked) == 0 {
-		return nil
-	}
-	return []api.Note{{Kind: api.NoteInfo, Text: fmt.Sprintf(
-		"Session '%s' already runs: %s did not take effect, since that is chosen when a session is created. To apply it: %s, then exec again.",
-		s.Name, strings.Join(asked, " and "), adviceFor(asker).do("kill", s.Name))}}
 }
 
 // runtimeAndVersion names s's runtime and, where it tells one (dash does
@@ -456,82 +377,6 @@ func (m *Manager) start(ctx context.Context, s *Session) error {
 		log.Printf("session %s: cannot record it as live: %v", s.Name, err)
 	}
 	return nil
-}
-
-func (m *Manager) life(s *Session) state.Life {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	l := state.Life{
-		Name: s.Name, Generation: s.Generation, Runtime: s.Runtime, Cwd: s.Spawn.Cwd,
-		Created: s.Created, Cells: s.cells, Names: s.names, Transcript: s.Transcript,
-		Cookie: CookieVar + "=" + s.Generation, Death: s.death,
-	}
-	if s.p != nil {
-		l.PID, l.Start = s.p.Tree().Leader.PID, s.p.Tree().Leader.Start
-		l.Version, l.Exe = s.p.Version(), s.p.Exe()
-	}
-	return l
-}
-
-// noteNames keeps the live record's names current, so a daemon that is
-// killed still lets its successor say which names were lost.
-func (m *Manager) noteNames(s *Session) {
-	if s.isDead() {
-		return
-	}
-	if err := m.state.SaveLive(m.life(s)); err != nil {
-		log.Printf("session %s: cannot update its live record: %v", s.Name, err)
-	}
-}
-
-// appendTranscript adds a cell to the session's transcript, and says why
-// it could not.
-func (m *Manager) appendTranscript(s *Session, c *cell) error {
-	header := fmt.Sprintf("[%d] %s · %s", c.n, c.started.Format("2006-01-02 15:04:05"), who(c.client))
-	s.mu.Lock()
-	t := s.transcript
-	s.mu.Unlock()
-	if t == nil {
-		return fmt.Errorf("the transcript %s could not be opened (see the daemon log)", s.Transcript)
-	}
-	if err := t.Append("#", header, c.code); err != nil {
-		log.Printf("session %s: %v", s.Name, err)
-		return err
-	}
-	return nil
-}
-
-// died is called once when a session's runtime has ended: it ends what is
-// left of the tree and keeps the note of what was lost.
-func (m *Manager) died(s *Session, d *api.Death) {
-	if d.By != api.ByKill && d.By != api.ByRestart && d.By != api.ByStop {
-		// The runtime ended by itself; its children must not outlive it.
-		if survivors, err := s.p.Tree().Kill(killGrace); err != nil {
-			log.Printf("session %s: %d processes survived: %v", s.Name, len(survivors), err)
-		}
-	}
-	l := m.life(s)
-	if d.By != api.ByRestart {
-		s.mu.Lock()
-		killer := s.killer
-		s.mu.Unlock()
-		m.note(s, killer, fmt.Sprintf("Session '%s' ended: %s.", s.Name, d.Cause))
-	}
-	if d.By != api.ByRestart {
-		if err := m.state.SaveLoss(l); err != nil {
-			log.Printf("session %s: cannot save its death note: %v", s.Name, err)
-		}
-	}
-	if err := m.state.RemoveLive(s.Name); err != nil {
-		log.Printf("session %s: cannot remove its live record: %v", s.Name, err)
-	}
-	s.mu.Lock()
-	if s.transcript != nil {
-		s.transcript.Close()
-		s.transcript = nil
-	}
-	s.mu.Unlock()
-	log.Printf("session %s (generation %s, pid %d) died: %s", s.Name, s.Generation, l.PID, d.Cause)
 }
 
 // forgetDead drops a dead session from the table; its death note stays.
@@ -777,62 +622,6 @@ func (m *Manager) StopAll(cause string) []api.SessionInfo {
 	wg.Wait()
 	sort.Slice(ended, func(i, j int) bool { return ended[i].Name < ended[j].Name })
 	return ended
-}
-
-// RecoverLost reports the sessions a previous daemon left behind without
-// stopping them (it was killed or crashed): their processes are ended and
-// each gets a death note, so nothing is silently forgotten.
-func (m *Manager) RecoverLost() {
-	lives, err := m.state.Lives()
-	if err != nil {
-		log.Printf("cannot read the live records: %v", err)
-		return
-	}
-	for _, l := range lives {
-		tree := proc.Tree{Leader: proc.Proc{PID: l.PID, Start: l.Start}, Cookie: l.Cookie}
-		ended := ""
-		if members := tree.Members(true); len(members) > 0 {
-			if _, err := tree.Kill(killGrace); err != nil {
-				log.Printf("session %s: processes left by the previous daemon survived: %v", l.Name, err)
-			}
-			ended = fmt.Sprintf("; its %d orphaned processes were ended", len(members))
-		}
-		l.Death = &api.Death{By: api.ByDaemonLost, At: time.Now(),
-			Cause: "lost when the daemon that owned it ended without stopping it (killed or crashed)" + ended}
-		if err := m.state.SaveLoss(l); err != nil {
-			log.Printf("session %s: cannot save its death note: %v", l.Name, err)
-		}
-		rec, err := record.Open(m.state.RecordDir(), l.Name)
-		if err != nil {
-			log.Printf("session %s: %v", l.Name, err)
-		}
-		rec.Add(api.Entry{Kind: api.EntryNote, Generation: l.Generation, Runtime: l.Runtime, Started: time.Now(),
-			Text: fmt.Sprintf("Session '%s' ended: %s.", l.Name, l.Death.Cause)})
-		rec.Close()
-		if err := m.state.RemoveLive(l.Name); err != nil {
-			log.Printf("session %s: cannot remove its live record: %v", l.Name, err)
-		}
-		log.Printf("session %s was lost with the previous daemon%s", l.Name, ended)
-	}
-}
-
-// lossText says what a session's death lost, and where its code is.
-func lossText(name string, d *api.Death, names []string, cells int, transcript string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Session '%s' died", name)
-	if d != nil {
-		fmt.Fprintf(&b, " at %s (%s ago): %s", d.At.Format("2006-01-02 15:04:05"), roundDur(time.Since(d.At)), d.Cause)
-	}
-	b.WriteString(".")
-	if len(names) > 0 {
-		fmt.Fprintf(&b, " Lost names: %s.", strings.Join(names, ", "))
-	} else {
-		b.WriteString(" It held no names.")
-	}
-	if cells > 0 {
-		fmt.Fprintf(&b, " Its %d cells are in %s.", cells, transcript)
-	}
-	return b.String()
 }
 
 func newGeneration() string {

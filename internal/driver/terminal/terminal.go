@@ -44,7 +44,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
 
 	"github.com/polyrepl/polyrepl/internal/api"
@@ -210,60 +209,6 @@ func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (
 	<-p.outEOFOrSoon()
 	os.RemoveAll(cells)
 	return nil, fmt.Errorf("%s did not become ready within %s%s; %s", spec.Exe, StartTimeout, p.earlyText(), hint)
-}
-
-// startPipes starts cmd with fd 0 a pipe and fds 1 and 2 one pipe, in its
-// own process group; it returns the read end of the output and the write
-// end of the input.
-func startPipes(cmd *exec.Cmd) (out, in *os.File, err error) {
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		return nil, nil, err
-	}
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		outR.Close()
-		outW.Close()
-		return nil, nil, err
-	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, outW
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	err = cmd.Start()
-	inR.Close()
-	outW.Close()
-	if err != nil {
-		outR.Close()
-		inW.Close()
-		return nil, nil, err
-	}
-	return outR, inW, nil
-}
-
-// startPTY starts cmd on a new pseudo-terminal with echo off, output
-// untranslated and input kept on interrupts; the child leads a new session with the terminal as its
-// controlling one. It returns the terminal's master side.
-func startPTY(cmd *exec.Cmd) (*os.File, error) {
-	master, tty, err := pty.Open()
-	if err != nil {
-		return nil, err
-	}
-	defer tty.Close()
-	if t, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS); err == nil {
-		t.Lflag &^= unix.ECHO | unix.ECHOE | unix.ECHOK | unix.ECHONL
-		// Ctrl-C must not flush the input queue: the end mark after the
-		// interrupted cell is waiting there.
-		t.Lflag |= unix.NOFLSH
-		t.Oflag &^= unix.OPOST
-		unix.IoctlSetTermios(int(tty.Fd()), unix.TCSETS, t)
-	}
-	pty.Setsize(master, &pty.Winsize{Rows: 50, Cols: 200})
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
-	if err := cmd.Start(); err != nil {
-		master.Close()
-		return nil, err
-	}
-	return master, nil
 }
 
 // mode says where the stream's bytes go.

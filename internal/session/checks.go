@@ -1,0 +1,91 @@
+package session
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/limit"
+)
+
+// Request checks: what a request may ask for, refused with a clear error
+// before anything changes.
+
+// ValidateName checks a session name as a refusal the daemon can send.
+func ValidateName(name string) error {
+	if err := api.ValidateName(name); err != nil {
+		return badRequest("session names use "+api.NameChars+", at most 64 of them", "%v", err)
+	}
+	return nil
+}
+
+// Timeout turns a requested timeout in seconds into a duration, refusing
+// what cannot be meant.
+func Timeout(secs float64, asker api.Client) (time.Duration, error) {
+	switch {
+	case secs == 0:
+		return api.DefaultTimeout, nil
+	case secs < 0 || secs != secs:
+		return 0, badInput(api.FieldTimeout, "give seconds between 0 and 600", "invalid timeout %v", secs)
+	case secs > api.MaxTimeout.Seconds():
+		return 0, badInput(api.FieldTimeout, "give at most 600 seconds: the cell keeps running after the timeout, to be collected later", "the timeout %vs is over the limit of 600s", secs)
+	}
+	return time.Duration(secs * float64(time.Second)), nil
+}
+
+// progressEvery turns a requested progress interval into a duration,
+// kept between a quarter second and five seconds.
+func progressEvery(secs float64) time.Duration {
+	if secs <= 0 || secs != secs {
+		return 0
+	}
+	d := time.Duration(secs * float64(time.Second))
+	return min(max(d, 250*time.Millisecond), 5*time.Second)
+}
+
+// checkGeneration refuses a request aimed at an earlier life of a name.
+func (m *Manager) checkGeneration(name string, s *Session, gen string) error {
+	if gen == "" || (s != nil && s.Generation == gen) {
+		return nil
+	}
+	now := "no session has that name now"
+	if s != nil {
+		now = fmt.Sprintf("the session under that name now is generation %s, created %s", s.Generation, s.Created.Format(time.RFC3339))
+	}
+	return &Error{Code: api.CodeStale, Msg: fmt.Sprintf("the request was for generation %s of session %q, which has ended; %s", gen, name, now),
+		Hint: "send the request without a generation to reach the current session"}
+}
+
+// unchangedSpawn says which of the things asked for only take effect when
+// a session is created (its executable, project, memory limit) differ
+// from how the live session s was made: it runs on as it was, and the
+// caller should know.
+func unchangedSpawn(s *Session, sp api.Spawn, asker api.Client) []api.Note {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var asked []string
+	runs := s.Spawn.Exe
+	if s.p != nil {
+		runs = s.p.Exe()
+	}
+	if sp.Exe != "" && sp.Exe != s.Spawn.Exe && sp.Exe != runs {
+		asked = append(asked, fmt.Sprintf("the executable %s asked for (it runs %s)", sp.Exe, runs))
+	}
+	if sp.Project != "" && sp.Project != s.Spawn.Project {
+		asked = append(asked, fmt.Sprintf("the project %s asked for", sp.Project))
+	}
+	if have := s.limit; sp.Memory != 0 && (have == nil || have.Bytes != sp.Memory) {
+		now := "no limit"
+		if have != nil {
+			now = "a limit of " + have.Describe()
+		}
+		asked = append(asked, fmt.Sprintf("the memory limit of %s asked for (it has %s)", limit.Size(sp.Memory), now))
+	}
+	if len(asked) == 0 {
+		return nil
+	}
+	return []api.Note{{Kind: api.NoteInfo, Text: fmt.Sprintf(
+		"Session '%s' already runs: %s did not take effect, since that is chosen when a session is created. To apply it: %s, then exec again.",
+		s.Name, strings.Join(asked, " and "), adviceFor(asker).do("kill", s.Name))}}
+}

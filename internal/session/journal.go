@@ -1,0 +1,150 @@
+package session
+
+import (
+	"fmt"
+	"log"
+	"strings"
+	"time"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/proc"
+	"github.com/polyrepl/polyrepl/internal/record"
+	"github.com/polyrepl/polyrepl/internal/state"
+)
+
+// The journal: what a session leaves on disk — its transcript, its live
+// record (so a successor daemon can find its processes) and, once it has
+// died, the note of what was lost — and the recovery of sessions a
+// previous daemon left behind.
+
+func (m *Manager) life(s *Session) state.Life {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l := state.Life{
+		Name: s.Name, Generation: s.Generation, Runtime: s.Runtime, Cwd: s.Spawn.Cwd,
+		Created: s.Created, Cells: s.cells, Names: s.names, Transcript: s.Transcript,
+		Cookie: CookieVar + "=" + s.Generation, Death: s.death,
+	}
+	if s.p != nil {
+		l.PID, l.Start = s.p.Tree().Leader.PID, s.p.Tree().Leader.Start
+		l.Version, l.Exe = s.p.Version(), s.p.Exe()
+	}
+	return l
+}
+
+// noteNames keeps the live record's names current, so a daemon that is
+// killed still lets its successor say which names were lost.
+func (m *Manager) noteNames(s *Session) {
+	if s.isDead() {
+		return
+	}
+	if err := m.state.SaveLive(m.life(s)); err != nil {
+		log.Printf("session %s: cannot update its live record: %v", s.Name, err)
+	}
+}
+
+// appendTranscript adds a cell to the session's transcript, and says why
+// it could not.
+func (m *Manager) appendTranscript(s *Session, c *cell) error {
+	header := fmt.Sprintf("[%d] %s · %s", c.n, c.started.Format("2006-01-02 15:04:05"), who(c.client))
+	s.mu.Lock()
+	t := s.transcript
+	s.mu.Unlock()
+	if t == nil {
+		return fmt.Errorf("the transcript %s could not be opened (see the daemon log)", s.Transcript)
+	}
+	if err := t.Append("#", header, c.code); err != nil {
+		log.Printf("session %s: %v", s.Name, err)
+		return err
+	}
+	return nil
+}
+
+// died is called once when a session's runtime has ended: it ends what is
+// left of the tree and keeps the note of what was lost.
+func (m *Manager) died(s *Session, d *api.Death) {
+	if d.By != api.ByKill && d.By != api.ByRestart && d.By != api.ByStop {
+		// The runtime ended by itself; its children must not outlive it.
+		if survivors, err := s.p.Tree().Kill(killGrace); err != nil {
+			log.Printf("session %s: %d processes survived: %v", s.Name, len(survivors), err)
+		}
+	}
+	l := m.life(s)
+	if d.By != api.ByRestart {
+		s.mu.Lock()
+		killer := s.killer
+		s.mu.Unlock()
+		m.note(s, killer, fmt.Sprintf("Session '%s' ended: %s.", s.Name, d.Cause))
+	}
+	if d.By != api.ByRestart {
+		if err := m.state.SaveLoss(l); err != nil {
+			log.Printf("session %s: cannot save its death note: %v", s.Name, err)
+		}
+	}
+	if err := m.state.RemoveLive(s.Name); err != nil {
+		log.Printf("session %s: cannot remove its live record: %v", s.Name, err)
+	}
+	s.mu.Lock()
+	if s.transcript != nil {
+		s.transcript.Close()
+		s.transcript = nil
+	}
+	s.mu.Unlock()
+	log.Printf("session %s (generation %s, pid %d) died: %s", s.Name, s.Generation, l.PID, d.Cause)
+}
+
+// RecoverLost reports the sessions a previous daemon left behind without
+// stopping them (it was killed or crashed): their processes are ended and
+// each gets a death note, so nothing is silently forgotten.
+func (m *Manager) RecoverLost() {
+	lives, err := m.state.Lives()
+	if err != nil {
+		log.Printf("cannot read the live records: %v", err)
+		return
+	}
+	for _, l := range lives {
+		tree := proc.Tree{Leader: proc.Proc{PID: l.PID, Start: l.Start}, Cookie: l.Cookie}
+		ended := ""
+		if members := tree.Members(true); len(members) > 0 {
+			if _, err := tree.Kill(killGrace); err != nil {
+				log.Printf("session %s: processes left by the previous daemon survived: %v", l.Name, err)
+			}
+			ended = fmt.Sprintf("; its %d orphaned processes were ended", len(members))
+		}
+		l.Death = &api.Death{By: api.ByDaemonLost, At: time.Now(),
+			Cause: "lost when the daemon that owned it ended without stopping it (killed or crashed)" + ended}
+		if err := m.state.SaveLoss(l); err != nil {
+			log.Printf("session %s: cannot save its death note: %v", l.Name, err)
+		}
+		rec, err := record.Open(m.state.RecordDir(), l.Name)
+		if err != nil {
+			log.Printf("session %s: %v", l.Name, err)
+		}
+		rec.Add(api.Entry{Kind: api.EntryNote, Generation: l.Generation, Runtime: l.Runtime, Started: time.Now(),
+			Text: fmt.Sprintf("Session '%s' ended: %s.", l.Name, l.Death.Cause)})
+		rec.Close()
+		if err := m.state.RemoveLive(l.Name); err != nil {
+			log.Printf("session %s: cannot remove its live record: %v", l.Name, err)
+		}
+		log.Printf("session %s was lost with the previous daemon%s", l.Name, ended)
+	}
+}
+
+// lossText says what a session's death lost, and where its code is.
+func lossText(name string, d *api.Death, names []string, cells int, transcript string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Session '%s' died", name)
+	if d != nil {
+		fmt.Fprintf(&b, " at %s (%s ago): %s", d.At.Format("2006-01-02 15:04:05"), roundDur(time.Since(d.At)), d.Cause)
+	}
+	b.WriteString(".")
+	if len(names) > 0 {
+		fmt.Fprintf(&b, " Lost names: %s.", strings.Join(names, ", "))
+	} else {
+		b.WriteString(" It held no names.")
+	}
+	if cells > 0 {
+		fmt.Fprintf(&b, " Its %d cells are in %s.", cells, transcript)
+	}
+	return b.String()
+}
