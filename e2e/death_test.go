@@ -27,9 +27,11 @@ func TestDeathAndLossReports(t *testing.T) {
 	if code != 1 {
 		t.Errorf("os._exit(3): exit %d, want 1\n%s%s", code, out, errOut)
 	}
-	wantContains(t, "os._exit(3) reply", out+errOut, "status 3")
+	wantContains(t, "os._exit(3) reply", out+errOut, "status 3", "alpha_name", "beta_name", transcript)
 
-	r := e.runJSON("exec", "doomed", "1")
+	// Each client hears of a death once: the one whose cell died heard it
+	// in that reply, so bob's exec is the one that says what was lost.
+	r := e.runJSON("--label", "bob", "exec", "doomed", "1")
 	if r.code != 0 || r.Status != "done" || r.Cell != 1 || len(r.Notes) == 0 || r.Notes[0].Kind != "lost" {
 		t.Fatalf("exec after a death: want status done in cell 1, opening with a lost note: %v", r)
 	}
@@ -37,7 +39,7 @@ func TestDeathAndLossReports(t *testing.T) {
 	if len(r.notesOf("created")) != 1 {
 		t.Errorf("exec after a death: want a created note too: %v", r)
 	}
-	r = e.runJSON("exec", "doomed", "2")
+	r = e.runJSON("--label", "bob", "exec", "doomed", "2")
 	if len(r.notesOf("lost")) != 0 {
 		t.Errorf("the loss was reported again on a later exec: %v", r)
 	}
@@ -61,8 +63,8 @@ func TestDeathAndLossReports(t *testing.T) {
 	if code != 1 {
 		t.Errorf("wait after kill -9: exit %d, want 1\n%s%s", code, out, errOut)
 	}
-	wantContains(t, "wait after kill -9", out+errOut, "signal 9")
-	r = e.runJSON("exec", "doomed", "1")
+	wantContains(t, "wait after kill -9", out+errOut, "signal 9", "delta_name")
+	r = e.runJSON("--label", "bob", "exec", "doomed", "1")
 	lost := strings.Join(r.notesOf("lost"), "\n")
 	wantContains(t, "loss note after kill -9", lost, "signal 9", "delta_name", transcript)
 	report(t, "4 Faults", "the runtime is SIGKILLed in the middle of a cell",
@@ -72,12 +74,30 @@ func TestDeathAndLossReports(t *testing.T) {
 	e.must(0, "exec", "doomed", "epsilon_name = 5")
 	out, _ = e.must(0, "kill", "doomed")
 	wantContains(t, "kill", out, "epsilon_name")
-	for _, cmd := range []string{"wait", "interrupt"} {
-		out, errOut, code := e.run(cmd, "doomed")
-		if code != 1 {
-			t.Errorf("%s on a killed session: exit %d, want 1\n%s%s", cmd, code, out, errOut)
+	// The killer was told what was lost by kill; a client that was not
+	// is told it by its first refusal.
+	for _, c := range []struct {
+		label, cmd string
+		want       []string
+	}{
+		{"", "wait", []string{"killed by "}},
+		{"carol", "interrupt", []string{"killed by ", "epsilon_name"}},
+		{"carol", "wait", []string{"killed by "}},
+	} {
+		args := []string{c.cmd, "doomed"}
+		if c.label != "" {
+			args = append([]string{"--label", c.label}, args...)
 		}
-		wantContains(t, cmd+" on a killed session", out+errOut, "polyrepl kill", "epsilon_name")
+		out, errOut, code := e.run(args...)
+		if code != 1 {
+			t.Errorf("%s on a killed session: exit %d, want 1\n%s%s", c.cmd, code, out, errOut)
+		}
+		wantContains(t, c.cmd+" on a killed session by "+c.label, out+errOut, c.want...)
+		if c.label == "" || c.cmd == "wait" {
+			if strings.Contains(out+errOut, "epsilon_name") {
+				t.Errorf("%s by %q told the loss again: %s%s", c.cmd, c.label, out, errOut)
+			}
+		}
 	}
 }
 

@@ -40,9 +40,9 @@ func TestReliabilityMemory(t *testing.T) {
 	}
 	// A limit asked of a session that already runs cannot take effect:
 	// the reply says so, and how to apply it.
-	if r := e.runJSON("exec", "dflt", "--memory", "300M", "2"); r.Status != "done" || len(r.notesOf("info")) != 1 ||
-		!strings.Contains(r.notesOf("info")[0], "the memory limit of 300 MB asked for (it has a limit of 1.0 GB (rlimit)) did not take effect") ||
-		!strings.Contains(r.notesOf("info")[0], "`polyrepl kill dflt`") {
+	if r := e.runJSON("exec", "dflt", "--memory", "300M", "2"); r.Status != "done" || len(r.notesOf("unchanged")) != 1 ||
+		!strings.Contains(r.notesOf("unchanged")[0], "the memory limit of 300 MB asked for (it has a limit of 1.0 GB (rlimit)) did not take effect") ||
+		!strings.Contains(r.notesOf("unchanged")[0], "`polyrepl kill dflt`") {
 		t.Errorf("--memory on a running session: %v, want a note that it did not take effect", r)
 	}
 	if _, stderr, code := e.run("exec", "bad", "--memory", "lots", "1"); code != 2 || !strings.Contains(stderr, "invalid memory size") {
@@ -63,10 +63,10 @@ func TestReliabilityMemory(t *testing.T) {
 	// A child going over: the kernel kills the largest process, the child;
 	// the runtime lives on and the reply says what happened.
 	r = c.runJSON("exec", "big", "import subprocess, sys\nsubprocess.run([sys.executable, '-c', \"chunks = [b'x' * (50 << 20) for _ in range(20)]\"]).returncode")
-	if oom := r.notesOf("info"); r.Status != "done" || r.Value != "-9" || len(oom) != 1 || !strings.Contains(oom[0], "killed 1 process(es) of this session during this cell for going over its memory limit of 200 MB") {
+	if oom := r.notesOf("child-oom"); r.Status != "done" || r.Value != "-9" || len(oom) != 1 || !strings.Contains(oom[0], "killed 1 process of this session during this cell for going over its memory limit of 200 MB") {
 		t.Errorf("a child going over a %s limit: %v, want the child killed, the session alive and a note saying why", by, r)
 	}
-	childNote := r.notesOf("info")
+	childNote := r.notesOf("child-oom")
 	r = c.runJSON("exec", "big", "chunks = [b'x' * (50 << 20) for _ in range(20)]")
 	if r.Status != "dead" {
 		t.Fatalf("1 GB in a 200 MB session held by %s: %v, want the session dead", by, r)
@@ -76,7 +76,7 @@ func TestReliabilityMemory(t *testing.T) {
 	if dead.State != "dead" || dead.Death == nil || dead.Death.By != "memory" {
 		t.Errorf("sessions after the kill: %+v, want dead by memory", dead)
 	}
-	r = c.runJSON("exec", "big", "1")
+	r = c.runJSON("--label", "bob", "exec", "big", "1")
 	if lost := r.notesOf("lost"); r.Status != "done" || len(lost) != 1 || !strings.Contains(lost[0], "memory limit") || !strings.Contains(lost[0], "kept_name") {
 		t.Errorf("the exec after a kill for memory: %v, want a fresh session and a note of what was lost and why", r)
 	}

@@ -128,27 +128,6 @@ type CellError struct {
 	Traceback string `json:"traceback,omitempty"`
 }
 
-// Note kinds, so clients can place and style them.
-const (
-	NoteCreated   = "created"   // a session was created for this call
-	NoteLost      = "lost"      // an earlier life of this name died; what was lost
-	NoteOthers    = "others"    // other sessions that need attention
-	NoteIdle      = "idle"      // output printed while no cell ran
-	NoteRunning   = "running"   // the timeout passed; how to collect
-	NoteInfo      = "info"      // anything else worth saying
-	NoteSave      = "save"      // something could not be saved
-	NoteVersion   = "version"   // client and daemon differ
-	NoteCollected = "collected" // nothing new to collect
-	// NoteUncollected carries an earlier cell's result that nobody collected.
-	NoteUncollected = "uncollected"
-)
-
-// Note is one thing a reply says besides the cell's own output.
-type Note struct {
-	Kind string `json:"kind"`
-	Text string `json:"text"`
-}
-
 // CellResult is the one shape of a cell's result everywhere: CLI --json,
 // MCP structured output and the record.
 type CellResult struct {
@@ -263,6 +242,9 @@ type ErrorReply struct {
 	Next []Action `json:"next,omitempty"`
 	// Death is set when the error is about a session that died.
 	Death *Death `json:"death,omitempty"`
+	// Lost says what the death lost (a NoteLost), the first time this
+	// client hears of it; the edges word it in place of Error.
+	Lost *Note `json:"lost,omitempty"`
 }
 
 // ValidateName checks a session name. It becomes a file name and a URL

@@ -17,7 +17,7 @@ func BenchmarkCellResultJSON(b *testing.B) {
 		Value:     "42",
 		Elapsed:   0.25,
 		OutputCut: &bound.Cut{Total: 100001, Head: 15000, Tail: 15000, File: "/tmp/bench-12.txt"},
-		Notes:     []Note{{Kind: NoteInfo, Text: "a note"}},
+		Notes:     []Note{{Kind: NoteRunning, Session: "bench", Cell: 12, Elapsed: 0.25, Next: []Action{{Do: DoWait, Session: "bench"}}}},
 	}
 	b.ReportAllocs()
 	for b.Loop() {

@@ -59,9 +59,12 @@ type Entry struct {
 	Display    string     `json:"display,omitempty"` // the value as the runtime's REPL shows it
 	Status     string     `json:"status,omitempty"`  // cells: running, done, error, interrupted, dead
 	Error      *CellError `json:"error,omitempty"`
-	Text       string     `json:"text,omitempty"` // notes: what happened
-	Started    time.Time  `json:"started"`
-	Ended      *time.Time `json:"ended,omitempty"`
+	// Note is what a note entry says, as data; Text is the words of an
+	// entry written before notes were data, and of a dead cell's end.
+	Note    *Note      `json:"note,omitempty"`
+	Text    string     `json:"text,omitempty"`
+	Started time.Time  `json:"started"`
+	Ended   *time.Time `json:"ended,omitempty"`
 }
 
 // RecordEvent is one line of a followed record: an entry, new or changed,

@@ -46,6 +46,9 @@ const (
 	DoExec      = "exec"      // start a fresh session under the name
 	DoHistory   = "history"   // list the session's record
 	DoRuntimes  = "runtimes"  // see which runtimes there are
+	// DoStop stops the daemon and every session: only a person can, and
+	// only to end a version mismatch.
+	DoStop = "stop"
 )
 
 // Inputs an error can be about (ErrorReply.Field), named by each edge its

@@ -16,6 +16,7 @@ import (
 
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/client"
+	"github.com/polyrepl/polyrepl/internal/render"
 )
 
 func init() {
@@ -302,9 +303,9 @@ func (a *console) sender(ctx context.Context) {
 		switch {
 		case err == nil, ctx.Err() != nil:
 		case errors.As(err, &ae):
-			msg := ae.ErrorReply.Error
-			if ae.Hint != "" {
-				msg += " (" + ae.Hint + ")"
+			msg := render.Refusal(ae.ErrorReply)
+			if hint := render.Hint(ae.ErrorReply, render.People); hint != "" {
+				msg += " (" + hint + ")"
 			}
 			fmt.Fprintf(a.t, "[not run: %s]\n", msg)
 		default:

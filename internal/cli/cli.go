@@ -113,7 +113,7 @@ func (e *env) fail(err error) int {
 	var ce *client.ConnError
 	switch {
 	case errors.As(err, &ae):
-		e.errorf("%s", ae.ErrorReply.Error)
+		e.errorf("%s", render.Refusal(ae.ErrorReply))
 		if hint := render.Hint(ae.ErrorReply, render.People); hint != "" {
 			e.hintf("%s", hint)
 		}
@@ -140,8 +140,8 @@ func (e *env) fail(err error) int {
 
 // versionWarning says so when the daemon runs other code than this client.
 func (e *env) versionWarning() {
-	if m := e.client.VersionMismatch(); m != "" {
-		fmt.Fprintf(e.stderr, "polyrepl: warning: %s\n", m)
+	if n := e.client.VersionMismatch(); n != nil {
+		fmt.Fprintf(e.stderr, "polyrepl: warning: %s\n", render.Note(*n, render.People))
 	}
 }
 

@@ -87,9 +87,10 @@ func (x *execCmd) run(e *env, pos []string) int {
 // result prints a cell result and returns the exit status for it.
 func (e *env) result(r api.CellResult, asJSON bool) int {
 	if asJSON {
+		r.Notes = render.Worded(r.Notes, render.People)
 		printJSON(e.stdout, r)
 	} else {
-		render.Result(e.stdout, r)
+		render.Result(e.stdout, r, render.PeopleStyle)
 	}
 	e.versionWarning()
 	return exitFor(r.Status)

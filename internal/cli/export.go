@@ -173,7 +173,7 @@ func exportMarkdown(w io.Writer, r api.RecordReply) {
 			if e.Who != "" {
 				fmt.Fprintf(w, " · %s via %s", e.Who, orUnknown(e.How))
 			}
-			fmt.Fprintf(w, "\n\n%s\n\n", e.Text)
+			fmt.Fprintf(w, "\n\n%s\n\n", render.EntryText(e))
 		}
 	}
 }
@@ -286,7 +286,7 @@ func exportNotebook(w io.Writer, r api.RecordReply) error {
 			block(&b, "text", e.Output)
 			nb.Cells = append(nb.Cells, nbCell{CellType: "markdown", ID: id, Metadata: meta, Source: nbLines(b.String())})
 		default:
-			text := fmt.Sprintf("**%s** · %s · %s", e.ID, e.Started.Local().Format("2006-01-02 15:04:05"), e.Text)
+			text := fmt.Sprintf("**%s** · %s · %s", e.ID, e.Started.Local().Format("2006-01-02 15:04:05"), render.EntryText(e))
 			nb.Cells = append(nb.Cells, nbCell{CellType: "markdown", ID: id, Metadata: meta, Source: nbLines(text)})
 		}
 	}

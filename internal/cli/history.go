@@ -51,7 +51,7 @@ func (h *historyCmd) run(e *env, pos []string) int {
 			return e.fail(err)
 		}
 		if h.json {
-			printJSON(e.stdout, en)
+			printJSON(e.stdout, render.WordedEntry(en))
 		} else {
 			render.Entry(e.stdout, en)
 		}
@@ -62,6 +62,9 @@ func (h *historyCmd) run(e *env, pos []string) int {
 		return e.fail(err)
 	}
 	if h.json {
+		for i, en := range r.Entries {
+			r.Entries[i] = render.WordedEntry(en)
+		}
 		printJSON(e.stdout, r)
 	} else {
 		render.History(e.stdout, r)

@@ -51,14 +51,13 @@ func control(e *env, pos []string, asJSON bool,
 		return e.fail(err)
 	}
 	if asJSON {
+		r.Notes = render.Worded(r.Notes, render.People)
 		printJSON(e.stdout, r)
 	} else {
 		if text := describe(r); text != "" {
 			fmt.Fprintln(e.stdout, text)
 		}
-		for _, n := range r.Notes {
-			fmt.Fprint(e.stdout, render.Bracket(n.Text))
-		}
+		render.Notes(e.stdout, r.Notes, render.People)
 	}
 	e.versionWarning()
 	return ExitOK

@@ -90,7 +90,7 @@ type shownEntry struct {
 
 func (p *entryPrinter) print(en api.Entry) {
 	if p.json {
-		b, _ := json.Marshal(en)
+		b, _ := json.Marshal(render.WordedEntry(en))
 		fmt.Fprintf(p.w, "%s\n", b)
 		return
 	}
@@ -103,8 +103,8 @@ func (p *entryPrinter) print(en api.Entry) {
 		if en.Code != "" {
 			b.WriteString(strings.TrimSuffix(en.Code, "\n") + "\n")
 		}
-		if en.Kind != api.EntryCell && en.Text != "" {
-			b.WriteString(en.Text + "\n")
+		if t := render.EntryText(en); en.Kind != api.EntryCell && t != "" {
+			b.WriteString(t + "\n")
 		}
 	}
 	switch {
@@ -142,8 +142,8 @@ func (p *entryPrinter) print(en api.Entry) {
 				b.WriteString(render.ErrorLine(en.Error) + "\n")
 			}
 		}
-		if en.Text != "" {
-			b.WriteString("[" + en.Text + "]\n")
+		if t := render.EntryText(en); t != "" {
+			b.WriteString("[" + t + "]\n")
 		}
 		fmt.Fprintf(&b, "[%s %s]\n", en.ID, en.Status)
 	}

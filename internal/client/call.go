@@ -166,7 +166,8 @@ func (c *Client) readReply(resp *http.Response, out any, prog func(api.Progress)
 		if err := dec.Decode(&e.ErrorReply); err != nil || e.ErrorReply.Error == "" {
 			e.ErrorReply.Error = fmt.Sprintf("the daemon answered %s", resp.Status)
 			if resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed {
-				e.Hint = "the daemon does not know this request; it may be another version: run `polyrepl stop` and retry"
+				e.Hint = "the daemon does not know this request; it may be another version"
+				e.Next = []api.Action{{Do: api.DoStop}}
 			}
 		}
 		return e

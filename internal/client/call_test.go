@@ -66,8 +66,8 @@ func TestCall(t *testing.T) {
 	if err != nil || st.Version != "v-other" {
 		t.Errorf("Status = %+v, %v", st, err)
 	}
-	if c.DaemonVersion() != "v-other" || c.VersionMismatch() == "" {
-		t.Errorf("DaemonVersion %q, VersionMismatch %q: want the daemon's version noted", c.DaemonVersion(), c.VersionMismatch())
+	if c.DaemonVersion() != "v-other" || c.VersionMismatch() == nil {
+		t.Errorf("DaemonVersion %q, VersionMismatch %v: want the daemon's version noted", c.DaemonVersion(), c.VersionMismatch())
 	}
 
 	var ae *APIError

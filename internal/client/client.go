@@ -68,14 +68,14 @@ func (c *Client) DaemonVersion() string {
 	return c.daemonVersion
 }
 
-// VersionMismatch says, in words, that the daemon runs other code than
-// this client, or returns "".
-func (c *Client) VersionMismatch() string {
+// VersionMismatch is a note saying that the daemon runs other code than
+// this client, or nil.
+func (c *Client) VersionMismatch() *api.Note {
 	dv := c.DaemonVersion()
 	if dv == "" || dv == version.Version {
-		return ""
+		return nil
 	}
-	return fmt.Sprintf("the running daemon is polyrepl %s but this client is %s; run `polyrepl stop` (it ends every session) so the next call starts %s", dv, version.Version, version.Version)
+	return &api.Note{Kind: api.NoteVersion, Version: dv, ClientVersion: version.Version, Next: []api.Action{{Do: api.DoStop}}}
 }
 
 // dial connects to the socket after checking its directory, and checks

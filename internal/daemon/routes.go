@@ -82,7 +82,7 @@ func openFDs() int {
 }
 
 func (d *Daemon) stop(w http.ResponseWriter, r *http.Request) {
-	ended := d.Stop("stopped by `polyrepl stop`")
+	ended := d.Stop("stopped with the daemon, on request")
 	reply(w, api.StopReply{PID: os.Getpid(), Ended: ended})
 }
 
@@ -281,7 +281,7 @@ func errorReply(err error) (api.ErrorReply, int) {
 	status := http.StatusInternalServerError
 	var se *session.Error
 	if errors.As(err, &se) {
-		body.Code, body.Hint, body.Death = se.Code, se.Hint, se.Death
+		body.Code, body.Hint, body.Death, body.Lost = se.Code, se.Hint, se.Death, se.Lost
 		body.Field, body.Next = se.Field, se.Next
 		if s, ok := statusOf[se.Code]; ok {
 			status = s

@@ -196,7 +196,7 @@ func errorText(err error) string {
 	var ce *client.ConnError
 	switch {
 	case errors.As(err, &ae):
-		t := "Error: " + ae.ErrorReply.Error
+		t := "Error: " + render.Refusal(ae.ErrorReply)
 		if hint := render.Hint(ae.ErrorReply, model); hint != "" {
 			t += "\nWhat to do: " + hint
 		}
@@ -358,8 +358,8 @@ func (s *Server) history(ctx context.Context, req *mcp.CallToolRequest, in histo
 }
 
 func (s *Server) versionNote() string {
-	if m := s.client.VersionMismatch(); m != "" {
-		return "\n[polyrepl: " + m + "]"
+	if n := s.client.VersionMismatch(); n != nil {
+		return "\n" + render.Bracket(render.Note(*n, model))
 	}
 	return ""
 }

@@ -533,11 +533,10 @@ func TestExecResult(t *testing.T) {
 		t.Errorf("notes %+v, want one %q note", r.Notes, api.NoteCreated)
 	}
 	txt := text(res)
-	if !strings.HasPrefix(txt, "hi\nOut[1]: 10\n") {
-		t.Errorf("text %q: want the output first, then Out[1]: 10", txt)
-	}
-	if i, j := strings.Index(txt, "Out[1]: 10"), strings.Index(txt, "[Created session 'st'"); j < 0 || j < i {
-		t.Errorf("text %q: want the note [Created session 'st' …] after the output", txt)
+	// Laid out as for a person: what happened first (the session was
+	// created), then the output and the value.
+	if !strings.HasPrefix(txt, "[Created session 'st'") || !strings.HasSuffix(txt, "]\nhi\nOut[1]: 10") {
+		t.Errorf("text %q: want the note [Created session 'st' …], then the output, then Out[1]: 10", txt)
 	}
 
 	// A cell that raises: the tool worked, the cell failed.

@@ -9,34 +9,17 @@ import (
 	"github.com/polyrepl/polyrepl/internal/render"
 )
 
-// text writes a cell result for a model: short, the output first, the
-// notes after it.
+// modelStyle lays a result out for a model: what other clients did set
+// apart from its own call's result, and an empty result said aloud.
+var modelStyle = render.Style{Voice: model, ActivityHeader: render.ActivityHeaderModel,
+	CallHeader: "Your call's result:", SayEmpty: true}
+
+// text writes a cell result for a model, laid out as for a person but in
+// the model's terms.
 func (s *Server) text(r api.CellResult) string {
 	var b strings.Builder
-	render.Activity(&b, r.Activity, render.ActivityHeaderModel, model)
-	if r.Activity != nil && b.Len() > 0 {
-		b.WriteString("Your call's result:\n")
-	}
-	if r.Output != "" {
-		b.WriteString(r.Output)
-		if !strings.HasSuffix(r.Output, "\n") {
-			b.WriteString("\n")
-		}
-	}
-	if r.OutputCut != nil {
-		b.WriteString(render.Bracket(r.OutputCut.Describe("output")))
-	}
-	if r.Value != "" {
-		fmt.Fprintf(&b, "%s\n", render.Display(r))
-		if r.ValueCut != nil {
-			b.WriteString(render.Bracket(r.ValueCut.Describe("value")))
-		}
-	}
-	b.WriteString(render.ErrorText(r))
-	if b.Len() == 0 && r.Status == api.StatusDone {
-		fmt.Fprintf(&b, "(cell %d finished with no output)\n", r.Cell)
-	}
-	return strings.TrimRight(notesText(b.String(), r.Notes), "\n") + s.versionNote()
+	render.Result(&b, r, modelStyle)
+	return strings.TrimRight(b.String(), "\n") + s.versionNote()
 }
 
 // historyText lists a record, or shows one entry whole.
@@ -50,9 +33,7 @@ func historyText(r api.RecordReply) string {
 func notesText(text string, notes []api.Note) string {
 	var b strings.Builder
 	b.WriteString(text)
-	for _, n := range notes {
-		b.WriteString(render.Bracket(n.Text))
-	}
+	render.Notes(&b, notes, model)
 	return b.String()
 }
 
@@ -87,6 +68,8 @@ func (modelVoice) Step(a api.Action) string {
 		return fmt.Sprintf("the exec tool with session %q", a.Session)
 	case api.DoRuntimes:
 		return "the exec tool's runtime argument description"
+	case api.DoStop:
+		return "the user stopping the polyrepl daemon"
 	}
 	return fmt.Sprintf("the %s tool (session %q)", a.Do, a.Session)
 }

@@ -109,9 +109,27 @@ func entryBody(b *strings.Builder, e api.Entry, indent string) {
 	if e.Error != nil {
 		block("error:", ErrorLine(e.Error))
 	}
-	if e.Text != "" {
-		b.WriteString(indent + e.Text + "\n")
+	if t := EntryText(e); t != "" {
+		b.WriteString(indent + t + "\n")
 	}
+}
+
+// WordedEntry is e with its note's words in Text, for JSON read by
+// people and their scripts.
+func WordedEntry(e api.Entry) api.Entry {
+	if e.Note != nil && e.Text == "" {
+		e.Text = Note(*e.Note, People)
+	}
+	return e
+}
+
+// EntryText is what a note entry says, or a dead cell's end: a note's
+// words, or the words of an entry written before notes were data.
+func EntryText(e api.Entry) string {
+	if e.Note != nil {
+		return Note(*e.Note, People)
+	}
+	return e.Text
 }
 
 // EntryLine is an entry in one line, for listings.
@@ -123,7 +141,7 @@ func EntryLine(e api.Entry) string {
 	case api.EntryIdle:
 		what = "output: " + firstLine(e.Output)
 	default:
-		what = firstLine(e.Text)
+		what = firstLine(EntryText(e))
 	}
 	return fmt.Sprintf("%-5d %s  %s", e.Seq, strings.TrimPrefix(EntryHeader(e), e.ID+" "), what)
 }

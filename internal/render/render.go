@@ -12,27 +12,44 @@ import (
 	"github.com/polyrepl/polyrepl/internal/api"
 )
 
-// Result shows a cell's result the way a REPL would: what happened
-// before (a loss, a new session), the output, the value or the error, then
-// what the caller should know (still running, other sessions).
-func Result(w io.Writer, r api.CellResult) {
-	ResultAs(w, r, ActivityHeader)
+// Style is how a result is laid out for its reader.
+type Style struct {
+	Voice Voice
+	// ActivityHeader opens what other clients did (a format taking the
+	// session's name); "" is ActivityHeader.
+	ActivityHeader string
+	// CallHeader, if set, opens the call's own result after activity, so
+	// a reader cannot take one for the other.
+	CallHeader string
+	// SayEmpty says that a cell finished with no output, where an empty
+	// reply could be taken for a lost one.
+	SayEmpty bool
 }
 
-// ResultAs is Result with the activity told under header.
-func ResultAs(w io.Writer, r api.CellResult, header string) {
+// People is how the CLI lays out a result.
+var PeopleStyle = Style{Voice: People}
+
+// Result shows a cell's result the way a REPL would: what other clients
+// did, what happened before (a loss, a new session, output while idle, an
+// earlier cell's uncollected result), the output, the value or the error,
+// then what the caller should know (still running, other sessions). Both
+// edges use it, each in its own Style.
+func Result(w io.Writer, r api.CellResult, st Style) {
 	var b strings.Builder
-	Activity(&b, r.Activity, header, People)
-	note := func(kinds ...string) {
-		for _, n := range r.Notes {
-			for _, k := range kinds {
-				if n.Kind == k {
-					b.WriteString(Bracket(n.Text))
-				}
-			}
+	header := st.ActivityHeader
+	if header == "" {
+		header = ActivityHeader
+	}
+	Activity(&b, r.Activity, header, st.Voice)
+	if st.CallHeader != "" && r.Activity != nil && b.Len() > 0 {
+		b.WriteString(st.CallHeader + "\n")
+	}
+	for _, n := range r.Notes {
+		if before(n.Kind) {
+			b.WriteString(Bracket(Note(n, st.Voice)))
 		}
 	}
-	note(api.NoteLost, api.NoteCreated, api.NoteIdle, api.NoteUncollected)
+	start := b.Len()
 	if r.Output != "" {
 		b.WriteString(r.Output)
 		if !strings.HasSuffix(r.Output, "\n") {
@@ -49,14 +66,33 @@ func ResultAs(w io.Writer, r api.CellResult, header string) {
 		}
 	}
 	b.WriteString(ErrorText(r))
+	if st.SayEmpty && b.Len() == start && r.Status == api.StatusDone && r.Cell > 0 {
+		fmt.Fprintf(&b, "(cell %d finished with no output)\n", r.Cell)
+	}
 	for _, n := range r.Notes {
-		switch n.Kind {
-		case api.NoteLost, api.NoteCreated, api.NoteIdle, api.NoteUncollected:
-		default:
-			b.WriteString(Bracket(n.Text))
+		if !before(n.Kind) {
+			b.WriteString(Bracket(Note(n, st.Voice)))
 		}
 	}
 	io.WriteString(w, b.String())
+}
+
+// before says whether a note of kind is told before the cell's output:
+// what happened first, ahead of what the cell did.
+func before(kind string) bool {
+	switch kind {
+	case api.NoteLost, api.NoteCreated, api.NoteRestarted, api.NoteIdle, api.NoteUncollected:
+		return true
+	}
+	return false
+}
+
+// Notes writes notes alone, each set apart, for replies that carry no
+// cell (kill, restart).
+func Notes(w io.Writer, notes []api.Note, v Voice) {
+	for _, n := range notes {
+		io.WriteString(w, Bracket(Note(n, v)))
+	}
 }
 
 // ErrorText shows a cell's error under its output: the traceback if there

@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
 )
@@ -39,6 +40,8 @@ func (people) Step(a api.Action) string {
 		return fmt.Sprintf("`polyrepl exec %s CODE`", a.Session)
 	case api.DoRuntimes:
 		return "`polyrepl runtimes`"
+	case api.DoStop:
+		return "`polyrepl stop`"
 	}
 	return fmt.Sprintf("`polyrepl %s %s`", a.Do, a.Session)
 }
@@ -58,6 +61,8 @@ func stepPurpose(a api.Action) string {
 		return "lists the entries"
 	case api.DoRuntimes:
 		return "lists them"
+	case api.DoStop:
+		return "ends the daemon and every session, so the next call starts this client's version"
 	}
 	return "helps"
 }
@@ -81,4 +86,13 @@ func Hint(e api.ErrorReply, v Voice) string {
 		parts = append(parts, h)
 	}
 	return strings.Join(parts, "; ")
+}
+
+// Refusal is what a refusal says: what its death lost, if the client
+// is hearing of it for the first time, else its message.
+func Refusal(e api.ErrorReply) string {
+	if e.Lost != nil {
+		return Loss(*e.Lost, time.Now())
+	}
+	return e.Error
 }

@@ -2,7 +2,6 @@ package session
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
@@ -61,31 +60,29 @@ func (m *Manager) checkGeneration(name string, s *Session, gen string) error {
 // a session is created (its executable, project, memory limit) differ
 // from how the live session s was made: it runs on as it was, and the
 // caller should know.
-func unchangedSpawn(s *Session, sp api.Spawn, asker api.Client) []api.Note {
+func unchangedSpawn(s *Session, sp api.Spawn) []api.Note {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var asked []string
+	var asked []api.Asked
 	runs := s.Spawn.Exe
 	if s.p != nil {
 		runs = s.p.Exe()
 	}
 	if sp.Exe != "" && sp.Exe != s.Spawn.Exe && sp.Exe != runs {
-		asked = append(asked, fmt.Sprintf("the executable %s asked for (it runs %s)", sp.Exe, runs))
+		asked = append(asked, api.Asked{Field: api.FieldExe, Want: sp.Exe, Have: runs})
 	}
 	if sp.Project != "" && sp.Project != s.Spawn.Project {
-		asked = append(asked, fmt.Sprintf("the project %s asked for", sp.Project))
+		asked = append(asked, api.Asked{Field: api.FieldProject, Want: sp.Project, Have: s.Spawn.Project})
 	}
 	if have := s.limit; sp.Memory != 0 && (have == nil || have.Bytes != sp.Memory) {
-		now := "no limit"
+		a := api.Asked{Field: api.FieldMemory, Want: limit.Size(sp.Memory)}
 		if have != nil {
-			now = "a limit of " + have.Describe()
+			a.Have = have.Describe()
 		}
-		asked = append(asked, fmt.Sprintf("the memory limit of %s asked for (it has %s)", limit.Size(sp.Memory), now))
+		asked = append(asked, a)
 	}
 	if len(asked) == 0 {
 		return nil
 	}
-	return []api.Note{{Kind: api.NoteInfo, Text: fmt.Sprintf(
-		"Session '%s' already runs: %s did not take effect, since that is chosen when a session is created. To apply it: %s, then exec again.",
-		s.Name, strings.Join(asked, " and "), adviceFor(asker).do("kill", s.Name))}}
+	return []api.Note{{Kind: api.NoteUnchanged, Session: s.Name, Asked: asked, Next: []api.Action{{Do: api.DoKill, Session: s.Name}}}}
 }

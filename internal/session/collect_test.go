@@ -140,7 +140,7 @@ func TestInterrupt(t *testing.T) {
 	ctl := api.ControlRequest{Client: alice}
 	r0 := execOK(t, m, "s", req("value 0"))
 	idle, err := m.Interrupt(context.Background(), "s", ctl)
-	if err != nil || idle.Cell != 1 || idle.Status != api.StatusDone || count(idle.Notes, api.NoteInfo) != 1 {
+	if err != nil || idle.Cell != 1 || idle.Status != api.StatusDone || count(idle.Notes, api.NoteNotRunning) != 1 {
 		t.Errorf("interrupt while idle: %+v, %v; want cell 1 as it was and a note", idle, err)
 	}
 

@@ -10,7 +10,8 @@ import (
 
 // A runtime that dies during a cell: the cell's reply says dead, the
 // calls after it are refused as dead with the Death, and the next exec
-// starts a fresh session under the name whose reply says what was lost.
+// starts a fresh session under the name whose reply says what was lost to
+// a client that had not heard of it.
 func TestDeathDuringACell(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -50,7 +51,7 @@ func TestDeathDuringACell(t *testing.T) {
 				t.Errorf("describe: state %q, death %+v", i.State, i.Death)
 			}
 
-			fresh := execOK(t, m, "s", req("value 1"))
+			fresh := execOK(t, m, "s", reqBy(carol, "value 1"))
 			if fresh.Generation == r.r.Generation || fresh.Cell != 1 || fresh.Value != "1" {
 				t.Errorf("next exec: generation %s (was %s), cell %d, value %q; want a fresh session's cell 1",
 					fresh.Generation, r.r.Generation, fresh.Cell, fresh.Value)
@@ -97,40 +98,78 @@ func TestHowOftenADeathIsTold(t *testing.T) {
 		}
 	}
 	tell("dead reply", dead.r)
-	if _, err := m.Wait(context.Background(), "s", api.WaitRequest{Client: alice}, nil); codeOf(err) == "dead" {
-		refused = append(refused, "wait")
+	var lostRefusals []string
+	refusal := func(call string, err error) {
+		if codeOf(err) == "dead" {
+			refused = append(refused, call)
+		}
+		if e, ok := err.(*Error); ok && e.Lost != nil {
+			lostRefusals = append(lostRefusals, call)
+		}
 	}
-	if _, err := m.Interrupt(context.Background(), "s", api.ControlRequest{Client: alice}); codeOf(err) == "dead" {
-		refused = append(refused, "interrupt")
-	}
+	refusal("wait", second(m.Wait(context.Background(), "s", api.WaitRequest{Client: alice}, nil)))
+	refusal("interrupt", second(m.Interrupt(context.Background(), "s", api.ControlRequest{Client: alice})))
 	tell("fresh exec", execOK(t, m, "s", req("value 1")))
 	tell("next exec", execOK(t, m, "s", req("value 2")))
 
-	// Told in a reply: in the dead cell's reply and again in the reply of
-	// the exec that starts afresh.
-	// TODO(lead): once each death is told once per client, the fresh exec
-	// should not tell alice again, who heard it in the dead reply: want
-	// only [dead reply].
-	if want := []string{"dead reply", "fresh exec"}; !equal(lost, want) {
+	// Told in a reply once: in the dead cell's reply, not again in the
+	// reply of the exec that starts afresh.
+	if want := []string{"dead reply"}; !equal(lost, want) {
 		t.Errorf("lost notes in %v, want %v", lost, want)
 	}
 	// Refused: every call but exec is refused as dead, each time, until an
 	// exec starts afresh; the refusal carries the Death. That is intended
-	// (there is no session to wait on or interrupt).
+	// (there is no session to wait on or interrupt), but the refusal does
+	// not tell again what was lost.
 	if want := []string{"wait", "interrupt"}; !equal(refused, want) {
 		t.Errorf("refused as dead by %v, want %v", refused, want)
 	}
-	// The shared record tells every client the death once, as activity
-	// (by the time of the dead reply the note may not be written yet, so
-	// it is told in that reply or the next).
-	if len(activity) != 1 {
-		t.Errorf("the death was told as activity in %v, want exactly one reply", activity)
+	if len(lostRefusals) != 0 {
+		t.Errorf("refusals told the loss again: %v", lostRefusals)
+	}
+	// Nor does the shared record's note of the death come to alice as
+	// activity: she heard of it in the dead reply.
+	if len(activity) != 0 {
+		t.Errorf("the death was told again as activity in %v", activity)
 	}
 	t.Logf("alice was told the death: as a lost note in %v, as a refusal by %v, as activity in %v", lost, refused, activity)
 }
 
+// Bob, who did not run the dying cell, hears of the death once too: as
+// the record's activity, or in the first refusal, or when he starts the
+// name afresh — and only the first of these tells it.
+func TestADeathIsToldOnceToEachClient(t *testing.T) {
+	m := newTestManager(t)
+	execOK(t, m, "s", reqBy(bob, "value 0"))
+	f, ch := startBlocked(t, m, "s", req("block"))
+	f.Exit(t, driver.Exit{Code: 1})
+	if r := await(t, ch); count(r.r.Notes, api.NoteLost) != 1 {
+		t.Fatalf("alice's dead reply: notes %v, want a lost note", kinds(r.r.Notes))
+	}
+	_, err := m.Wait(context.Background(), "s", api.WaitRequest{Client: bob}, nil)
+	if e, ok := err.(*Error); !ok || e.Code != api.CodeDead || e.Lost == nil {
+		t.Fatalf("bob's first wait: %v; want refused as dead, saying what was lost", err)
+	}
+	_, err = m.Wait(context.Background(), "s", api.WaitRequest{Client: bob}, nil)
+	if e, ok := err.(*Error); !ok || e.Code != api.CodeDead || e.Lost != nil {
+		t.Errorf("bob's second wait: %#v; want refused as dead, without the loss again", err)
+	}
+	fresh := execOK(t, m, "s", reqBy(bob, "value 1"))
+	if n := count(fresh.Notes, api.NoteLost); n != 0 {
+		t.Errorf("bob's fresh exec told the loss again: notes %v", kinds(fresh.Notes))
+	}
+	if a := fresh.Activity; a != nil {
+		for _, e := range a.Entries {
+			if e.Note != nil && e.Note.Kind == api.NoteEnded {
+				t.Errorf("bob's fresh exec told the death again as activity: %+v", e.Note)
+			}
+		}
+	}
+}
+
 // A session that dies while idle: the next wait is refused as dead, and
-// the next exec starts afresh and says what was lost.
+// the next exec starts afresh and says what was lost to a client that
+// had not heard of it.
 func TestDeathWhileIdle(t *testing.T) {
 	m := newTestManager(t)
 	r := execOK(t, m, "s", req("names a b"))
@@ -139,7 +178,7 @@ func TestDeathWhileIdle(t *testing.T) {
 	if d := wantCode(t, err, "dead").Death; d == nil || d.By != "signal" || d.Signal != 9 {
 		t.Errorf("death %+v; want by signal 9", d)
 	}
-	fresh := execOK(t, m, "s", req("value 1"))
+	fresh := execOK(t, m, "s", reqBy(bob, "value 1"))
 	if fresh.Generation == r.Generation || count(fresh.Notes, api.NoteLost) != 1 {
 		t.Errorf("next exec: generation %s (was %s), notes %v; want a fresh session and a lost note", fresh.Generation, r.Generation, kinds(fresh.Notes))
 	}
@@ -181,24 +220,16 @@ func equal(a, b []string) bool {
 // An exec sent the moment the dead cell's reply comes must find the death
 // fully recorded: the fresh life tells what was lost, no death note is
 // left for a later life to tell, and the fresh life stays recorded as live.
-//
-// TODO(lead): skipped because it fails today, most of the time: the dead
-// cell's reply goes out when Session.Exited marks the cell dead, before
-// Manager.died has saved the loss note and removed the live record, and
-// Manager.Exec replaces a dead session without waiting for s.exited. So
-// the fresh exec often has no lost note, the loss note stays on disk to be
-// told to a later life, and the old life's RemoveLive deletes the fresh
-// life's live record (RecoverLost would then miss its processes). Unskip
-// once Exec (and lookup) wait for the death to be recorded.
+// (Manager.Exec waits for the death to be written down before a new life
+// of the name starts.)
 func TestExecRightAfterADeath(t *testing.T) {
-	t.Skip("known race between the dead reply and Manager.died; see the TODO")
 	m := newTestManager(t)
 	f, ch := startBlocked(t, m, "s", req("block"))
 	f.exit(driver.Exit{Code: 1}) // no waiting for Exited to return
 	if r := await(t, ch); r.r.Status != api.StatusDead {
 		t.Fatalf("the cell's reply: %+v, %v", r.r, r.err)
 	}
-	fresh := execOK(t, m, "s", req("value 1"))
+	fresh := execOK(t, m, "s", reqBy(bob, "value 1"))
 	f.waitExited(t)
 	if n := count(fresh.Notes, api.NoteLost); n != 1 {
 		t.Errorf("the fresh exec has %d lost notes, want 1", n)

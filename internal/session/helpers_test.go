@@ -17,6 +17,7 @@ import (
 var (
 	alice = api.Client{Who: "alice", How: "cli"}
 	bob   = api.Client{Who: "bob", How: "cli"}
+	carol = api.Client{Who: "carol", How: "mcp", Conn: "mcp-1"}
 )
 
 // newTestManager is the one place a test Manager is made: its state and
@@ -66,8 +67,11 @@ func dirsOf(m *Manager) managerDirs {
 func startedIn(m *Manager) int { return len(fakes.in(dirsOf(m).runtime)) }
 
 // req is an exec request for the fake runtime from alice.
-func req(code string) api.ExecRequest {
-	return api.ExecRequest{Code: code, Client: alice, Spawn: api.Spawn{Runtime: fakeRuntime, Cwd: "/"}}
+func req(code string) api.ExecRequest { return reqBy(alice, code) }
+
+// reqBy is req sent by client c.
+func reqBy(c api.Client, code string) api.ExecRequest {
+	return api.ExecRequest{Code: code, Client: c, Spawn: api.Spawn{Runtime: fakeRuntime, Cwd: "/"}}
 }
 
 // execOK runs a cell that must be answered without error.

@@ -3,7 +3,6 @@ package session
 import (
 	"fmt"
 	"log"
-	"strings"
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
@@ -74,7 +73,7 @@ func (m *Manager) died(s *Session, d *api.Death) {
 		s.mu.Lock()
 		killer := s.killer
 		s.mu.Unlock()
-		m.note(s, killer, fmt.Sprintf("Session '%s' ended: %s.", s.Name, d.Cause))
+		m.note(s, killer, api.Note{Kind: api.NoteEnded, Session: s.Name, Death: d})
 	}
 	if d.By != api.ByRestart {
 		if err := m.state.SaveLoss(l); err != nil {
@@ -121,7 +120,7 @@ func (m *Manager) RecoverLost() {
 			log.Printf("session %s: %v", l.Name, err)
 		}
 		rec.Add(api.Entry{Kind: api.EntryNote, Generation: l.Generation, Runtime: l.Runtime, Started: time.Now(),
-			Text: fmt.Sprintf("Session '%s' ended: %s.", l.Name, l.Death.Cause)})
+			Note: &api.Note{Kind: api.NoteEnded, Session: l.Name, Death: l.Death}})
 		rec.Close()
 		if err := m.state.RemoveLive(l.Name); err != nil {
 			log.Printf("session %s: cannot remove its live record: %v", l.Name, err)
@@ -130,21 +129,16 @@ func (m *Manager) RecoverLost() {
 	}
 }
 
-// lossText says what a session's death lost, and where its code is.
-func lossText(name string, d *api.Death, names []string, cells int, transcript string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Session '%s' died", name)
-	if d != nil {
-		fmt.Fprintf(&b, " at %s (%s ago): %s", d.At.Format("2006-01-02 15:04:05"), roundDur(time.Since(d.At)), d.Cause)
+// lossNote says what a life's death lost, and where its code is.
+func lossNote(l state.Life) api.Note {
+	return api.Note{Kind: api.NoteLost, Session: l.Name, Death: l.Death, Names: l.Names, Cells: l.Cells, Transcript: l.Transcript}
+}
+
+// lossMsg is a dead refusal's message, for readers that do not word the
+// note: what died and how, naming no command.
+func lossMsg(n api.Note) string {
+	if n.Death == nil {
+		return fmt.Sprintf("session %q died", n.Session)
 	}
-	b.WriteString(".")
-	if len(names) > 0 {
-		fmt.Fprintf(&b, " Lost names: %s.", strings.Join(names, ", "))
-	} else {
-		b.WriteString(" It held no names.")
-	}
-	if cells > 0 {
-		fmt.Fprintf(&b, " Its %d cells are in %s.", cells, transcript)
-	}
-	return b.String()
+	return fmt.Sprintf("session %q died at %s: %s", n.Session, n.Death.At.Format(time.RFC3339), n.Death.Cause)
 }

@@ -9,7 +9,8 @@ import (
 
 // Kill ends the session and its processes: it is no longer listed, its
 // names are gone, calls on it are refused as dead with how it was killed,
-// and the next exec starts a fresh session that says what was lost.
+// and the next exec starts a fresh session that says what was lost to a
+// client that had not heard of it (the killer heard it in the reply).
 func TestKill(t *testing.T) {
 	m := newTestManager(t)
 	r := execOK(t, m, "s", req("names x y"))
@@ -41,7 +42,7 @@ func TestKill(t *testing.T) {
 		}
 	}
 
-	fresh := execOK(t, m, "s", req("value 1"))
+	fresh := execOK(t, m, "s", reqBy(carol, "value 1"))
 	if fresh.Generation == r.Generation || fresh.Cell != 1 || count(fresh.Notes, api.NoteLost) != 1 {
 		t.Errorf("exec after kill: generation %s (was %s), cell %d, notes %v; want a fresh cell 1 and a lost note",
 			fresh.Generation, r.Generation, fresh.Cell, kinds(fresh.Notes))

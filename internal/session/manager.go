@@ -36,6 +36,7 @@ type Error struct {
 	Field string       // the input that was wrong, one of the api.Field constants
 	Next  []api.Action // steps that help
 	Death *api.Death
+	Lost  *api.Note // what the death lost, if this client was not told yet
 }
 
 func (e *Error) Error() string { return e.Msg }
@@ -65,6 +66,9 @@ type Manager struct {
 	DefaultMemory int64
 	// Limits holds sessions to their memory limits.
 	Limits limit.Limiter
+
+	// told remembers who has heard of each name's last death.
+	told told
 
 	mu      sync.Mutex
 	entries map[string]*entry
@@ -141,14 +145,14 @@ func (m *Manager) Raw(name string, asker api.Client) (in io.Writer, out <-chan [
 	if err != nil {
 		return nil, nil, nil, badRequest("attach without --raw shows the record and sends cells", "session %q: %v", name, err)
 	}
-	m.note(s, asker, fmt.Sprintf("%s attached to the session's terminal; what is typed there comes as output while no cell runs.", who(asker)))
+	m.note(s, asker, api.Note{Kind: api.NoteAttached, Session: name, Client: clientRef(asker)})
 	return in, out, detach, nil
 }
 
-// note adds a note entry to the record of s, said by c.
-func (m *Manager) note(s *Session, c api.Client, text string) {
+// note adds note n to the record of s, said by c.
+func (m *Manager) note(s *Session, c api.Client, n api.Note) {
 	s.rec.Add(api.Entry{Kind: api.EntryNote, Generation: s.Generation, Runtime: s.Runtime,
-		Who: c.Who, How: c.How, Conn: c.Conn, Text: text, Started: time.Now()})
+		Who: c.Who, How: c.How, Conn: c.Conn, Note: &n, Started: time.Now()})
 }
 
 // tell adds to a reply what other clients did in the session since the
@@ -165,8 +169,22 @@ func (m *Manager) tell(r *api.CellResult, name string, asker api.Client) {
 		return
 	}
 	r.Activity = rec.Activity(asker)
+	if a := r.Activity; a != nil && len(a.Entries) > 0 {
+		// A death this client has heard of already is not told again.
+		kept := a.Entries[:0]
+		for _, e := range a.Entries {
+			if e.Kind == api.EntryNote && e.Note != nil && e.Note.Kind == api.NoteEnded && m.told.has(name, e.Generation, asker) {
+				continue
+			}
+			kept = append(kept, e)
+		}
+		a.Entries = kept
+		if len(a.Entries) == 0 && a.Earlier == 0 {
+			r.Activity = nil
+		}
+	}
 	if err := rec.SaveError(); err != nil {
-		r.Notes = append(r.Notes, api.Note{Kind: api.NoteSave, Text: fmt.Sprintf("The shared record could not be saved: %v", err)})
+		r.Notes = append(r.Notes, api.Note{Kind: api.NoteSave, Session: name, Saved: api.SavedRecord, Err: err.Error()})
 	}
 }
 
@@ -228,10 +246,18 @@ func (m *Manager) Exec(ctx context.Context, name string, req api.ExecRequest, pr
 	}
 	var opening []api.Note
 	if s != nil && !s.isDead() {
-		opening = unchangedSpawn(s, req.Spawn, req.Client)
+		opening = unchangedSpawn(s, req.Spawn)
 	}
 	if s == nil || s.isDead() {
 		if s != nil {
+			// Its death is written down before a new life may start, so
+			// that the new life's first reply says what was lost.
+			select {
+			case <-s.exited:
+			case <-ctx.Done():
+				e.life.Unlock()
+				return api.CellResult{}, ctx.Err()
+			}
 			m.forgetDead(s)
 		}
 		var err error
@@ -290,33 +316,19 @@ func (m *Manager) create(ctx context.Context, e *entry, name string, sp api.Spaw
 	}
 	var notes []api.Note
 	if loss, _ := m.state.Loss(name); loss != nil {
-		notes = append(notes, api.Note{Kind: api.NoteLost, Text: lossText(name, loss.Death, loss.Names, loss.Cells, loss.Transcript)})
+		if m.told.first(name, loss.Generation, asker) {
+			notes = append(notes, lossNote(*loss))
+		}
 		if err := m.state.ClearLoss(name); err != nil {
 			log.Printf("session %s: cannot remove its death note: %v", name, err)
 		}
 	}
-	created := fmt.Sprintf("Created session '%s' (%s, cwd %s%s).", name, runtimeAndVersion(s), sp.Cwd, startNote(s.p))
-	notes = append(notes, api.Note{Kind: api.NoteCreated, Text: created})
+	created := api.Note{Kind: api.NoteCreated, Session: name, Runtime: s.Runtime, Version: s.p.Version(),
+		Cwd: sp.Cwd, PID: s.p.PID(), Said: s.p.Note()}
+	notes = append(notes, created)
 	m.note(s, asker, created)
 	m.set(e, s)
 	return s, notes, nil
-}
-
-// runtimeAndVersion names s's runtime and, where it tells one (dash does
-// not), its version: "python 3.11.7".
-func runtimeAndVersion(s *Session) string {
-	if v := s.p.Version(); v != "" {
-		return s.Runtime + " " + v
-	}
-	return s.Runtime
-}
-
-// startNote is what the runtime said at start, for the creation line.
-func startNote(p driver.Process) string {
-	if n := p.Note(); n != "" {
-		return "; " + n
-	}
-	return ""
 }
 
 // newSession makes a session, not yet started, for a new life of name.
@@ -415,8 +427,12 @@ func (m *Manager) lookup(name, gen string, asker api.Client) (*Session, error) {
 		return s, nil
 	}
 	if loss, _ := m.state.Loss(name); loss != nil {
-		return nil, &Error{Code: api.CodeDead, Msg: lossText(name, loss.Death, loss.Names, loss.Cells, loss.Transcript), Death: loss.Death,
-			Next: []api.Action{{Do: api.DoExec, Session: name}}}
+		n := lossNote(*loss)
+		err := &Error{Code: api.CodeDead, Msg: lossMsg(n), Death: loss.Death, Next: []api.Action{{Do: api.DoExec, Session: name}}}
+		if m.told.first(name, loss.Generation, asker) {
+			err.Lost = &n
+		}
+		return nil, err
 	}
 	return nil, m.noSession(name, asker)
 }
@@ -490,7 +506,9 @@ func (m *Manager) Kill(name string, req api.ControlRequest) (api.KillReply, erro
 		return api.KillReply{}, err
 	}
 	info := s.Info(true)
-	kerr := s.kill(api.ByKill, fmt.Sprintf("killed with %s by %s", adviceFor(req.Client).do("kill", name), who(req.Client)), req.Client)
+	kerr := s.kill(api.ByKill, "killed by "+who(req.Client), req.Client)
+	// The reply says what was lost: the killer has heard of this death.
+	m.told.first(name, s.Generation, req.Client)
 	m.forgetDead(s)
 	reply := api.KillReply{Session: s.Info(false)}
 	reply.Session.Memory = info.Memory
@@ -524,12 +542,10 @@ func (m *Manager) Restart(ctx context.Context, name string, req api.ControlReque
 		return api.KillReply{}, err
 	}
 	m.set(e, s)
-	text := fmt.Sprintf("Restarted session '%s' (%s, cwd %s): a fresh process (pid %d)", name, runtimeAndVersion(s), s.Spawn.Cwd, s.p.PID())
-	if len(before.Names) > 0 {
-		text += "; the names it held are gone: " + strings.Join(before.Names, ", ")
-	}
-	m.note(s, req.Client, text+".")
-	return api.KillReply{Session: s.Info(false), Notes: append([]api.Note{{Kind: api.NoteInfo, Text: text + "."}}, m.othersNotes(name, req.Client)...)}, nil
+	restarted := api.Note{Kind: api.NoteRestarted, Session: name, Runtime: s.Runtime, Version: s.p.Version(),
+		Cwd: s.Spawn.Cwd, PID: s.p.PID(), Names: before.Names}
+	m.note(s, req.Client, restarted)
+	return api.KillReply{Session: s.Info(false), Notes: append([]api.Note{restarted}, m.othersNotes(name, req.Client)...)}, nil
 }
 
 // List describes every session, sorted by name.
@@ -561,25 +577,32 @@ func (m *Manager) Describe(name string) (api.SessionInfo, error) {
 
 // othersNotes mentions the other sessions that have a cell running or
 // something nobody collected, so no client forgets work in flight.
+//
+// A session that died with a cell nobody collected is mentioned until
+// this client hears of the death, which the reply collecting it tells.
 func (m *Manager) othersNotes(except string, asker api.Client) []api.Note {
-	var parts []string
+	n := api.Note{Kind: api.NoteOthers}
 	for _, i := range m.List(false) {
 		if i.Name == except {
 			continue
 		}
 		switch {
 		case i.Running != nil:
-			parts = append(parts, fmt.Sprintf("'%s' is running cell %d (%s, sent by %s)", i.Name, i.Running.Cell, roundDur(time.Since(i.Running.Started)), who(i.Running.Client)))
 		case i.State == Dead && i.Unread:
-			parts = append(parts, fmt.Sprintf("'%s' died (%s) with a result nobody collected", i.Name, i.Death.Cause))
+			if m.told.has(i.Name, i.Generation, asker) {
+				continue
+			}
 		case i.Unread:
-			parts = append(parts, fmt.Sprintf("'%s' has output nobody collected", i.Name))
+		default:
+			continue
 		}
+		n.Others = append(n.Others, api.Other{Session: i.Name, State: i.State, Running: i.Running, Death: i.Death, Unread: i.Unread})
+		n.Next = append(n.Next, api.Action{Do: api.DoWait, Session: i.Name})
 	}
-	if len(parts) == 0 {
+	if len(n.Others) == 0 {
 		return nil
 	}
-	return []api.Note{{Kind: api.NoteOthers, Text: "Other sessions: " + strings.Join(parts, "; ") + ". " + adviceFor(asker).waitAny()}}
+	return []api.Note{n}
 }
 
 // StopAll ends every session, for a daemon that is stopping.

@@ -20,7 +20,6 @@ import (
 	"github.com/polyrepl/polyrepl/internal/plain"
 	"github.com/polyrepl/polyrepl/internal/proc"
 	"github.com/polyrepl/polyrepl/internal/record"
-	"github.com/polyrepl/polyrepl/internal/render"
 	"github.com/polyrepl/polyrepl/internal/state"
 	"golang.org/x/sys/unix"
 )
@@ -98,7 +97,7 @@ type cell struct {
 	// ooms counts the session's processes killed for memory before the
 	// cell; oomNote says, once it ended, how many it lost.
 	ooms    int
-	oomNote string
+	oomNote *api.Note
 }
 
 func (c *cell) finished() bool { return c.status != api.StatusRunning }
@@ -153,7 +152,7 @@ func (s *Session) CellDone(r driver.Result) {
 	if n := s.limit.OOMKills() - c.ooms; n > 0 {
 		// The kernel killed a child of the runtime, the largest process
 		// of the group; the runtime lives on, and only saw a child die.
-		c.oomNote = fmt.Sprintf("The kernel killed %d process(es) of this session during this cell for going over its memory limit of %s; the session lives on.", n, s.limit.Describe())
+		c.oomNote = &api.Note{Kind: api.NoteChildOOM, Session: s.Name, Cell: c.n, Count: n, Limit: s.limit.Describe()}
 	}
 	display := ""
 	if r.Value != "" {
@@ -203,9 +202,14 @@ func (s *Session) Exited(e driver.Exit) {
 	}
 	s.notifyLocked()
 	s.mu.Unlock()
-	s.m.died(s, d)
-	// Only now, with the death note saved, may kill and restart go on.
-	close(s.exited)
+	// Ending what is left of the tree and writing the death down take
+	// time and the disk: not in the driver's callback, which holds its
+	// lock. Until they are done, kill, restart and a new life of the name
+	// wait on exited.
+	go func() {
+		s.m.died(s, d)
+		close(s.exited)
+	}()
 }
 
 func deathFromExit(e driver.Exit) *api.Death {
@@ -276,10 +280,11 @@ func (s *Session) Exec(ctx context.Context, code string, client api.Client, time
 	}
 	// What nobody collected of the previous cell is not dropped: it goes
 	// out as a note with this cell's reply.
-	var pending *api.Note
+	var pending []api.Note
 	if prev := s.cur; prev != nil && prev.collecting == 0 && (!prev.delivered || prev.out.Len() > 0) {
-		n := uncollectedNote(s.takeLocked(prev, client), prev.client)
-		pending = &n
+		prevResult := s.takeLocked(prev, client)
+		pending = append([]api.Note{{Kind: api.NoteUncollected, Session: s.Name, Cell: prev.n, Result: api.EarlierOf(prevResult),
+			Client: clientRef(prev.client)}}, prevResult.Notes...)
 	}
 	c.seq = s.rec.Add(api.Entry{Kind: api.EntryCell, Generation: s.Generation, Runtime: s.Runtime, Cell: c.n,
 		Who: client.Who, How: client.How, Conn: client.Conn, Code: code, Status: api.StatusRunning, Started: c.started})
@@ -302,22 +307,16 @@ func (s *Session) Exec(ctx context.Context, code string, client api.Client, time
 	c.collecting--
 	s.mu.Unlock()
 	if err == nil && pending != nil {
-		r.Notes = append([]api.Note{*pending}, r.Notes...)
+		r.Notes = append(pending, r.Notes...)
 	}
 	if err == nil && terr != nil {
-		r.Notes = append(r.Notes, api.Note{Kind: api.NoteSave, Text: fmt.Sprintf("This cell ran, but it could not be added to the transcript: %v", terr)})
+		r.Notes = append(r.Notes, api.Note{Kind: api.NoteSave, Session: s.Name, Cell: c.n, Saved: api.SavedTranscript, Err: terr.Error()})
 	}
 	return r, err
 }
 
-// uncollectedNote tells, with the next cell's reply, what an earlier cell
-// printed and returned that nobody collected.
-func uncollectedNote(r api.CellResult, client api.Client) api.Note {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Cell %d (sent by %s) %s while nobody was waiting for it. What it left:\n", r.Cell, who(client), finishedWord(r.Status))
-	render.Result(&b, r)
-	return api.Note{Kind: api.NoteUncollected, Text: strings.TrimRight(b.String(), "\n")}
-}
+// clientRef is a copy of c for a note to point at.
+func clientRef(c api.Client) *api.Client { return &c }
 
 // Wait collects the running cell, or whatever of the last one nobody has
 // collected yet.
@@ -327,7 +326,7 @@ func (s *Session) Wait(ctx context.Context, timeout time.Duration, asker api.Cli
 	if c == nil {
 		r := s.baseResultLocked(nil)
 		r.Status = api.StatusDone
-		r.Notes = append(r.Notes, api.Note{Kind: api.NoteCollected, Text: fmt.Sprintf("Nothing to collect: session %q has run no cell yet.", s.Name)})
+		r.Notes = append(r.Notes, api.Note{Kind: api.NoteCollected, Session: s.Name})
 		s.idleNoteLocked(&r, asker)
 		s.mu.Unlock()
 		return r, nil
@@ -335,25 +334,14 @@ func (s *Session) Wait(ctx context.Context, timeout time.Duration, asker api.Cli
 	if c.finished() && c.delivered && c.out.Len() == 0 {
 		r := s.baseResultLocked(c)
 		r.Status = c.status
-		r.Notes = append(r.Notes, api.Note{Kind: api.NoteCollected, Text: fmt.Sprintf("Nothing new to collect: cell %d %s at %s and its result was already collected.", c.n, finishedWord(c.status), c.ended.Format("15:04:05"))})
+		ended := c.ended
+		r.Notes = append(r.Notes, api.Note{Kind: api.NoteCollected, Session: s.Name, Cell: c.n, Status: c.status, At: &ended})
 		s.idleNoteLocked(&r, asker)
 		s.mu.Unlock()
 		return r, nil
 	}
 	s.mu.Unlock()
 	return s.collect(ctx, c, timeout, asker, prog, every)
-}
-
-func finishedWord(status string) string {
-	switch status {
-	case api.StatusError:
-		return "raised"
-	case api.StatusInterrupted:
-		return "was interrupted"
-	case api.StatusDead:
-		return "died"
-	}
-	return "finished"
 }
 
 // collect waits for cell c to finish, up to timeout, and returns what it
@@ -425,14 +413,13 @@ func (s *Session) takeLocked(c *cell, asker api.Client) api.CellResult {
 	r.Output = plain.Text(text)
 	r.OutputCut = cut
 	if err != nil {
-		r.Notes = append(r.Notes, api.Note{Kind: api.NoteSave, Text: fmt.Sprintf("The whole output could not be saved: %v", err)})
+		r.Notes = append(r.Notes, api.Note{Kind: api.NoteSave, Session: s.Name, Cell: c.n, Saved: api.SavedOutput, Err: err.Error()})
 	}
 	r.Status = c.status
 	if !c.finished() {
 		r.Elapsed = time.Since(c.started).Seconds()
-		r.Notes = append(r.Notes, api.Note{Kind: api.NoteRunning, Text: fmt.Sprintf(
-			"Cell %d is still running after %s; it goes on. %s collects the rest of its output and its result; %s stops it.",
-			c.n, roundDur(time.Since(c.started)), adviceFor(asker).do("wait", s.Name), adviceFor(asker).do("interrupt", s.Name))})
+		r.Notes = append(r.Notes, api.Note{Kind: api.NoteRunning, Session: s.Name, Cell: c.n, Elapsed: r.Elapsed,
+			Next: []api.Action{{Do: api.DoWait, Session: s.Name}, {Do: api.DoInterrupt, Session: s.Name}}})
 		s.idleNoteLocked(&r, asker)
 		return r
 	}
@@ -447,15 +434,17 @@ func (s *Session) takeLocked(c *cell, asker api.Client) api.CellResult {
 			r.ValueCut = &bound.Cut{Total: res.ValueTotal, Head: api.ValueLimit / 2, Tail: api.ValueLimit - api.ValueLimit/2}
 		}
 		if res.Note != "" {
-			r.Notes = append(r.Notes, api.Note{Kind: api.NoteInfo, Text: res.Note})
+			r.Notes = append(r.Notes, api.Note{Kind: api.NoteRuntime, Session: s.Name, Cell: c.n, Said: res.Note})
 		}
 	}
-	if c.oomNote != "" {
-		r.Notes = append(r.Notes, api.Note{Kind: api.NoteInfo, Text: c.oomNote})
+	if c.oomNote != nil {
+		r.Notes = append(r.Notes, *c.oomNote)
 	}
 	if c.status == api.StatusDead && s.death != nil {
 		r.Error = &api.CellError{Type: "SessionDied", Message: fmt.Sprintf("the session died during cell %d: %s", c.n, s.death.Cause)}
-		r.Notes = append(r.Notes, api.Note{Kind: api.NoteLost, Text: s.lossTextLocked()})
+		if s.m.told.first(s.Name, s.Generation, asker) {
+			r.Notes = append(r.Notes, s.lossNoteLocked())
+		}
 	}
 	s.idleNoteLocked(&r, asker)
 	return r
@@ -487,19 +476,16 @@ func (s *Session) idleNoteLocked(r *api.CellResult, asker api.Client) {
 		return
 	}
 	text, cut, err := s.idle.Take()
-	msg := "Printed by the session while no cell ran:\n" + plain.Text(text)
-	if cut != nil {
-		msg += "\n" + cut.Describe("output")
-	}
+	n := api.Note{Kind: api.NoteIdle, Session: s.Name, Output: plain.Text(text), OutputCut: cut}
 	if err != nil {
-		msg += fmt.Sprintf("\n(the whole text could not be saved: %v)", err)
+		n.Err = err.Error()
 	}
-	r.Notes = append(r.Notes, api.Note{Kind: api.NoteIdle, Text: msg})
+	r.Notes = append(r.Notes, n)
 }
 
-// lossTextLocked says what the session's death lost.
-func (s *Session) lossTextLocked() string {
-	return lossText(s.Name, s.death, s.names, s.cells, s.Transcript)
+// lossNoteLocked says what the session's death lost.
+func (s *Session) lossNoteLocked() api.Note {
+	return api.Note{Kind: api.NoteLost, Session: s.Name, Death: s.death, Names: s.names, Cells: s.cells, Transcript: s.Transcript}
 }
 
 // Interrupt stops the running cell, letting the driver escalate while
@@ -518,7 +504,7 @@ func (s *Session) Interrupt(ctx context.Context, asker api.Client) (api.CellResu
 		} else {
 			r.Status = api.StatusDone
 		}
-		r.Notes = append(r.Notes, api.Note{Kind: api.NoteInfo, Text: fmt.Sprintf("Nothing to interrupt: session %q is idle.", s.Name)})
+		r.Notes = append(r.Notes, api.Note{Kind: api.NoteNotRunning, Session: s.Name})
 		s.mu.Unlock()
 		return r, nil
 	}
@@ -535,9 +521,8 @@ func (s *Session) Interrupt(ctx context.Context, asker api.Client) (api.CellResu
 	}
 	r, err := s.collect(ctx, c, api.InterruptTimeout, asker, nil, 0)
 	if err == nil && r.Status == api.StatusRunning {
-		r.Notes = append(r.Notes, api.Note{Kind: api.NoteInfo, Text: fmt.Sprintf(
-			"The cell did not stop within %s of SIGINT: it may be stuck in code that never checks for signals. %s ends it (and the namespace).",
-			api.InterruptTimeout, adviceFor(asker).do("kill", s.Name))})
+		r.Notes = append(r.Notes, api.Note{Kind: api.NoteStuck, Session: s.Name, Cell: r.Cell, Elapsed: api.InterruptTimeout.Seconds(),
+			Next: []api.Action{{Do: api.DoKill, Session: s.Name}}})
 	}
 	return r, err
 }
@@ -568,6 +553,10 @@ func (s *Session) kill(by, cause string, asker api.Client) error {
 	s.mu.Lock()
 	if s.state == Dead {
 		s.mu.Unlock()
+		// Dead already: its death may still be being written down.
+		if !s.waitExited(5 * time.Second) {
+			return fmt.Errorf("session %q: its death was not written down within 5s (see the daemon log)", s.Name)
+		}
 		return nil
 	}
 	s.dying = &api.Death{By: by, Cause: cause, At: time.Now()}
@@ -597,8 +586,12 @@ func (s *Session) waitExited(d time.Duration) bool {
 func (s *Session) deadError(asker api.Client) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return &Error{Code: api.CodeDead, Msg: s.lossTextLocked(), Death: s.death,
-		Next: []api.Action{{Do: api.DoExec, Session: s.Name}}}
+	n := s.lossNoteLocked()
+	err := &Error{Code: api.CodeDead, Msg: lossMsg(n), Death: s.death, Next: []api.Action{{Do: api.DoExec, Session: s.Name}}}
+	if s.m.told.first(s.Name, s.Generation, asker) {
+		err.Lost = &n
+	}
+	return err
 }
 
 // Info describes the session for listings.

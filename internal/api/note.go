@@ -1,0 +1,157 @@
+package api
+
+import (
+	"time"
+
+	"github.com/polyrepl/polyrepl/internal/bound"
+)
+
+// Note kinds: what a note is about. Each kind says which of Note's fields
+// it fills; render (for people) and mcp (for models) turn them into words.
+const (
+	// NoteCreated: a session was created for this call. Session, Runtime,
+	// Version, Cwd, PID; Said is what the runtime said at start, if
+	// anything.
+	NoteCreated = "created"
+	// NoteRestarted: a fresh process replaced the session's. Session,
+	// Runtime, Version, Cwd, PID; Names are the names that are gone.
+	NoteRestarted = "restarted"
+	// NoteLost: a life of this name died. Session, Death, and what was
+	// lost: Names, Cells, Transcript.
+	NoteLost = "lost"
+	// NoteEnded: a record entry, the session's life ended. Session, Death.
+	NoteEnded = "ended"
+	// NoteAttached: a record entry, Client attached a terminal to the
+	// session's runtime.
+	NoteAttached = "attached"
+	// NoteOthers: other sessions need attention. Others; Next collects.
+	NoteOthers = "others"
+	// NoteIdle: the session printed while no cell ran. Output, OutputCut,
+	// and Err if the whole output could not be saved.
+	NoteIdle = "idle"
+	// NoteRunning: the call's timeout passed and the cell goes on.
+	// Session, Cell, Elapsed; Next collects or stops it.
+	NoteRunning = "running"
+	// NoteCollected: there was nothing new to collect. Session, and the
+	// last Cell with its Status and At (Cell 0: none ran yet).
+	NoteCollected = "collected"
+	// NoteUncollected: an earlier cell's result nobody collected. Result,
+	// and Client, who sent it; the notes of that result follow it in the
+	// reply.
+	NoteUncollected = "uncollected"
+	// NoteNotRunning: an interrupt found no cell running. Session.
+	NoteNotRunning = "not-running"
+	// NoteStuck: a cell did not stop within Elapsed seconds of SIGINT.
+	// Session, Cell; Next ends it.
+	NoteStuck = "stuck"
+	// NoteUnchanged: what a call asked of a live session only applies
+	// when one is created. Session, Asked; Next applies it.
+	NoteUnchanged = "unchanged"
+	// NoteChildOOM: the kernel killed Count processes of the session for
+	// going over its memory limit, Limit, and the runtime lives on.
+	NoteChildOOM = "child-oom"
+	// NoteRuntime: something the runtime itself wants said. Said.
+	NoteRuntime = "runtime"
+	// NoteSave: something could not be saved. Saved, what (one of the
+	// Saved constants), and Err.
+	NoteSave = "save"
+	// NoteVersion: the client and the daemon differ. Version is the
+	// daemon's, ClientVersion the client's; Next ends it.
+	NoteVersion = "version"
+)
+
+// What a save note is about.
+const (
+	SavedRecord     = "record"     // the shared record
+	SavedTranscript = "transcript" // the cell's place in the transcript
+	SavedOutput     = "output"     // the whole output, beyond what the reply holds
+)
+
+// Note is one thing a reply or the record says besides a cell's own
+// output: a kind and the facts it is about, never words, so that each
+// edge can say it in its reader's terms. Which fields a kind fills is
+// said at its constant.
+type Note struct {
+	Kind    string  `json:"kind"`
+	Session string  `json:"session,omitempty"`
+	Cell    int     `json:"cell,omitempty"`
+	Status  string  `json:"status,omitempty"`
+	Client  *Client `json:"client,omitempty"`
+
+	Runtime string `json:"runtime,omitempty"`
+	Version string `json:"version,omitempty"`
+	Cwd     string `json:"cwd,omitempty"`
+	PID     int    `json:"pid,omitempty"`
+
+	Death      *Death   `json:"death,omitempty"`
+	Names      []string `json:"names,omitempty"`
+	Cells      int      `json:"cells,omitempty"`
+	Transcript string   `json:"transcript,omitempty"`
+
+	At        *time.Time  `json:"at,omitempty"`
+	Elapsed   float64     `json:"elapsed,omitempty"` // seconds
+	Output    string      `json:"output,omitempty"`
+	OutputCut *bound.Cut  `json:"output_cut,omitempty"`
+	Result    *Earlier    `json:"result,omitempty"`
+	Others    []Other     `json:"others,omitempty"`
+	Asked     []Asked     `json:"asked,omitempty"`
+	Count     int         `json:"count,omitempty"`
+	Limit     string      `json:"limit,omitempty"` // a memory limit as it holds: "512 MiB (cgroup)"
+	Saved     string      `json:"saved,omitempty"`
+	Err       string      `json:"err,omitempty"`
+	// Said is words from outside polyrepl: what a runtime said.
+	Said string `json:"said,omitempty"`
+	// ClientVersion is the client's version, in a version note.
+	ClientVersion string   `json:"client_version,omitempty"`
+	Next          []Action `json:"next,omitempty"`
+	// Text is the note in words, filled only where a note leaves as JSON
+	// for a person's scripts (the CLI's --json); everywhere else the
+	// edges word the fields.
+	Text string `json:"text,omitempty"`
+}
+
+// Other is a session an others note is about: one running a cell, or
+// holding output or a result nobody collected.
+type Other struct {
+	Session string   `json:"session"`
+	State   string   `json:"state"`
+	Running *Running `json:"running,omitempty"`
+	Death   *Death   `json:"death,omitempty"`
+	Unread  bool     `json:"unread,omitempty"`
+}
+
+// Asked is one thing a call asked of a live session that did not take
+// effect: Field (one of the Field constants) as Want, while it has Have
+// ("" when it has none).
+type Asked struct {
+	Field string `json:"field"`
+	Want  string `json:"want"`
+	Have  string `json:"have,omitempty"`
+}
+
+// Earlier is the result of an earlier cell that nobody collected, told
+// with the next cell's reply: a CellResult's own fields, without the
+// notes and activity, which the reply carrying it tells.
+type Earlier struct {
+	Cell      int        `json:"cell"`
+	Status    string     `json:"status"`
+	Output    string     `json:"output"`
+	Value     string     `json:"value,omitempty"`
+	Display   string     `json:"display,omitempty"`
+	Error     *CellError `json:"error,omitempty"`
+	Elapsed   float64    `json:"elapsed"`
+	OutputCut *bound.Cut `json:"output_cut,omitempty"`
+	ValueCut  *bound.Cut `json:"value_cut,omitempty"`
+}
+
+// EarlierOf is r without its notes and activity.
+func EarlierOf(r CellResult) *Earlier {
+	return &Earlier{Cell: r.Cell, Status: r.Status, Output: r.Output, Value: r.Value, Display: r.Display,
+		Error: r.Error, Elapsed: r.Elapsed, OutputCut: r.OutputCut, ValueCut: r.ValueCut}
+}
+
+// Result is e as a result of its session, to show as one.
+func (e Earlier) Result(session string) CellResult {
+	return CellResult{Session: session, Cell: e.Cell, Status: e.Status, Output: e.Output, Value: e.Value, Display: e.Display,
+		Error: e.Error, Elapsed: e.Elapsed, OutputCut: e.OutputCut, ValueCut: e.ValueCut}
+}

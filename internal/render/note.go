@@ -1,0 +1,258 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+)
+
+// Note says a note in words, naming its next steps in v's terms. Notes
+// are data everywhere else (see api.Note); this is the one place their
+// words are written, for the CLI and the MCP server alike.
+func Note(n api.Note, v Voice) string {
+	switch n.Kind {
+	case api.NoteCreated:
+		start := ""
+		if n.Said != "" {
+			start = "; " + n.Said
+		}
+		return fmt.Sprintf("Created session '%s' (%s, cwd %s%s).", n.Session, runtimeVersion(n), n.Cwd, start)
+	case api.NoteRestarted:
+		text := fmt.Sprintf("Restarted session '%s' (%s, cwd %s): a fresh process (pid %d)", n.Session, runtimeVersion(n), n.Cwd, n.PID)
+		if len(n.Names) > 0 {
+			text += "; the names it held are gone: " + strings.Join(n.Names, ", ")
+		}
+		return text + "."
+	case api.NoteLost:
+		return Loss(n, time.Now())
+	case api.NoteEnded:
+		cause := "it ended"
+		if n.Death != nil {
+			cause = n.Death.Cause
+		}
+		return fmt.Sprintf("Session '%s' ended: %s.", n.Session, cause)
+	case api.NoteAttached:
+		return fmt.Sprintf("%s attached to the session's terminal; what is typed there comes as output while no cell runs.", Who(n.Client))
+	case api.NoteOthers:
+		return others(n, v)
+	case api.NoteIdle:
+		text := "Printed by the session while no cell ran:\n" + n.Output
+		if n.OutputCut != nil {
+			text = strings.TrimRight(text, "\n") + "\n" + n.OutputCut.Describe("output")
+		}
+		if n.Err != "" {
+			text += fmt.Sprintf("\n(the whole text could not be saved: %s)", n.Err)
+		}
+		return text
+	case api.NoteRunning:
+		return fmt.Sprintf("Cell %d is still running after %s; it goes on. %s",
+			n.Cell, Duration(seconds(n.Elapsed)), steps(n.Next, v, map[string]string{
+				api.DoWait: "collects the rest of its output and its result", api.DoInterrupt: "stops it"}))
+	case api.NoteCollected:
+		if n.Cell == 0 {
+			return fmt.Sprintf("Nothing to collect: session %q has run no cell yet.", n.Session)
+		}
+		at := ""
+		if n.At != nil {
+			at = " at " + n.At.Local().Format("15:04:05")
+		}
+		return fmt.Sprintf("Nothing new to collect: cell %d %s%s and its result was already collected.", n.Cell, Finished(n.Status), at)
+	case api.NoteUncollected:
+		if n.Result == nil {
+			return ""
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "Cell %d (sent by %s) %s while nobody was waiting for it. What it left:\n", n.Result.Cell, Who(n.Client), Finished(n.Result.Status))
+		Result(&b, n.Result.Result(n.Session), Style{Voice: v})
+		return strings.TrimRight(b.String(), "\n")
+	case api.NoteNotRunning:
+		return fmt.Sprintf("Nothing to interrupt: session %q is idle.", n.Session)
+	case api.NoteStuck:
+		return fmt.Sprintf("The cell did not stop within %s of SIGINT: it may be stuck in code that never checks for signals. %s",
+			Duration(seconds(n.Elapsed)), steps(n.Next, v, map[string]string{api.DoKill: "ends it (and the namespace)"}))
+	case api.NoteUnchanged:
+		var asked []string
+		for _, a := range n.Asked {
+			asked = append(asked, askedText(a))
+		}
+		return fmt.Sprintf("Session '%s' already runs: %s did not take effect, since that is chosen when a session is created. To apply it: %s, then run the cell again.",
+			n.Session, strings.Join(asked, " and "), strings.Join(stepNames(n.Next, v), ", then "))
+	case api.NoteChildOOM:
+		procs := "1 process"
+		if n.Count != 1 {
+			procs = fmt.Sprintf("%d processes", n.Count)
+		}
+		return fmt.Sprintf("The kernel killed %s of this session during this cell for going over its memory limit of %s; the session lives on.",
+			procs, n.Limit)
+	case api.NoteRuntime:
+		return n.Said
+	case api.NoteSave:
+		switch n.Saved {
+		case api.SavedRecord:
+			return "The shared record could not be saved: " + n.Err
+		case api.SavedTranscript:
+			return "This cell ran, but it could not be added to the transcript: " + n.Err
+		case api.SavedOutput:
+			return "The whole output could not be saved: " + n.Err
+		}
+		return "Something could not be saved: " + n.Err
+	case api.NoteVersion:
+		return fmt.Sprintf("The running daemon is polyrepl %s but this client is %s: %s", n.Version, n.ClientVersion,
+			steps(n.Next, v, map[string]string{api.DoStop: "ends it and every session, so the next call starts " + n.ClientVersion}))
+	}
+	if n.Said != "" {
+		return n.Said
+	}
+	return n.Kind
+}
+
+// Worded is notes with each one's words in Text, in v's terms, for JSON
+// read by people and their scripts.
+func Worded(notes []api.Note, v Voice) []api.Note {
+	out := make([]api.Note, len(notes))
+	for i, n := range notes {
+		n.Text = Note(n, v)
+		out[i] = n
+	}
+	return out
+}
+
+// Loss says what a session's death lost: when and how it died, its names
+// and where its cells are.
+func Loss(n api.Note, now time.Time) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Session '%s' died", n.Session)
+	if d := n.Death; d != nil {
+		fmt.Fprintf(&b, " at %s (%s ago): %s", d.At.Local().Format("2006-01-02 15:04:05"), Duration(now.Sub(d.At)), d.Cause)
+	}
+	b.WriteString(".")
+	if len(n.Names) > 0 {
+		fmt.Fprintf(&b, " Lost names: %s.", strings.Join(n.Names, ", "))
+	} else {
+		b.WriteString(" It held no names.")
+	}
+	if n.Cells > 0 {
+		fmt.Fprintf(&b, " Its %d cells are in %s.", n.Cells, n.Transcript)
+	}
+	return b.String()
+}
+
+// others lists the other sessions that need attention, and how to
+// collect from them.
+func others(n api.Note, v Voice) string {
+	var parts []string
+	for _, o := range n.Others {
+		switch {
+		case o.Running != nil:
+			parts = append(parts, fmt.Sprintf("'%s' is running cell %d (%s, sent by %s)", o.Session, o.Running.Cell,
+				Duration(time.Since(o.Running.Started)), Who(&o.Running.Client)))
+		case o.State == api.StateDead:
+			cause := ""
+			if o.Death != nil {
+				cause = " (" + o.Death.Cause + ")"
+			}
+			parts = append(parts, fmt.Sprintf("'%s' died%s with a result nobody collected", o.Session, cause))
+		default:
+			parts = append(parts, fmt.Sprintf("'%s' has output nobody collected", o.Session))
+		}
+	}
+	text := "Other sessions: " + strings.Join(parts, "; ") + "."
+	if names := stepNames(n.Next, v); len(names) == 1 {
+		text += " " + names[0] + " collects it."
+	} else if len(names) > 1 {
+		text += " " + strings.Join(names, ", ") + " collect them."
+	}
+	return text
+}
+
+func askedText(a api.Asked) string {
+	switch a.Field {
+	case api.FieldExe:
+		return fmt.Sprintf("the executable %s asked for (it runs %s)", a.Want, a.Have)
+	case api.FieldProject:
+		return fmt.Sprintf("the project %s asked for", a.Want)
+	case api.FieldMemory:
+		have := "no limit"
+		if a.Have != "" {
+			have = "a limit of " + a.Have
+		}
+		return fmt.Sprintf("the memory limit of %s asked for (it has %s)", a.Want, have)
+	}
+	return fmt.Sprintf("the %s %s asked for", a.Field, a.Want)
+}
+
+// steps names each step with what it does: "`polyrepl wait etl` collects
+// it; `polyrepl interrupt etl` stops it."
+func steps(next []api.Action, v Voice, does map[string]string) string {
+	var parts []string
+	for _, a := range next {
+		what := does[a.Do]
+		if what == "" {
+			what = stepPurpose(a)
+		}
+		parts = append(parts, v.Step(a)+" "+what)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, "; ") + "."
+}
+
+func stepNames(next []api.Action, v Voice) []string {
+	var names []string
+	for _, a := range next {
+		names = append(names, v.Step(a))
+	}
+	return names
+}
+
+func runtimeVersion(n api.Note) string {
+	if n.Version != "" {
+		return n.Runtime + " " + n.Version
+	}
+	return n.Runtime
+}
+
+// Who names a client: "alice via mcp", or "someone".
+func Who(c *api.Client) string {
+	if c == nil {
+		return "someone"
+	}
+	w := c.Who
+	if w == "" {
+		w = "someone"
+	}
+	if c.How != "" {
+		w += " via " + c.How
+	}
+	return w
+}
+
+// Finished says how a cell ended, after its number: "cell 3 raised".
+func Finished(status string) string {
+	switch status {
+	case api.StatusError:
+		return "raised"
+	case api.StatusInterrupted:
+		return "was interrupted"
+	case api.StatusDead:
+		return "died"
+	}
+	return "finished"
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// Duration prints a duration the way a person reads it: 850ms, 12s, 3m4s.
+func Duration(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(100 * time.Millisecond).String()
+	default:
+		return d.Round(time.Second).String()
+	}
+}
