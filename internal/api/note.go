@@ -88,17 +88,17 @@ type Note struct {
 	Cells      int      `json:"cells,omitempty"`
 	Transcript string   `json:"transcript,omitempty"`
 
-	At        *time.Time  `json:"at,omitempty"`
-	Elapsed   float64     `json:"elapsed,omitempty"` // seconds
-	Output    string      `json:"output,omitempty"`
-	OutputCut *bound.Cut  `json:"output_cut,omitempty"`
-	Result    *Earlier    `json:"result,omitempty"`
-	Others    []Other     `json:"others,omitempty"`
-	Asked     []Asked     `json:"asked,omitempty"`
-	Count     int         `json:"count,omitempty"`
-	Limit     string      `json:"limit,omitempty"` // a memory limit as it holds: "512 MiB (cgroup)"
-	Saved     string      `json:"saved,omitempty"`
-	Err       string      `json:"err,omitempty"`
+	At        *time.Time `json:"at,omitempty"`
+	Elapsed   float64    `json:"elapsed,omitempty"` // seconds
+	Output    string     `json:"output,omitempty"`
+	OutputCut *bound.Cut `json:"output_cut,omitempty"`
+	Result    *Earlier   `json:"result,omitempty"`
+	Others    []Other    `json:"others,omitempty"`
+	Asked     []Asked    `json:"asked,omitempty"`
+	Count     int        `json:"count,omitempty"`
+	Limit     string     `json:"limit,omitempty"` // a memory limit as it holds: "512 MiB (cgroup)"
+	Saved     string     `json:"saved,omitempty"`
+	Err       string     `json:"err,omitempty"`
 	// Said is words from outside polyrepl: what a runtime said.
 	Said string `json:"said,omitempty"`
 	// ClientVersion is the client's version, in a version note.
