@@ -99,22 +99,7 @@ func Listen() (*Daemon, error) {
 	}
 	d := &Daemon{
 		socketDir: dir, socket: sock, stateDir: stateDir, started: time.Now(),
-		sessions: session.NewManager(st, dir), lock: lock, stopped: make(chan struct{}),
-	}
-	if v := os.Getenv("POLYREPL_MEMORY"); v != "" {
-		if n, err := limit.Parse(v); err != nil {
-			log.Printf("ignoring $POLYREPL_MEMORY: %v", err)
-		} else {
-			d.sessions.DefaultMemory = n
-			log.Printf("sessions are limited to %s of memory unless they ask otherwise ($POLYREPL_MEMORY)", limit.Size(n))
-		}
-	}
-	if v := os.Getenv("POLYREPL_MEMORY_BY"); v != "" {
-		if err := limit.CheckWant(v); err != nil {
-			log.Printf("ignoring $POLYREPL_MEMORY_BY: %v", err)
-		} else {
-			d.sessions.Limits.Want = v
-		}
+		sessions: session.NewManager(managerConfig(st, dir)), lock: lock, stopped: make(chan struct{}),
 	}
 	keepLogSmall(dir)
 	d.sessions.RecoverLost()
@@ -273,4 +258,28 @@ func pruneOutput(dir string, age time.Duration) {
 			os.Remove(filepath.Join(dir, e.Name()))
 		}
 	}
+}
+
+// managerConfig is the sessions' configuration: their files in st and
+// dir, and the memory limits the daemon's environment asks for
+// ($POLYREPL_MEMORY, $POLYREPL_MEMORY_BY); a bad value is logged and
+// ignored, so the daemon still starts.
+func managerConfig(st *state.Dir, dir string) session.Config {
+	c := session.Config{State: st, RuntimeDir: dir}
+	if v := os.Getenv("POLYREPL_MEMORY"); v != "" {
+		if n, err := limit.Parse(v); err != nil {
+			log.Printf("ignoring $POLYREPL_MEMORY: %v", err)
+		} else {
+			c.DefaultMemory = n
+			log.Printf("sessions are limited to %s of memory unless they ask otherwise ($POLYREPL_MEMORY)", limit.Size(n))
+		}
+	}
+	if v := os.Getenv("POLYREPL_MEMORY_BY"); v != "" {
+		if err := limit.CheckWant(v); err != nil {
+			log.Printf("ignoring $POLYREPL_MEMORY_BY: %v", err)
+		} else {
+			c.MemoryBy = v
+		}
+	}
+	return c
 }

@@ -65,11 +65,12 @@ func (d *Daemon) status(w http.ResponseWriter, r *http.Request) {
 
 // memoryStatus says the default memory limit and how limits are held.
 func (d *Daemon) memoryStatus() string {
+	n, how := d.sessions.Memory()
 	dflt := "no default limit"
-	if n := d.sessions.DefaultMemory; n > 0 {
+	if n > 0 {
 		dflt = "sessions limited to " + limit.Size(n) + " unless they ask otherwise"
 	}
-	return dflt + "; " + d.sessions.Limits.Describe()
+	return dflt + "; " + how
 }
 
 // openFDs counts the daemon's open file descriptors.

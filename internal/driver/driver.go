@@ -1,7 +1,8 @@
 // Package driver defines how the daemon talks to one runtime: how a runtime
 // process is started, given a cell, interrupted and asked who it is. Each
-// runtime family (worker, terminal, jupyter) implements Driver in its own
-// subpackage; sessions only see this interface.
+// runtime family implements Driver in its own subpackage (worker: our own
+// loop over pipes; terminal: a REPL driven at its prompt), and a family
+// to come (Jupyter kernels) will too; sessions only see this interface.
 package driver
 
 import (

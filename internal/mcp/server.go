@@ -1,5 +1,5 @@
 // Package mcp is polyrepl's MCP server: the tools an agent uses (exec, wait,
-// interrupt, restart, kill, sessions), forwarded to the daemon through the
+// interrupt, restart, kill, history, sessions), forwarded to the daemon through the
 // same client as the CLI, so an agent's sessions are the ones a person sees.
 // It owns the tool schemas, the text written for a model to read, progress
 // notifications on long calls and the labelling of each call with the MCP
@@ -202,7 +202,7 @@ func errorText(err error) string {
 		}
 		return t
 	case errors.As(err, &ce):
-		return "Error: cannot reach the polyrepl daemon: " + ce.Err.Error() + "\nWhat to do: tell the user; `polyrepl status` and the daemon log show why."
+		return "Error: cannot reach the polyrepl daemon: " + ce.Err.Error() + "\nWhat to do: tell the user: the daemon log shows why, and the tools work again once it runs."
 	case errors.Is(err, context.Canceled):
 		return "Cancelled: the call stopped waiting; any cell goes on running, and wait collects it."
 	}
@@ -311,7 +311,7 @@ func (s *Server) restart(ctx context.Context, req *mcp.CallToolRequest, in sessi
 	if err != nil {
 		return r, "", err
 	}
-	return r, notesText("", r.Notes) + s.versionNote(), nil
+	return r, strings.TrimRight(notesText("", r.Notes), "\n") + s.versionNote(), nil
 }
 
 func (s *Server) kill(ctx context.Context, req *mcp.CallToolRequest, in sessionIn) (api.KillReply, string, error) {
@@ -319,7 +319,7 @@ func (s *Server) kill(ctx context.Context, req *mcp.CallToolRequest, in sessionI
 	if err != nil {
 		return r, "", err
 	}
-	return r, notesText(render.Killed(r.Session)+"\n", r.Notes) + s.versionNote(), nil
+	return r, strings.TrimRight(notesText(render.Killed(r.Session)+"\n", r.Notes), "\n") + s.versionNote(), nil
 }
 
 func (s *Server) sessions(ctx context.Context, req *mcp.CallToolRequest, in sessionsIn) (api.SessionsReply, string, error) {

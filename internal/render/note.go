@@ -48,8 +48,8 @@ func Note(n api.Note, v Voice) string {
 		return text
 	case api.NoteRunning:
 		return fmt.Sprintf("Cell %d is still running after %s; it goes on. %s",
-			n.Cell, Duration(seconds(n.Elapsed)), steps(n.Next, v, map[string]string{
-				api.DoWait: "collects the rest of its output and its result", api.DoInterrupt: "stops it"}))
+			n.Cell, Duration(seconds(n.Elapsed)), sentence(steps(n.Next, v, map[string]string{
+				api.DoWait: "collects the rest of its output and its result", api.DoInterrupt: "stops it"})))
 	case api.NoteCollected:
 		if n.Cell == 0 {
 			return fmt.Sprintf("Nothing to collect: session %q has run no cell yet.", n.Session)
@@ -71,7 +71,7 @@ func Note(n api.Note, v Voice) string {
 		return fmt.Sprintf("Nothing to interrupt: session %q is idle.", n.Session)
 	case api.NoteStuck:
 		return fmt.Sprintf("The cell did not stop within %s of SIGINT: it may be stuck in code that never checks for signals. %s",
-			Duration(seconds(n.Elapsed)), steps(n.Next, v, map[string]string{api.DoKill: "ends it (and the namespace)"}))
+			Duration(seconds(n.Elapsed)), sentence(steps(n.Next, v, map[string]string{api.DoKill: "ends it (and the namespace)"})))
 	case api.NoteUnchanged:
 		var asked []string
 		for _, a := range n.Asked {
@@ -99,8 +99,9 @@ func Note(n api.Note, v Voice) string {
 		}
 		return "Something could not be saved: " + n.Err
 	case api.NoteVersion:
-		return fmt.Sprintf("The running daemon is polyrepl %s but this client is %s: %s", n.Version, n.ClientVersion,
-			steps(n.Next, v, map[string]string{api.DoStop: "ends it and every session, so the next call starts " + n.ClientVersion}))
+		return fmt.Sprintf("The running daemon is polyrepl %s but this client is %s. %s", n.Version, n.ClientVersion,
+			sentence(
+				steps(n.Next, v, map[string]string{api.DoStop: "ends it and every session, so the next call starts " + n.ClientVersion})))
 	}
 	if n.Said != "" {
 		return n.Said
@@ -134,7 +135,11 @@ func Loss(n api.Note, now time.Time) string {
 		b.WriteString(" It held no names.")
 	}
 	if n.Cells > 0 {
-		fmt.Fprintf(&b, " Its %d cells are in %s.", n.Cells, n.Transcript)
+		are := "are"
+		if n.Cells == 1 {
+			are = "is"
+		}
+		fmt.Fprintf(&b, " Its %s %s in %s.", Plural(n.Cells, "cell"), are, n.Transcript)
 	}
 	return b.String()
 }
@@ -198,6 +203,14 @@ func steps(next []api.Action, v Voice, does map[string]string) string {
 		return ""
 	}
 	return strings.Join(parts, "; ") + "."
+}
+
+// sentence starts s with a capital letter: steps open sentences.
+func sentence(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 func stepNames(next []api.Action, v Voice) []string {

@@ -45,7 +45,7 @@ func Result(w io.Writer, r api.CellResult, st Style) {
 		b.WriteString(st.CallHeader + "\n")
 	}
 	for _, n := range r.Notes {
-		if before(n.Kind) {
+		if before(n.Kind, r) {
 			b.WriteString(Bracket(Note(n, st.Voice)))
 		}
 	}
@@ -66,11 +66,11 @@ func Result(w io.Writer, r api.CellResult, st Style) {
 		}
 	}
 	b.WriteString(ErrorText(r))
-	if st.SayEmpty && b.Len() == start && r.Status == api.StatusDone && r.Cell > 0 {
+	if st.SayEmpty && b.Len() == start && r.Status == api.StatusDone && r.Cell > 0 && !explained(r.Notes) {
 		fmt.Fprintf(&b, "(cell %d finished with no output)\n", r.Cell)
 	}
 	for _, n := range r.Notes {
-		if !before(n.Kind) {
+		if !before(n.Kind, r) {
 			b.WriteString(Bracket(Note(n, st.Voice)))
 		}
 	}
@@ -79,10 +79,25 @@ func Result(w io.Writer, r api.CellResult, st Style) {
 
 // before says whether a note of kind is told before the cell's output:
 // what happened first, ahead of what the cell did.
-func before(kind string) bool {
+// A loss is told first when it opens a new life, and after the cell's
+// error in the reply of the cell the session died in.
+func before(kind string, r api.CellResult) bool {
 	switch kind {
-	case api.NoteLost, api.NoteCreated, api.NoteRestarted, api.NoteIdle, api.NoteUncollected:
+	case api.NoteLost:
+		return r.Status != api.StatusDead
+	case api.NoteCreated, api.NoteRestarted, api.NoteIdle, api.NoteUncollected:
 		return true
+	}
+	return false
+}
+
+// explained says whether a note already says why a result holds nothing
+// new, so an empty result need not be said aloud.
+func explained(notes []api.Note) bool {
+	for _, n := range notes {
+		if n.Kind == api.NoteCollected || n.Kind == api.NoteNotRunning {
+			return true
+		}
 	}
 	return false
 }

@@ -34,7 +34,7 @@ func newTestManager(t *testing.T) *Manager {
 		t.Fatal(err)
 	}
 	runtimeDir := t.TempDir()
-	m := NewManager(st, runtimeDir)
+	m := NewManager(Config{State: st, RuntimeDir: runtimeDir})
 	testDirs.Store(m, managerDirs{state: st, runtime: runtimeDir})
 	t.Cleanup(func() {
 		defer testDirs.Delete(m)

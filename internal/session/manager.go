@@ -61,11 +61,11 @@ type Manager struct {
 	runtimeDir string
 	outputDir  string
 
-	// DefaultMemory limits every session that asks for no limit of its
+	// defaultMemory limits every session that asks for no limit of its
 	// own, in bytes (0: none).
-	DefaultMemory int64
-	// Limits holds sessions to their memory limits.
-	Limits limit.Limiter
+	defaultMemory int64
+	// limits holds sessions to their memory limits.
+	limits limit.Limiter
 
 	// told remembers who has heard of each name's last death.
 	told told
@@ -81,12 +81,31 @@ type entry struct {
 	s    *Session // guarded by Manager.mu
 }
 
-// NewManager makes a manager whose sessions keep their files in st and
-// whose drivers write theirs in runtimeDir.
-func NewManager(st *state.Dir, runtimeDir string) *Manager {
-	return &Manager{state: st, runtimeDir: runtimeDir, outputDir: st.OutputDir(), entries: map[string]*entry{},
-		records: map[string]*record.Record{}}
+// Config is what a Manager is made with.
+type Config struct {
+	// State is where sessions keep their files: transcripts, records,
+	// live and loss notes, spooled output.
+	State *state.Dir
+	// RuntimeDir is where drivers write theirs (sockets, fifos).
+	RuntimeDir string
+	// DefaultMemory limits every session that asks for no limit of its
+	// own, in bytes (0: none).
+	DefaultMemory int64
+	// MemoryBy is how limits are held: "" or "auto", "cgroup", "rlimit"
+	// (see limit.Limiter.Want; limit.CheckWant checks it).
+	MemoryBy string
 }
+
+// NewManager makes a manager of no sessions yet.
+func NewManager(c Config) *Manager {
+	return &Manager{state: c.State, runtimeDir: c.RuntimeDir, outputDir: c.State.OutputDir(),
+		defaultMemory: c.DefaultMemory, limits: limit.Limiter{Want: c.MemoryBy},
+		entries: map[string]*entry{}, records: map[string]*record.Record{}}
+}
+
+// Memory says the default memory limit in bytes (0: none) and how limits
+// are held, for the daemon's status.
+func (m *Manager) Memory() (dflt int64, how string) { return m.defaultMemory, m.limits.Describe() }
 
 // record returns the shared record of name, opening it if needed. A
 // record that cannot be read starts empty, and the error says why.
@@ -347,10 +366,10 @@ func (m *Manager) newSession(name string, sp api.Spawn, drv driver.Driver) *Sess
 func (m *Manager) start(ctx context.Context, s *Session) error {
 	mem := s.Spawn.Memory
 	if mem == 0 {
-		mem = m.DefaultMemory
+		mem = m.defaultMemory
 	}
 	if mem > 0 {
-		m.Limits.Prepare()
+		m.limits.Prepare()
 	}
 	p, err := s.drv.Start(ctx, driver.Spec{
 		Exe: s.Spawn.Exe, Cwd: s.Spawn.Cwd, Env: s.Spawn.Env,
@@ -362,7 +381,7 @@ func (m *Manager) start(ctx context.Context, s *Session) error {
 	}
 	var lim *limit.Limit
 	if mem > 0 {
-		if lim, err = m.Limits.Apply(p.PID(), "polyrepl-"+s.Generation, mem); err != nil {
+		if lim, err = m.limits.Apply(p.PID(), "polyrepl-"+s.Generation, mem); err != nil {
 			p.Tree().Kill(killGrace)
 			return badInput(api.FieldMemory, "run without a memory limit, or give the daemon a delegated cgroup", "cannot start a %s session with a memory limit: %v", s.Runtime, err)
 		}

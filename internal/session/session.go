@@ -2,6 +2,31 @@
 // one cell at a time, with the output of the running cell bounded in
 // memory, and the state machine starting → idle ⇄ running → dead(cause).
 // The Manager holds every session by name and keeps the notes of the dead.
+//
+// Files: manager.go is the name table and the lifecycle (create, restart,
+// kill, stop); checks.go what a request may ask; journal.go what a
+// session leaves on disk and the recovery of what a previous daemon left;
+// told.go who has heard of which death; session.go one session's state
+// machine and its cells.
+//
+// Notes and errors leave this package as data (api.Note, Error with its
+// Code, Field and Next): the words are written by render and mcp.
+//
+// Locks are taken in this order, never the reverse:
+//
+//  1. entry.life: one name's lifecycle (create, restart, kill, replacing a
+//     dead session); held while a process starts or is ended.
+//  2. Manager.mu: the name table and the open records; held briefly.
+//  3. Session.mu: one session's state, cell and output. The driver's
+//     callbacks (Output, CellDone, Exited) take it, so no driver method
+//     that waits on the runtime (Run, Interrupt) is called under it.
+//  4. Leaves, which never take another lock: a record.Record's, told's,
+//     a bound.Sink's.
+//
+// A death is written down (Manager.died: the tree ended, the loss note
+// saved, the live note removed) outside the driver's callback; until it
+// is, Session.exited stays open and kill, restart and a new life of the
+// name wait on it.
 package session
 
 import (

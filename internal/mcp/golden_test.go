@@ -1,0 +1,167 @@
+package mcp
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// update rewrites the golden files from what the server says now:
+// go test ./internal/mcp -run TestGolden -update
+var update = flag.Bool("update", false, "rewrite the golden MCP exchanges in testdata/golden")
+
+// exchange is one tool call of a golden script, by one of its agents.
+type exchange struct {
+	agent string // "a" or "b": two MCP connections
+	tool  string
+	args  map[string]any
+}
+
+// TestGolden replays, for each tool, a success and a refusal and compares
+// the text a model reads with testdata/golden/NAME.txt. Times, durations,
+// pids, generations and paths are masked; the words are exact. Every
+// reply in them names tools and arguments, never CLI commands or flags.
+func TestGolden(t *testing.T) {
+	scripts := []struct {
+		name  string
+		calls []exchange
+	}{
+		{"exec", []exchange{
+			{"a", "exec", map[string]any{"session": "g", "code": "x = 6 * 7\nprint('hello')\nx"}},
+			{"a", "exec", map[string]any{"session": "g", "code": "1/0"}},
+			{"a", "exec", map[string]any{"session": "g", "code": "2", "runtime": "cobol"}},
+			{"a", "exec", map[string]any{"session": "g", "code": "y = 1", "memory": "300M"}},
+		}},
+		{"wait", []exchange{
+			{"a", "exec", map[string]any{"session": "g", "code": "import time\ntime.sleep(3)\nprint('slept')", "timeout": 0.2}},
+			{"a", "exec", map[string]any{"session": "g", "code": "1"}},
+			{"a", "wait", map[string]any{"session": "g"}},
+			{"a", "wait", map[string]any{"session": "g"}},
+			{"a", "wait", map[string]any{"session": "nosuch"}},
+		}},
+		{"interrupt", []exchange{
+			{"a", "exec", map[string]any{"session": "g", "code": "0"}},
+			{"a", "interrupt", map[string]any{"session": "g"}},
+			{"a", "exec", map[string]any{"session": "g", "code": "import time\nprint('working', flush=True)\ntime.sleep(60)", "timeout": 0.3}},
+			{"a", "interrupt", map[string]any{"session": "g"}},
+			{"a", "interrupt", map[string]any{"session": "nosuch"}},
+		}},
+		{"kill", []exchange{
+			{"a", "exec", map[string]any{"session": "g", "code": "kept = 1"}},
+			{"a", "kill", map[string]any{"session": "g"}},
+			{"a", "wait", map[string]any{"session": "g"}},
+			{"b", "wait", map[string]any{"session": "g"}},
+			{"a", "kill", map[string]any{"session": "nosuch"}},
+		}},
+		{"restart", []exchange{
+			{"a", "exec", map[string]any{"session": "g", "code": "kept = 1"}},
+			{"a", "restart", map[string]any{"session": "g"}},
+			{"a", "restart", map[string]any{"session": "nosuch"}},
+		}},
+		{"death", []exchange{
+			{"a", "exec", map[string]any{"session": "g", "code": "kept = 1"}},
+			{"a", "exec", map[string]any{"session": "g", "code": "import os\nos._exit(3)"}},
+			{"a", "wait", map[string]any{"session": "g"}},
+			{"b", "exec", map[string]any{"session": "g", "code": "'fresh'"}},
+			{"a", "exec", map[string]any{"session": "g", "code": "'again'"}},
+		}},
+		{"history", []exchange{
+			{"a", "exec", map[string]any{"session": "g", "code": "print('for the record')"}},
+			{"b", "exec", map[string]any{"session": "g", "code": "'from b'"}},
+			{"a", "history", map[string]any{"session": "g"}},
+			{"a", "history", map[string]any{"session": "g", "id": "g#2"}},
+			{"a", "history", map[string]any{"session": "nosuch"}},
+		}},
+		{"sessions", []exchange{
+			{"a", "sessions", map[string]any{}},
+			{"a", "exec", map[string]any{"session": "g", "code": "names = 1"}},
+			{"a", "sessions", map[string]any{"session": "nosuch"}},
+		}},
+	}
+	for _, sc := range scripts {
+		t.Run(sc.name, func(t *testing.T) {
+			f := newFixture(t, true)
+			agents := map[string]*agent{
+				"a": f.connect(testAgent),
+				"b": f.connect(&mcp.Implementation{Name: "other-agent", Title: "Other Agent", Version: "1.0"}),
+			}
+			var b strings.Builder
+			for _, x := range sc.calls {
+				res := agents[x.agent].call(x.tool, x.args)
+				args, _ := json.Marshal(x.args)
+				txt := text(res)
+				fmt.Fprintf(&b, "### %s: %s %s (error: %v)\n%s\n\n", x.agent, x.tool, args, res.IsError, mask(f, txt))
+				wantLacks(t, fmt.Sprintf("%s %s", x.tool, args), txt, cliAdvice...)
+				wantLacks(t, fmt.Sprintf("%s %s", x.tool, args), txt, "--cwd", "--project", "--python", "--exe", "--memory", "--runtime")
+			}
+			path := filepath.Join("testdata", "golden", sc.name+".txt")
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (go test ./internal/mcp -run TestGolden -update writes it)", err)
+			}
+			if got := b.String(); got != string(want) {
+				t.Errorf("the exchanges differ from %s (-update rewrites it after a deliberate change):\n%s", path, diffLines(string(want), got))
+			}
+		})
+	}
+}
+
+// masks hide what changes from run to run; the words stay.
+var masks = []struct {
+	re   *regexp.Regexp
+	with string
+}{
+	{regexp.MustCompile(`\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(Z|[+-]\d\d:\d\d)?`), "DATE"},
+	{regexp.MustCompile(`\b\d\d:\d\d:\d\d\b`), "TIME"},
+	{regexp.MustCompile(`\b[0-9a-f]{12}\b`), "GEN"},
+	{regexp.MustCompile(`pid \d+`), "pid PID"},
+	{regexp.MustCompile(`\b\d+(\.\d+)?(ms|µs|s|m\d+(\.\d+)?s|h\d+m\d+s)\b`), "DUR"},
+	{regexp.MustCompile(`\b\d+(\.\d+)? ?(B|KB|MB|GB|KiB|MiB|GiB)\b`), "SIZE"},
+	{regexp.MustCompile(`python \d+\.\d+\.\d+`), "python VERSION"},
+	{regexp.MustCompile(`/tmp/[^\s,;:)'"\]]+`), "PATH"},
+}
+
+func mask(f *fixture, s string) string {
+	s = strings.ReplaceAll(s, f.cwd, "CWD")
+	for _, m := range masks {
+		s = m.re.ReplaceAllString(s, m.with)
+	}
+	return s
+}
+
+// diffLines shows the first lines where want and got part.
+func diffLines(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var b strings.Builder
+	shown := 0
+	for i := 0; i < max(len(w), len(g)) && shown < 12; i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			fmt.Fprintf(&b, "line %d:\n  want %q\n  got  %q\n", i+1, wl, gl)
+			shown++
+		}
+	}
+	return b.String()
+}
