@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/bound"
 	"github.com/polyrepl/polyrepl/internal/proc"
 )
 
@@ -34,14 +35,15 @@ type Result struct {
 	Cell   int
 	Status string // api.StatusDone, StatusError or StatusInterrupted
 	Value  string // the value's display, possibly cut (see ValueCut)
-	// ValueTotal is the length in characters of the whole value display;
-	// when it exceeds the value limit, Value holds head and tail only.
+	// ValueTotal is the length in characters of the whole value display.
 	ValueTotal int
-	ValueCut   bool
-	Error      *api.CellError
-	Names      []string // the names defined in the namespace afterwards
-	Note       string   // something the runtime wants said (e.g. sys.exit was caught)
-	ValueName  string   // the name the runtime gave the value (jshell's $1), or ""
+	// ValueCut is set when the display was over the value limit: Value
+	// then holds its head, bound.Marker and its tail, as the Cut says.
+	ValueCut  *bound.Cut
+	Error     *api.CellError
+	Names     []string // the names defined in the namespace afterwards
+	Note      string   // something the runtime wants said (e.g. sys.exit was caught)
+	ValueName string   // the name the runtime gave the value (jshell's $1), or ""
 }
 
 // Exit is how a runtime process ended.

@@ -455,9 +455,7 @@ func (s *Session) takeLocked(c *cell, asker api.Client) api.CellResult {
 			r.Display = s.drv.Info().Display(c.n, res.ValueName, res.Value)
 		}
 		r.Error = res.Error
-		if res.ValueCut {
-			r.ValueCut = &bound.Cut{Total: res.ValueTotal, Head: api.ValueLimit / 2, Tail: api.ValueLimit - api.ValueLimit/2}
-		}
+		r.ValueCut = res.ValueCut
 		if res.Note != "" {
 			r.Notes = append(r.Notes, api.Note{Kind: api.NoteRuntime, Session: s.Name, Cell: c.n, Said: res.Note})
 		}

@@ -326,7 +326,7 @@ func TestUnicodeAndSizes(t *testing.T) {
 	}
 	p2, rec2 := startWith(t, testPython(t), 100)
 	r = runCell(t, p2, rec2, 1, "'a' * 50 + 'b' * 500 + 'c' * 50")
-	if r.ValueTotal != 602 || !r.ValueCut || !strings.HasPrefix(r.Value, "'"+strings.Repeat("a", 49)+"\n[… 502 characters cut …]\n") ||
+	if r.ValueTotal != 602 || r.ValueCut == nil || !strings.HasPrefix(r.Value, "'"+strings.Repeat("a", 49)+"\n[… 502 characters cut …]\n") ||
 		!strings.HasSuffix(r.Value, strings.Repeat("c", 49)+"'") {
 		t.Errorf("long value: total %d cut %v value %q", r.ValueTotal, r.ValueCut, r.Value)
 	}

@@ -457,7 +457,7 @@ func TestValueLimit(t *testing.T) {
 	p, rec := startWith(t, options{limit: 100})
 	r := runCell(t, p, rec, 1, "strrep('é', 1000)")
 	total := len(`[1] ""`) + 1000
-	if !r.ValueCut || r.ValueTotal != total {
+	if r.ValueCut == nil || r.ValueTotal != total {
 		t.Fatalf("result = %+v", r)
 	}
 	head, tail, ok := strings.Cut(r.Value, "\n[… ")
@@ -468,7 +468,7 @@ func TestValueLimit(t *testing.T) {
 		t.Errorf("value = %q", r.Value)
 	}
 	r = runCell(t, p, rec, 2, "strrep('x', 94)")
-	if r.ValueCut || r.Value != `[1] "`+strings.Repeat("x", 94)+`"` {
+	if r.ValueCut != nil || r.Value != `[1] "`+strings.Repeat("x", 94)+`"` {
 		t.Errorf("value at the limit = %+v", r)
 	}
 }

@@ -175,7 +175,7 @@ func TestValues(t *testing.T) {
 func TestValueLimit(t *testing.T) {
 	p, rec := startWith(t, options{valueLimit: 100})
 	r := runCell(t, p, rec, 1, `"é" * 500 + "END"`)
-	if !r.ValueCut || r.ValueTotal != 505 {
+	if r.ValueCut == nil || r.ValueTotal != 505 {
 		t.Fatalf("result = %+v, want a cut value of 505 characters", r)
 	}
 	if !strings.HasPrefix(r.Value, `"ééé`) || !strings.HasSuffix(r.Value, `éEND"`) || !strings.Contains(r.Value, "405 characters cut") {

@@ -47,6 +47,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/bound"
 	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/proc"
 )
@@ -587,7 +588,12 @@ func (p *process) finish() {
 		r.Error = &api.CellError{Message: msg}
 	}
 	if p.value.Len() > 0 {
-		r.Value, r.ValueTotal, r.ValueCut = cutValue(strings.TrimSuffix(p.value.String(), "\n"), p.valueLim)
+		v := strings.ToValidUTF8(strings.TrimSuffix(p.value.String(), "\n"), "\uFFFD")
+		r.ValueTotal = utf8.RuneCountInString(v)
+		r.Value, r.ValueCut = v, nil
+		if p.valueLim > 0 {
+			r.Value, r.ValueCut = bound.HeadTail(v, p.valueLim)
+		}
 	}
 	if p.listNames { // else the names are as they were (nil says so)
 		parse := p.pr.ParseNames
@@ -632,18 +638,6 @@ func errorMessage(text string) string {
 		}
 	}
 	return strings.Join(msg, "\n")
-}
-
-// cutValue keeps a value within limit characters, head and tail.
-func cutValue(v string, limit int) (string, int, bool) {
-	v = strings.ToValidUTF8(v, "\uFFFD")
-	n := utf8.RuneCountInString(v)
-	if limit <= 0 || n <= limit {
-		return v, n, false
-	}
-	r := []rune(v)
-	head, tail := limit/2, limit-limit/2
-	return string(r[:head]) + fmt.Sprintf("\n[… %d characters cut …]\n", n-head-tail) + string(r[n-tail:]), n, true
 }
 
 // lines is the default names parser: one name per line.

@@ -340,10 +340,10 @@ func resultOf(dm doneMsg) driver.Result {
 	case dm.Value != nil:
 		r.Value = *dm.Value
 	case dm.ValueHead != "" || dm.ValueTail != "":
-		cut := max(0, dm.ValueTotal-utf8.RuneCountInString(dm.ValueHead)-utf8.RuneCountInString(dm.ValueTail))
-		r.Value = dm.ValueHead + bound.Marker(cut) + dm.ValueTail
-		r.ValueCut = true
-		r.ValueTotal = max(r.ValueTotal, utf8.RuneCountInString(dm.ValueHead)+utf8.RuneCountInString(dm.ValueTail))
+		head, tail := utf8.RuneCountInString(dm.ValueHead), utf8.RuneCountInString(dm.ValueTail)
+		r.ValueTotal = max(r.ValueTotal, head+tail)
+		r.Value = dm.ValueHead + bound.Marker(r.ValueTotal-head-tail) + dm.ValueTail
+		r.ValueCut = &bound.Cut{Total: r.ValueTotal, Head: head, Tail: tail}
 	}
 	switch r.Status {
 	case "":
