@@ -29,8 +29,6 @@ package terminal
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -41,7 +39,6 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"time"
 	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
@@ -52,9 +49,8 @@ import (
 	"github.com/polyrepl/polyrepl/internal/proc"
 )
 
-// StartTimeout bounds how long a REPL may take to become ready: a JVM or
-// a cold GHC can take seconds, a hung one forever.
-const StartTimeout = 60 * time.Second
+// StartTimeout bounds how long a REPL may take to become ready.
+const StartTimeout = driver.StartTimeout
 
 // Profile describes one runtime of the terminal family.
 type Profile struct {
@@ -122,38 +118,26 @@ func (d Driver) Info() driver.Info { return d.P.Info }
 // Start implements driver.Driver.
 func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (driver.Process, error) {
 	pr := d.P
-	exe, err := driver.LookPath(spec.Exe, spec.Env, spec.Cwd)
+	l := driver.Launch{Runtime: pr.Name, Needs: pr.Needs, EnvVar: pr.EnvVar, Spec: spec,
+		Args: pr.Args, Project: pr.Project, Env: pr.Env}
+	cmd, err := l.Command()
 	if err != nil {
 		return nil, err
 	}
-	args := append([]string{exe}, pr.Args...)
-	if spec.Project != "" {
-		if pr.Project == nil {
-			return nil, fmt.Errorf("the %s runtime takes no project directory", pr.Name)
-		}
-		args = append(args, pr.Project(spec.Project)...)
+	nonce, err := driver.Nonce(9)
+	if err != nil {
+		return nil, err
 	}
 	cells, err := os.MkdirTemp(spec.RuntimeDir, pr.Name+"-cells-")
 	if err != nil {
 		return nil, fmt.Errorf("cannot make a directory for %s cell files in %s: %w", pr.Name, spec.RuntimeDir, err)
 	}
-	var nonce [9]byte
-	if _, err := rand.Read(nonce[:]); err != nil {
-		os.RemoveAll(cells)
-		return nil, fmt.Errorf("cannot make a session nonce: %w", err)
-	}
-	mark := Mark{nonce: hex.EncodeToString(nonce[:])}
-	cmd := &exec.Cmd{
-		Path: exe,
-		Args: args,
-		Dir:  spec.Cwd,
-		Env:  append(append(append([]string(nil), spec.Env...), pr.Env...), spec.Cookie),
-	}
+	mark := Mark{nonce: nonce}
 	p := &process{
 		pr:        pr,
 		cmd:       cmd,
 		h:         h,
-		exe:       exe,
+		exe:       cmd.Path,
 		mark:      mark,
 		prefix:    []byte(mark.prefix()),
 		prompt:    []byte(pr.Prompt),
@@ -173,10 +157,9 @@ func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (
 	}
 	if err != nil {
 		os.RemoveAll(cells)
-		return nil, fmt.Errorf("cannot start %s: %w", exe, err)
+		return nil, fmt.Errorf("cannot start %s: %w", cmd.Path, err)
 	}
-	start, _ := proc.StartTime(cmd.Process.Pid)
-	p.tree = proc.Tree{Leader: proc.Proc{PID: cmd.Process.Pid, Start: start}, Cookie: spec.Cookie}
+	p.tree = l.TreeOf(cmd)
 	go p.readOutput(out)
 	go p.wait()
 
@@ -192,24 +175,12 @@ func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (
 	}
 	p.send(boot.String())
 
-	timer := time.NewTimer(StartTimeout)
-	defer timer.Stop()
-	hint := fmt.Sprintf("is it %s? Choose another executable, or set $%s", pr.Needs, pr.EnvVar)
-	select {
-	case <-p.ready:
-		return p, nil
-	case ex := <-p.exited:
-		<-p.outEOFOrSoon()
+	err = l.Await(ctx, driver.Started{Tree: p.tree, Ready: p.ready, Exited: p.exited, OutEOF: p.outEOF, Early: p.earlyBytes}, StartTimeout)
+	if err != nil {
 		os.RemoveAll(cells) // also done once the process is reaped; the caller may look first
-		return nil, fmt.Errorf("%s did not start a %s session: it %s before it was ready%s; %s",
-			spec.Exe, pr.Name, ex.Describe(), p.earlyText(), hint)
-	case <-timer.C:
-	case <-ctx.Done():
+		return nil, err
 	}
-	p.tree.Kill(500 * time.Millisecond)
-	<-p.outEOFOrSoon()
-	os.RemoveAll(cells)
-	return nil, fmt.Errorf("%s did not become ready within %s%s; %s", spec.Exe, StartTimeout, p.earlyText(), hint)
+	return p, nil
 }
 
 // mode says where the stream's bytes go.
@@ -244,7 +215,7 @@ type process struct {
 	mode        mode
 	started     bool // ready was closed
 	done        bool // Exited was called
-	early       bytes.Buffer
+	early       driver.Early
 	versionOut  bytes.Buffer
 	cell        int // the running cell, or 0
 	cellFile    string
@@ -458,9 +429,7 @@ func (p *process) take(b []byte) {
 			p.outputLocked(b)
 		}
 	case modeBoot:
-		if p.early.Len() < 8192 {
-			p.early.Write(b[:min(len(b), 8192-p.early.Len())])
-		}
+		p.early.Keep(b)
 	case modeVersion:
 		p.versionOut.Write(b[:min(len(b), 256)])
 	case modeValue:
@@ -654,32 +623,30 @@ func lines(out string) []string {
 // wait reaps the REPL and reports its exit once its output is read, or
 // shortly after if a surviving child still holds the stream open.
 func (p *process) wait() {
-	ex := driver.ExitOf(p.cmd.Wait())
-	p.inMu.Lock()
-	if !p.pr.PTY {
-		p.in.Close()
-	}
-	p.inMu.Unlock()
-	p.exited <- ex
-	<-p.outEOFOrSoon()
-	os.RemoveAll(p.cells)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.raw != nil {
-		close(p.raw)
-		p.raw = nil
-	}
-	if p.started && !p.done {
+	driver.Reap(p.cmd, p.exited, p.outEOF, func() {
+		p.inMu.Lock()
+		if !p.pr.PTY {
+			p.in.Close()
+		}
+		p.inMu.Unlock()
+	}, func(ex driver.Exit) {
+		os.RemoveAll(p.cells)
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.raw != nil {
+			close(p.raw)
+			p.raw = nil
+		}
+		tell := p.started && !p.done
 		p.done = true
-		p.h.Exited(ex)
-	}
-	p.done = true
+		if tell {
+			p.h.Exited(ex)
+		}
+	})
 }
 
-func (p *process) outEOFOrSoon() <-chan struct{} { return driver.OrSoon(p.outEOF) }
-
-func (p *process) earlyText() string {
+func (p *process) earlyBytes() []byte {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return driver.Printed(p.early.Bytes())
+	return bytes.Clone(p.early.Bytes())
 }

@@ -27,7 +27,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -51,9 +50,8 @@ import (
 	"github.com/polyrepl/polyrepl/internal/proc"
 )
 
-// StartTimeout bounds how long a runtime may take to greet; a pyenv shim,
-// a JVM or a slow network home can take seconds, a hung one forever.
-const StartTimeout = 60 * time.Second
+// StartTimeout bounds how long a runtime may take to greet.
+const StartTimeout = driver.StartTimeout
 
 // sentinelWait bounds how long a finished cell waits for the end marker
 // on its output pipe. The worker writes the marker before reporting the
@@ -89,30 +87,26 @@ type Driver struct{ R *Runtime }
 // Info implements driver.Driver.
 func (d Driver) Info() driver.Info { return d.R.Info }
 
-// Start implements driver.Driver.
+// Start implements driver.Driver: the launch is driver.Launch's, the
+// protocol the worker's (output on fd 1 and 2 with end markers, commands
+// on fd 3, events on fd 4).
 func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (driver.Process, error) {
 	r := d.R
-	exe, err := driver.LookPath(spec.Exe, spec.Env, spec.Cwd)
-	if err != nil {
-		return nil, err
-	}
 	script, err := writeWorker(spec.RuntimeDir, r.FileName, r.Source)
 	if err != nil {
 		return nil, err
 	}
-	var nonce [12]byte
-	if _, err := rand.Read(nonce[:]); err != nil {
-		return nil, fmt.Errorf("cannot make a session nonce: %w", err)
+	nonce, err := driver.Nonce(12)
+	if err != nil {
+		return nil, err
 	}
-	sentinel := "\x01polyrepl-end-" + hex.EncodeToString(nonce[:]) + "\x02"
-	args := append([]string{exe}, r.Args...)
-	if spec.Project != "" {
-		if r.Project == nil {
-			return nil, fmt.Errorf("the %s runtime takes no project directory", r.Name)
-		}
-		args = append(args, r.Project(spec.Project)...)
+	sentinel := "\x01polyrepl-end-" + nonce + "\x02"
+	l := driver.Launch{Runtime: r.Name, Needs: r.Needs, EnvVar: r.EnvVar, Spec: spec,
+		Args: r.Args, Project: r.Project, Extra: []string{script, sentinel}, Env: r.Env}
+	cmd, err := l.Command()
+	if err != nil {
+		return nil, err
 	}
-	args = append(args, script, sentinel)
 
 	outR, outW, err := os.Pipe()
 	if err != nil {
@@ -131,73 +125,51 @@ func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (
 		closeAll(outR, outW, cmdR, cmdW)
 		return nil, fmt.Errorf("cannot create the event pipe: %w", err)
 	}
-	env := append(append(append([]string(nil), spec.Env...), r.Env...), spec.Cookie)
-	cmd := &exec.Cmd{
-		Path:        exe,
-		Args:        args,
-		Dir:         spec.Cwd,
-		Env:         env,
-		Stdout:      outW,
-		Stderr:      outW,
-		ExtraFiles:  []*os.File{cmdR, evW},
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
-	}
+	cmd.Stdout, cmd.Stderr = outW, outW
+	cmd.ExtraFiles = []*os.File{cmdR, evW}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		closeAll(outR, outW, cmdR, cmdW, evR, evW)
-		return nil, fmt.Errorf("cannot start %s: %w", exe, err)
+		return nil, fmt.Errorf("cannot start %s: %w", cmd.Path, err)
 	}
 	closeAll(outW, cmdR, evW)
-	start, _ := proc.StartTime(cmd.Process.Pid)
 	p := &process{
 		r:        r,
 		cmd:      cmd,
 		h:        h,
 		cmds:     cmdW,
-		exe:      exe,
+		exe:      cmd.Path,
 		sentinel: []byte(sentinel),
 		dones:    make(chan driver.Result, 4),
-		hello:    make(chan helloMsg, 1),
+		helloed:  make(chan struct{}),
 		exited:   make(chan driver.Exit, 1),
 		outEOF:   make(chan struct{}),
 		valueLim: spec.ValueLimit,
-		tree: proc.Tree{
-			Leader: proc.Proc{PID: cmd.Process.Pid, Start: start},
-			Cookie: spec.Cookie,
-		},
+		tree:     l.TreeOf(cmd),
 	}
 	go p.readEvents(evR)
 	go p.readOutput(outR)
 	go p.wait()
 
-	timer := time.NewTimer(StartTimeout)
-	defer timer.Stop()
-	hint := fmt.Sprintf("is it %s? Choose another executable, or set $%s", r.Needs, r.EnvVar)
-	select {
-	case hm := <-p.hello:
-		p.version = hm.Version
-		if hm.Executable != "" {
-			p.exe = hm.Executable
-		}
-		p.note = hm.Note
-		p.mu.Lock()
-		early := p.early.Bytes()
-		p.ready = true
-		if len(early) > 0 {
-			h.Output(early)
-		}
-		p.early = bytes.Buffer{}
-		p.mu.Unlock()
-		return p, nil
-	case ex := <-p.exited:
-		<-p.outEOFOrSoon()
-		return nil, fmt.Errorf("%s did not start a %s session: it %s before it was ready%s; %s",
-			spec.Exe, r.Name, ex.Describe(), p.earlyText(), hint)
-	case <-timer.C:
-	case <-ctx.Done():
+	err = l.Await(ctx, driver.Started{Tree: p.tree, Ready: p.helloed, Exited: p.exited, OutEOF: p.outEOF, Early: p.earlyBytes}, StartTimeout)
+	if err != nil {
+		return nil, err
 	}
-	p.tree.Kill(500 * time.Millisecond)
-	<-p.outEOFOrSoon()
-	return nil, fmt.Errorf("%s did not become ready within %s%s; %s", spec.Exe, StartTimeout, p.earlyText(), hint)
+	hm := p.hello
+	p.version = hm.Version
+	if hm.Executable != "" {
+		p.exe = hm.Executable
+	}
+	p.note = hm.Note
+	p.mu.Lock()
+	early := p.early.Bytes()
+	p.ready = true
+	if len(early) > 0 {
+		h.Output(early)
+	}
+	p.early.Reset()
+	p.mu.Unlock()
+	return p, nil
 }
 
 type helloMsg struct {
@@ -238,12 +210,15 @@ type process struct {
 	cmdMu sync.Mutex
 	cmds  *os.File
 
+	// hello is the worker's greeting, set before helloed closes.
+	hello   helloMsg
+	helloed chan struct{}
+
 	mu     sync.Mutex
 	ready  bool         // hello received; output goes to h
 	done   bool         // Exited was called; nothing more goes to h
-	early  bytes.Buffer // output before hello, for the error message
+	early  driver.Early // output before hello, for the error message
 	dones  chan driver.Result
-	hello  chan helloMsg
 	exited chan driver.Exit
 	outEOF chan struct{}
 }
@@ -287,11 +262,16 @@ func (p *process) readEvents(r *os.File) {
 	defer close(p.dones)
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 64<<20)
+	greeted := false
 	for sc.Scan() {
 		hello, done, flushed := parseEvent(sc.Bytes())
 		switch {
 		case hello != nil:
-			p.hello <- *hello
+			if !greeted {
+				greeted = true
+				p.hello = *hello
+				close(p.helloed)
+			}
 		case done != nil && flushed:
 			p.dones <- *done // the output reader delivers it after the marker
 		case done != nil:
@@ -401,9 +381,7 @@ func (p *process) output(b []byte) {
 	switch {
 	case p.done:
 	case !p.ready:
-		if p.early.Len() < 8192 {
-			p.early.Write(b[:min(len(b), 8192-p.early.Len())])
-		}
+		p.early.Keep(b)
 	default:
 		p.h.Output(b)
 	}
@@ -423,27 +401,25 @@ func (p *process) cellEnded() {
 // wait reaps the worker and reports its exit once its output is read,
 // or shortly after if a surviving child still holds the pipe open.
 func (p *process) wait() {
-	ex := driver.ExitOf(p.cmd.Wait())
-	p.cmdMu.Lock()
-	p.cmds.Close()
-	p.cmdMu.Unlock()
-	p.exited <- ex
-	<-p.outEOFOrSoon()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.ready && !p.done {
+	driver.Reap(p.cmd, p.exited, p.outEOF, func() {
+		p.cmdMu.Lock()
+		p.cmds.Close()
+		p.cmdMu.Unlock()
+	}, func(ex driver.Exit) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		tell := p.ready && !p.done
 		p.done = true
-		p.h.Exited(ex)
-	}
-	p.done = true
+		if tell {
+			p.h.Exited(ex)
+		}
+	})
 }
 
-func (p *process) outEOFOrSoon() <-chan struct{} { return driver.OrSoon(p.outEOF) }
-
-func (p *process) earlyText() string {
+func (p *process) earlyBytes() []byte {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return driver.Printed(p.early.Bytes())
+	return bytes.Clone(p.early.Bytes())
 }
 
 // writeWorker puts an embedded worker in dir under a name derived from
