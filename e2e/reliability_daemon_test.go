@@ -172,6 +172,13 @@ func (e *env) startDaemonUnder(what string, argv ...string) {
 	done := make(chan struct{})
 	var waitErr error
 	go func() { waitErr = cmd.Wait(); close(done) }()
+	// status says how the command ended; read only once done is closed.
+	status := func() string {
+		if waitErr == nil {
+			return "exit status 0"
+		}
+		return waitErr.Error()
+	}
 	exited := func() bool {
 		select {
 		case <-done:
@@ -189,14 +196,25 @@ func (e *env) startDaemonUnder(what string, argv ...string) {
 	})
 	switch {
 	case exited():
-		e.t.Fatalf("%s exited before it answered (%v); it printed:\n%s", what, waitErr, tail(out, 20))
+		e.t.Fatalf("%s exited before it answered (%s); it printed:\n%s", what, status(), tail(out, 20))
 	case !up:
 		e.t.Fatalf("%s did not answer within 10 s (it still runs); it printed:\n%s", what, tail(out, 20))
 	}
-	// Runs before the env's teardown stops the daemon.
+	// Runs before the env's teardown stops the daemon (and removes the
+	// file): a failed test says whether the daemon had ended, how, and
+	// what it printed.
 	e.t.Cleanup(func() {
-		if e.t.Failed() && exited() {
-			e.t.Logf("%s exited during the test (%v); it printed:\n%s", what, waitErr, tail(out, 20))
+		if !e.t.Failed() {
+			return
+		}
+		select { // a daemon told to stop may be on its way out
+		case <-done:
+		case <-time.After(time.Second):
+		}
+		if exited() {
+			e.t.Logf("%s exited during the test (%s); it printed:\n%s", what, status(), tail(out, 20))
+		} else {
+			e.t.Logf("%s still ran when the test ended; it printed:\n%s", what, tail(out, 20))
 		}
 	})
 }

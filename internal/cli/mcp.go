@@ -7,7 +7,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sys/unix"
 
 	pmcp "github.com/polyrepl/polyrepl/internal/mcp"
@@ -43,7 +42,7 @@ func runMCP(e *env, pos []string) int {
 		cwd = "/"
 	}
 	srv := pmcp.New(e.client, cwd, os.Environ())
-	if err := srv.Run(e.ctx, &mcp.IOTransport{Reader: os.Stdin, Writer: out}); err != nil && e.ctx.Err() == nil {
+	if err := srv.Run(e.ctx, pmcp.Stdio(os.Stdin, out)); err != nil && e.ctx.Err() == nil {
 		fmt.Fprintf(os.Stderr, "polyrepl mcp: %v\n", err)
 		return ExitFailed
 	}

@@ -133,6 +133,72 @@ func (s *session) wait(t testing.TB, d time.Duration) driver.Result {
 	return driver.Result{}
 }
 
+// waitOutput polls the running cell's output until it has want in it,
+// failing after 10 s with what, and returns the output it took.
+func (s *session) waitOutput(t testing.TB, want, what string) string {
+	t.Helper()
+	var got string
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(got, want); {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %q never appeared in the output within 10 s; output %q", what, want, got)
+		}
+		select {
+		case r := <-s.rec.Done:
+			t.Fatalf("%s: the cell ended (%+v) before %q appeared; output %q", what, r, want, got+s.rec.TakeOutput())
+		case e := <-s.rec.Exit:
+			s.rec.Exit <- e // for the cleanup, which waits for it
+			t.Fatalf("%s: the worker exited (%+v) before %q appeared; output %q", what, e, want, got+s.rec.TakeOutput())
+		case <-time.After(10 * time.Millisecond):
+		}
+		got += s.rec.TakeOutput()
+	}
+	return got
+}
+
+// waitSignalTaken polls until no live process of p's tree has signal sig
+// pending (each has caught, ignored or died of it), failing after 10 s.
+func waitSignalTaken(t testing.TB, p driver.Process, sig int) {
+	t.Helper()
+	bit := uint64(1) << (sig - 1)
+	var pending []int
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		pending = pending[:0]
+		for _, m := range p.Tree().Members(false) {
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", m.PID))
+			if err != nil {
+				continue // gone meanwhile
+			}
+			for _, line := range strings.Split(string(b), "\n") {
+				k, v, _ := strings.Cut(line, ":")
+				if k != "SigPnd" && k != "ShdPnd" {
+					continue
+				}
+				if mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64); err == nil && mask&bit != 0 {
+					pending = append(pending, m.PID)
+					break
+				}
+			}
+		}
+		if len(pending) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("signal %d was never taken by processes %v of the worker's tree within 10 s", sig, pending)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// isMember reports whether pid is a live process of p's tree.
+func isMember(p driver.Process, pid int) bool {
+	for _, m := range p.Tree().Members(false) {
+		if m.PID == pid {
+			return true
+		}
+	}
+	return false
+}
+
 // ok runs a cell that must succeed and returns its output.
 func (s *session) ok(t testing.TB, code string) string {
 	t.Helper()
@@ -323,7 +389,7 @@ func TestNoValue(t *testing.T) {
 		t.Errorf("6*7: %+v, output %q; want output 42 and no value", r, out)
 	}
 	r = s.run(t, "printf 'x%.0s' {1..20000}")
-	if out := s.rec.TakeOutput(); len(out) != 20000 || r.Value != "" || r.ValueCut {
+	if out := s.rec.TakeOutput(); len(out) != 20000 || r.Value != "" || r.ValueCut != nil {
 		t.Errorf("a long output gave %d bytes of output and value %q", len(out), r.Value)
 	}
 }
@@ -399,10 +465,13 @@ func TestInterruptShortCommandLoop(t *testing.T) {
 	s.ok(t, "kept=1; sleep 30 & bg=$!")
 	for i := 0; i < 20; i++ {
 		s.n++
-		if err := s.p.Run(s.n, "spin() { while :; do sleep 0.01; done; }; spin"); err != nil {
+		if err := s.p.Run(s.n, "spin() { while :; do sleep 0.01; done; }; echo spinning-mark; spin"); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Duration(50+i*13) * time.Millisecond)
+		s.waitOutput(t, "spinning-mark\n", fmt.Sprintf("run %d: the loop never started", i))
+		// Deliberately later each run, so that the interrupts land at
+		// different points of the loop's short commands.
+		time.Sleep(time.Duration(i*13) * time.Millisecond)
 		var r driver.Result
 		stopped := false
 		for attempt := 0; attempt < 3 && !stopped; attempt++ {
@@ -443,10 +512,10 @@ func TestInterrupt(t *testing.T) {
 		"wait",
 	} {
 		s.n++
-		if err := s.p.Run(s.n, code); err != nil {
+		if err := s.p.Run(s.n, "echo started-mark; "+code); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(200 * time.Millisecond)
+		s.waitOutput(t, "started-mark\n", fmt.Sprintf("%q never started", code))
 		var r driver.Result
 		for attempt := 0; ; attempt++ {
 			if attempt == 5 {
@@ -471,17 +540,24 @@ func TestInterrupt(t *testing.T) {
 		}
 	}
 	// The background job ran on, and SIGINT between cells is ignored.
+	bg, err := strconv.Atoi(strings.TrimSpace(s.ok(t, "echo $bg")))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := s.p.Tree().SignalGroup(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond)
+	waitSignalTaken(t, s.p, 2)
+	if !isMember(s.p, bg) {
+		t.Errorf("the background job %d died of SIGINT between cells", bg)
+	}
 	if out := s.ok(t, `kill -0 $bg && echo "bg alive $kept"`); out != "bg alive 1\n" {
 		t.Errorf("after SIGINT between cells: %q", out)
 	}
 	// Nothing of the unwinding is left after an interrupt.
 	s.n++
-	s.p.Run(s.n, "while :; do :; done")
-	time.Sleep(100 * time.Millisecond)
+	s.p.Run(s.n, "echo looping-mark; while :; do :; done")
+	s.waitOutput(t, "looping-mark\n", "the second loop never started")
 	s.p.Interrupt(0)
 	if r := s.wait(t, 5*time.Second); r.Status != "interrupted" {
 		t.Errorf("second loop: %+v", r)

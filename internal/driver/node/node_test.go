@@ -71,6 +71,26 @@ func startWith(t testing.TB, o options) (driver.Process, *recorder) {
 	})
 }
 
+// waitOutput polls the output printed while no cell runs until it has
+// want in it, failing after 10 s with what never came, and returns it.
+func waitOutput(t testing.TB, rec *recorder, want, what string) string {
+	t.Helper()
+	var got string
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(got, want); {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %q never appeared in the output within 10 s; output %q", what, want, got)
+		}
+		select {
+		case e := <-rec.Exit:
+			rec.Exit <- e // for the cleanup, which waits for it
+			t.Fatalf("%s: the worker exited (%+v) before %q appeared; output %q", what, e, want, got+rec.TakeOutput())
+		case <-time.After(10 * time.Millisecond):
+		}
+		got += rec.TakeOutput()
+	}
+	return got
+}
+
 func runCell(t testing.TB, p driver.Process, rec *recorder, n int, code string) driver.Result {
 	t.Helper()
 	return drivertest.Run(t, p, rec, n, code)
@@ -262,7 +282,7 @@ func TestAwaitWithoutInternals(t *testing.T) {
 func TestValueLimit(t *testing.T) {
 	p, rec := startWith(t, options{valueLimit: 100})
 	r := runCell(t, p, rec, 1, `'é'.repeat(500) + '🎉END'`)
-	if !r.ValueCut || r.ValueTotal != 506 {
+	if r.ValueCut == nil || r.ValueTotal != 506 {
 		t.Fatalf("result = %+v, want a cut value of 506 characters", r)
 	}
 	if !strings.HasPrefix(r.Value, `'ééé`) || !strings.HasSuffix(r.Value, `é🎉END'`) || !strings.Contains(r.Value, "406 characters cut") {
@@ -272,7 +292,7 @@ func TestValueLimit(t *testing.T) {
 		t.Errorf("a value of exactly the limit = %q", got)
 	}
 	r = runCell(t, p, rec, 3, `'🎉'.repeat(98)`)
-	if r.ValueCut || r.ValueTotal != 100 {
+	if r.ValueCut != nil || r.ValueTotal != 100 {
 		t.Errorf("100 characters in 198 UTF-16 units: %+v", r)
 	}
 }
@@ -322,13 +342,7 @@ func TestOutputAndPersistence(t *testing.T) {
 	}
 	// Output printed between cells (a timer) is passed on too.
 	drivertest.MustValue(t, p, rec, 6, "setTimeout(() => console.log('later'), 10); undefined")
-	deadline := time.Now().Add(5 * time.Second)
-	var got string
-	for time.Now().Before(deadline) && got != "later\n" {
-		time.Sleep(20 * time.Millisecond)
-		got += rec.TakeOutput()
-	}
-	if got != "later\n" {
+	if got := waitOutput(t, rec, "later\n", "the timer's output between cells"); got != "later\n" {
 		t.Errorf("output between cells = %q", got)
 	}
 }
@@ -432,11 +446,11 @@ func TestErrors(t *testing.T) {
 		t.Errorf("unhandled rejection output = %q", out)
 	}
 	drivertest.MustValue(t, p, rec, 32, "setTimeout(() => { throw new Error('between') }, 10); undefined")
-	time.Sleep(300 * time.Millisecond)
+	between := waitOutput(t, rec, "Uncaught Error: between\n    at Timeout._onTimeout (<cell 32>:1:26)", "the uncaught exception between cells")
 	if got := drivertest.MustValue(t, p, rec, 33, "x + 41"); got != "42" {
 		t.Errorf("after the errors: %q", got)
 	}
-	if out := rec.TakeOutput(); !strings.HasPrefix(out, "Uncaught Error: between\n    at Timeout._onTimeout (<cell 32>:1:26)") {
+	if out := between + rec.TakeOutput(); !strings.HasPrefix(out, "Uncaught Error: between\n    at Timeout._onTimeout (<cell 32>:1:26)") {
 		t.Errorf("uncaught between cells: output = %q", out)
 	}
 	if got := drivertest.MustValue(t, p, rec, 34, "_error.message"); got != "'late'" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -39,18 +40,48 @@ func TestPTY(t *testing.T) {
 		{Code: "f() {\n  echo \"héllo $1\"\n}\nf 中文", Output: "héllo 中文\n"},
 		{Code: "echo '>> not a prompt'", Output: ">> not a prompt\n"},
 	})
-	time.Sleep(100 * time.Millisecond)
-	if out := rec.TakeOutput(); out != "" {
+	// Nothing comes while idle, such as a prompt after a cell: a process
+	// the cell leaves behind prints a mark once the cell is over, and the
+	// mark must be all that arrives.
+	goFile := filepath.Join(t.TempDir(), "go")
+	if r := drivertest.Run(t, p, rec, 7, "(until [ -e '"+goFile+"' ]; do sleep 0.01; done; echo idle-mark) & disown"); r.Status != "done" {
+		t.Fatalf("starting the idle marker: %+v, output %q", r, rec.TakeOutput())
+	}
+	rec.TakeOutput() // the job's number and pid
+	if err := os.WriteFile(goFile, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out := waitOutput(t, rec, "idle-mark\n", "the mark printed while idle"); out != "idle-mark\n" {
 		t.Errorf("output while idle: %q (a prompt?)", out)
 	}
-	r := drivertest.Interrupt(t, p, rec, 7, "while :; do :; done", 500*time.Millisecond)
+	r := drivertest.Interrupt(t, p, rec, 8, "while :; do :; done", 500*time.Millisecond)
 	if r.Status != "interrupted" {
 		t.Errorf("interrupt: %s", r.Status)
 	}
 	rec.TakeOutput()
-	if drivertest.Run(t, p, rec, 8, "echo ${#s}"); rec.TakeOutput() != "5000\n" {
+	if drivertest.Run(t, p, rec, 9, "echo ${#s}"); rec.TakeOutput() != "5000\n" {
 		t.Error("the session's state was lost by the interrupt")
 	}
+}
+
+// waitOutput polls the output printed while no cell runs until it has
+// want in it, failing after 10 s with what never came, and returns it.
+func waitOutput(t testing.TB, rec *drivertest.Recorder, want, what string) string {
+	t.Helper()
+	var got string
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(got, want); {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %q never appeared in the output within 10 s; output %q", what, want, got)
+		}
+		select {
+		case e := <-rec.Exit:
+			rec.Exit <- e // for the cleanup, which waits for it
+			t.Fatalf("%s: the runtime exited (%+v) before %q appeared; output %q", what, e, want, got+rec.TakeOutput())
+		case <-time.After(10 * time.Millisecond):
+		}
+		got += rec.TakeOutput()
+	}
+	return got
 }
 
 func TestStartFails(t *testing.T) {
@@ -111,8 +142,9 @@ func TestRaw(t *testing.T) {
 	in.Write([]byte("echo typed-$((40+2))\r"))
 	read("echo typed-$((40+2))\n") // echoed
 	read("typed-42\n")
-	time.Sleep(100 * time.Millisecond)
-	if idle := rec.TakeOutput(); !strings.Contains(idle, "typed-42") {
+	// The prompt after the answer is idle output too: waiting for it
+	// keeps it out of the next cell's output.
+	if idle := waitOutput(t, rec, "typed-42\n"+onTerminal.Prompt, "the runtime's answer to typing, as output while idle"); !strings.Contains(idle, "typed-42") {
 		t.Errorf("the runtime's answer to typing is not output while idle: %q", idle)
 	}
 	drivertest.Cells(t, p, rec, []drivertest.Cell{{Code: "echo from-a-cell", Output: "from-a-cell\n"}})
