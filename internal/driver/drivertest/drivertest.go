@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -136,14 +137,48 @@ func Exe(t testing.TB, envVar, name, install string) string {
 	return ""
 }
 
-// StartExe starts d's runtime from exe in a fresh directory, with this
-// process's environment and a 10,000-character value limit.
+// Options are what a runtime's tests vary when they start it. The zero
+// value of each field takes the default: this process's environment
+// without Drop's variables, a fresh directory, a 10,000-character value
+// limit.
+type Options struct {
+	Env []string // the whole environment
+	// Drop names variables of this process's environment to leave out
+	// when Env is nil: ones that would add warnings or debuggers to the
+	// tests' cells (NODE_OPTIONS, RUBYOPT).
+	Drop       []string
+	Cwd        string
+	ValueLimit int
+	Project    string
+}
+
+// StartExe starts d's runtime from exe with the default Options.
 func StartExe(t testing.TB, d driver.Driver, exe string) (driver.Process, *Recorder) {
 	t.Helper()
+	return StartWith(t, d, exe, Options{})
+}
+
+// StartWith starts d's runtime from exe with o, as Start does.
+func StartWith(t testing.TB, d driver.Driver, exe string, o Options) (driver.Process, *Recorder) {
+	t.Helper()
 	dir := t.TempDir()
+	if o.Env == nil {
+		for _, kv := range os.Environ() {
+			k, _, _ := strings.Cut(kv, "=")
+			if !slices.Contains(o.Drop, k) {
+				o.Env = append(o.Env, kv)
+			}
+		}
+	}
+	if o.Cwd == "" {
+		o.Cwd = dir
+	}
+	if o.ValueLimit == 0 {
+		o.ValueLimit = 10000
+	}
 	return Start(t, d, driver.Spec{
-		Exe: exe, Cwd: dir, Env: os.Environ(), Cookie: Cookie(d.Info().Name),
-		RuntimeDir: dir, ValueLimit: 10000,
+		Exe: exe, Cwd: o.Cwd, Env: o.Env, Cookie: Cookie(d.Info().Name),
+		RuntimeDir: dir, ValueLimit: o.ValueLimit, Project: o.Project,
 	})
 }
 

@@ -59,11 +59,6 @@ func spec(t testing.TB, exe string, valueLimit int, extraEnv []string) driver.Sp
 	}
 }
 
-func runCell(t testing.TB, p driver.Process, rec *recorder, n int, code string) driver.Result {
-	t.Helper()
-	return drivertest.Run(t, p, rec, n, code)
-}
-
 // The worker greets with IPython's version and the interpreter's path; the
 // namespace is IPython's __main__ with none of the worker's names.
 func TestStartAndCleanNamespace(t *testing.T) {
@@ -81,7 +76,7 @@ func TestStartAndCleanNamespace(t *testing.T) {
 	if !strings.HasPrefix(p.Note(), "IPython ") {
 		t.Errorf("note = %q", p.Note())
 	}
-	r := runCell(t, p, rec, 1, "sorted(k for k in dir() if not k.startswith('_') and k not in ('In', 'Out', 'exit', 'quit', 'get_ipython'))")
+	r := drivertest.Run(t, p, rec, 1, "sorted(k for k in dir() if not k.startswith('_') and k not in ('In', 'Out', 'exit', 'quit', 'get_ipython'))")
 	if r.Status != "done" || r.Value != "[]" || len(r.Names) != 0 {
 		t.Errorf("fresh session: %+v", r)
 	}
@@ -96,7 +91,7 @@ func TestStartAndCleanNamespace(t *testing.T) {
 		}
 	}
 	// User names that match the worker's helpers do not break it.
-	r = runCell(t, p, rec, 10, "def run_cell(*a): pass\ndef names(*a): pass\ndef dumps(*a): pass\nsend = flush_all = None")
+	r = drivertest.Run(t, p, rec, 10, "def run_cell(*a): pass\ndef names(*a): pass\ndef dumps(*a): pass\nsend = flush_all = None")
 	if r.Status != "done" {
 		t.Fatalf("clobbering: %+v", r.Error)
 	}
@@ -123,7 +118,7 @@ func TestValueDisplay(t *testing.T) {
 	if got := drivertest.MustValue(t, p, rec, 3, "{'b': 1, 'a': 2}"); got != "{'b': 1, 'a': 2}" {
 		t.Errorf("small dict = %q", got)
 	}
-	r := runCell(t, p, rec, 4, "x = 5\nx * 2;")
+	r := drivertest.Run(t, p, rec, 4, "x = 5\nx * 2;")
 	if r.Status != "done" || r.Value != "" {
 		t.Errorf("trailing ';': %+v", r)
 	}
@@ -140,7 +135,7 @@ func TestValueDisplay(t *testing.T) {
 	if out := rec.TakeOutput(); out != "" {
 		t.Errorf("values were printed: %q", out)
 	}
-	r = runCell(t, p, rec, 8, "import sys, os\nprint('a', end='')\nsys.stderr.write('b\\n')\nos.system('echo c')\nprint('d')\n7")
+	r = drivertest.Run(t, p, rec, 8, "import sys, os\nprint('a', end='')\nsys.stderr.write('b\\n')\nos.system('echo c')\nprint('d')\n7")
 	if r.Status != "done" || r.Value != "7" {
 		t.Errorf("printing cell: %+v", r)
 	}
@@ -155,25 +150,25 @@ func TestValueDisplay(t *testing.T) {
 // Magics and shell commands run as in IPython, their output captured.
 func TestMagics(t *testing.T) {
 	p, rec := start(t)
-	r := runCell(t, p, rec, 1, "%timeit -n 10 -r 2 sum(range(100))")
+	r := drivertest.Run(t, p, rec, 1, "%timeit -n 10 -r 2 sum(range(100))")
 	if out := rec.TakeOutput(); r.Status != "done" || !strings.Contains(out, "per loop") {
 		t.Errorf("%%timeit: %+v, output %q", r, out)
 	}
-	r = runCell(t, p, rec, 2, "%time y = sum(range(10))")
+	r = drivertest.Run(t, p, rec, 2, "%time y = sum(range(10))")
 	if out := rec.TakeOutput(); r.Status != "done" || !strings.Contains(out, "Wall time") {
 		t.Errorf("%%time: %+v, output %q", r, out)
 	}
 	if got := drivertest.MustValue(t, p, rec, 3, "y"); got != "45" {
 		t.Errorf("y = %q", got)
 	}
-	r = runCell(t, p, rec, 4, "!echo hi")
+	r = drivertest.Run(t, p, rec, 4, "!echo hi")
 	if out := rec.TakeOutput(); r.Status != "done" || out != "hi\n" {
 		t.Errorf("!echo hi: %+v, output %q", r, out)
 	}
 	if got := drivertest.MustValue(t, p, rec, 5, "files = !echo one; echo two\nfiles"); got != "['one', 'two']" {
 		t.Errorf("captured shell output = %q", got)
 	}
-	r = runCell(t, p, rec, 6, "%nosuchmagic")
+	r = drivertest.Run(t, p, rec, 6, "%nosuchmagic")
 	if r.Status != "error" || r.Error == nil || !strings.Contains(r.Error.Traceback, "UsageError") {
 		t.Errorf("unknown magic: %+v", r)
 	}
@@ -187,7 +182,7 @@ func TestMagics(t *testing.T) {
 func TestErrorThenRecovery(t *testing.T) {
 	p, rec := start(t)
 	drivertest.MustValue(t, p, rec, 1, "def f(x):\n    return 1 / x")
-	r := runCell(t, p, rec, 2, "a = 1\nf(0)")
+	r := drivertest.Run(t, p, rec, 2, "a = 1\nf(0)")
 	if r.Status != "error" || r.Error == nil || r.Error.Type != "ZeroDivisionError" || r.Error.Message != "division by zero" {
 		t.Fatalf("1/0: %+v", r)
 	}
@@ -196,18 +191,18 @@ func TestErrorThenRecovery(t *testing.T) {
 		strings.Contains(tb, "worker") || strings.Contains(tb, "\x1b[") || strings.Contains(tb, "interactiveshell") {
 		t.Errorf("traceback = %q", tb)
 	}
-	r = runCell(t, p, rec, 3, "def g(:\n  pass")
+	r = drivertest.Run(t, p, rec, 3, "def g(:\n  pass")
 	if r.Status != "error" || r.Error == nil || r.Error.Type != "SyntaxError" || !strings.Contains(r.Error.Traceback, "SyntaxError") {
 		t.Errorf("syntax error: %+v", r)
 	}
-	r = runCell(t, p, rec, 4, "import json\njson.loads('{')")
+	r = drivertest.Run(t, p, rec, 4, "import json\njson.loads('{')")
 	if r.Status != "error" || r.Error == nil || r.Error.Type != "json.decoder.JSONDecodeError" {
 		t.Errorf("module error: %+v", r)
 	}
 	if out := rec.TakeOutput(); out != "" {
 		t.Errorf("errors were printed: %q", out)
 	}
-	r = runCell(t, p, rec, 5, "import sys; sys.exit()")
+	r = drivertest.Run(t, p, rec, 5, "import sys; sys.exit()")
 	if r.Status != "done" || r.Note == "" {
 		t.Errorf("sys.exit(): %+v", r)
 	}
@@ -281,7 +276,7 @@ func TestInterrupt(t *testing.T) {
 		t.Errorf("output = %q", out)
 	}
 	drivertest.IdleSignals(t, p)
-	r := runCell(t, p, rec, 10, "kept")
+	r := drivertest.Run(t, p, rec, 10, "kept")
 	if r.Status != "done" || r.Value != "42" || !reflect.DeepEqual(r.Names, []string{"kept", "time"}) {
 		t.Errorf("after interrupts: %+v", r)
 	}
@@ -291,15 +286,15 @@ func TestInterrupt(t *testing.T) {
 // hidden unless the user rebinds them.
 func TestNames(t *testing.T) {
 	p, rec := start(t)
-	r := runCell(t, p, rec, 1, "zeta = 1\nalpha = 2\n_hidden = 3\ndef fn(): pass\nclass K: pass\nimport os\n6")
+	r := drivertest.Run(t, p, rec, 1, "zeta = 1\nalpha = 2\n_hidden = 3\ndef fn(): pass\nclass K: pass\nimport os\n6")
 	if want := []string{"K", "alpha", "fn", "os", "zeta"}; !reflect.DeepEqual(r.Names, want) {
 		t.Errorf("names = %q, want %q", r.Names, want)
 	}
-	r = runCell(t, p, rec, 2, "In = 'mine'\ndel zeta")
+	r = drivertest.Run(t, p, rec, 2, "In = 'mine'\ndel zeta")
 	if want := []string{"In", "K", "alpha", "fn", "os"}; !reflect.DeepEqual(r.Names, want) {
 		t.Errorf("names = %q, want %q", r.Names, want)
 	}
-	r = runCell(t, p, rec, 3, "for i in range(600): globals()[f'v{i:03d}'] = i")
+	r = drivertest.Run(t, p, rec, 3, "for i in range(600): globals()[f'v{i:03d}'] = i")
 	if len(r.Names) != 500 {
 		t.Errorf("%d names, want at most 500", len(r.Names))
 	}
@@ -309,7 +304,7 @@ func TestNames(t *testing.T) {
 // long cells work and long values are cut.
 func TestUnicodeAndSizes(t *testing.T) {
 	p, rec := start(t)
-	r := runCell(t, p, rec, 1, "s = 'héllo wörld ✓ 日本 🎉'\nprint(s)\ns")
+	r := drivertest.Run(t, p, rec, 1, "s = 'héllo wörld ✓ 日本 🎉'\nprint(s)\ns")
 	if r.Status != "done" || r.Value != "'héllo wörld ✓ 日本 🎉'" {
 		t.Errorf("unicode value: %+v", r)
 	}
@@ -325,7 +320,7 @@ func TestUnicodeAndSizes(t *testing.T) {
 		t.Errorf("long cell = %q", got)
 	}
 	p2, rec2 := startWith(t, testPython(t), 100)
-	r = runCell(t, p2, rec2, 1, "'a' * 50 + 'b' * 500 + 'c' * 50")
+	r = drivertest.Run(t, p2, rec2, 1, "'a' * 50 + 'b' * 500 + 'c' * 50")
 	if r.ValueTotal != 602 || r.ValueCut == nil || !strings.HasPrefix(r.Value, "'"+strings.Repeat("a", 49)+"\n[… 502 characters cut …]\n") ||
 		!strings.HasSuffix(r.Value, strings.Repeat("c", 49)+"'") {
 		t.Errorf("long value: total %d cut %v value %q", r.ValueTotal, r.ValueCut, r.Value)

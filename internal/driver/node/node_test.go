@@ -45,30 +45,13 @@ func start(t testing.TB) (driver.Process, *recorder) {
 
 func startWith(t testing.TB, o options) (driver.Process, *recorder) {
 	t.Helper()
-	exe := testNode(t)
-	if o.env == nil {
-		// Without the caller's NODE_OPTIONS, which could add warnings or
-		// a debugger to the tests' cells.
-		for _, kv := range os.Environ() {
-			if !strings.HasPrefix(kv, "NODE_OPTIONS=") {
-				o.env = append(o.env, kv)
-			}
-		}
-	}
-	if o.valueLimit == 0 {
-		o.valueLimit = 10000
-	}
-	dir := t.TempDir()
-	if o.cwd == "" {
-		o.cwd = dir
-	}
 	if o.runtime == nil {
 		o.runtime = Runtime
 	}
-	return drivertest.Start(t, worker.Driver{R: o.runtime}, driver.Spec{
-		Exe: exe, Cwd: o.cwd, Env: o.env, Cookie: drivertest.Cookie("node"),
-		RuntimeDir: dir, ValueLimit: o.valueLimit,
-	})
+	// Without the caller's NODE_OPTIONS, which could add warnings or a
+	// debugger to the tests' cells.
+	return drivertest.StartWith(t, worker.Driver{R: o.runtime}, testNode(t),
+		drivertest.Options{Env: o.env, Drop: []string{"NODE_OPTIONS"}, Cwd: o.cwd, ValueLimit: o.valueLimit})
 }
 
 // waitOutput polls the output printed while no cell runs until it has
@@ -91,11 +74,6 @@ func waitOutput(t testing.TB, rec *recorder, want, what string) string {
 	return got
 }
 
-func runCell(t testing.TB, p driver.Process, rec *recorder, n int, code string) driver.Result {
-	t.Helper()
-	return drivertest.Run(t, p, rec, n, code)
-}
-
 // The worker greets with Node's version and executable, and cells see a
 // clean top level as in the REPL: no names of the worker, argv without the
 // end marker, require and the built-in modules at hand; user definitions
@@ -116,7 +94,7 @@ func TestStartAndCleanNamespace(t *testing.T) {
 	if _, err := os.Stat(p.Exe()); err != nil {
 		t.Errorf("executable: %v", err)
 	}
-	r := runCell(t, p, rec, 1, "1")
+	r := drivertest.Run(t, p, rec, 1, "1")
 	if r.Value != "1" || len(r.Names) != 0 {
 		t.Errorf("fresh session: %+v, want value 1 and no names", r)
 	}
@@ -140,12 +118,12 @@ func TestStartAndCleanNamespace(t *testing.T) {
 	// it uses replaced.
 	clobber := "var main = 1, send = 2, names = 3, flush = 4;\nfunction runCell() { return 5 }\nlet queue = 6;\n" +
 		"const sentinel = 7;\nJSON = null; Buffer = null;"
-	r = runCell(t, p, rec, 20, clobber)
+	r = drivertest.Run(t, p, rec, 20, clobber)
 	if r.Status != "done" {
 		t.Fatalf("defining clobbering names: %+v", r.Error)
 	}
 	for i, code := range []string{"6*7", "'still' + ' fine'", "await 1", "throw new TypeError('x')"} {
-		r = runCell(t, p, rec, 21+i, code)
+		r = drivertest.Run(t, p, rec, 21+i, code)
 		if r.Status == "" || (r.Status == "done" && r.Value == "") {
 			t.Errorf("after clobbering, %q: %+v", code, r)
 		}
@@ -198,7 +176,7 @@ func TestValues(t *testing.T) {
 		}
 	}
 	for i, code := range []string{"", "  \n", "// just a comment\n", "/* block */"} {
-		r := runCell(t, p, rec, 100+i, code)
+		r := drivertest.Run(t, p, rec, 100+i, code)
 		if r.Status != "done" || r.Value != "" || r.ValueTotal != 0 {
 			t.Errorf("cell %q: %+v, want no value", code, r)
 		}
@@ -231,12 +209,12 @@ func TestTopLevelAwait(t *testing.T) {
 	if out := rec.TakeOutput(); out != "n 1\nn 2\ntick\n" {
 		t.Errorf("output = %q", out)
 	}
-	r := runCell(t, p, rec, 20, "await Promise.reject(new RangeError('nope'))")
+	r := drivertest.Run(t, p, rec, 20, "await Promise.reject(new RangeError('nope'))")
 	if r.Status != "error" || r.Error == nil || r.Error.Type != "RangeError" || r.Error.Message != "nope" ||
 		!strings.HasPrefix(r.Error.Traceback, "Uncaught RangeError: nope\n    at <cell 20>:") || strings.Contains(r.Error.Traceback, "node-worker") {
 		t.Errorf("rejection: %+v", r.Error)
 	}
-	r = runCell(t, p, rec, 21, "const names = Object.keys(globalThis)")
+	r = drivertest.Run(t, p, rec, 21, "const names = Object.keys(globalThis)")
 	if want := []string{"a", "c", "f", "names", "r"}; !reflect.DeepEqual(r.Names, want) {
 		t.Errorf("names = %q, want %q", r.Names, want)
 	}
@@ -261,14 +239,14 @@ func TestAwaitWithoutInternals(t *testing.T) {
 	rt := *Runtime
 	rt.Args = nil
 	p, rec := startWith(t, options{runtime: &rt})
-	r := runCell(t, p, rec, 1, "await new Promise(r => setTimeout(r, 10)); console.log('awaited'); 5")
+	r := drivertest.Run(t, p, rec, 1, "await new Promise(r => setTimeout(r, 10)); console.log('awaited'); 5")
 	if r.Status != "done" || r.Value != "" {
 		t.Errorf("result = %+v", r)
 	}
 	if got := drivertest.MustValue(t, p, rec, 2, "6*7"); got != "42" {
 		t.Errorf("6*7 = %q", got)
 	}
-	r = runCell(t, p, rec, 3, "await Promise.reject(new Error('no'))")
+	r = drivertest.Run(t, p, rec, 3, "await Promise.reject(new Error('no'))")
 	if r.Status != "error" || r.Error.Message != "no" {
 		t.Errorf("rejection: %+v", r)
 	}
@@ -281,7 +259,7 @@ func TestAwaitWithoutInternals(t *testing.T) {
 // whole length, in characters.
 func TestValueLimit(t *testing.T) {
 	p, rec := startWith(t, options{valueLimit: 100})
-	r := runCell(t, p, rec, 1, `'é'.repeat(500) + '🎉END'`)
+	r := drivertest.Run(t, p, rec, 1, `'é'.repeat(500) + '🎉END'`)
 	if r.ValueCut == nil || r.ValueTotal != 506 {
 		t.Fatalf("result = %+v, want a cut value of 506 characters", r)
 	}
@@ -291,7 +269,7 @@ func TestValueLimit(t *testing.T) {
 	if got := drivertest.MustValue(t, p, rec, 2, `'x'.repeat(98)`); got != `'`+strings.Repeat("x", 98)+`'` {
 		t.Errorf("a value of exactly the limit = %q", got)
 	}
-	r = runCell(t, p, rec, 3, `'🎉'.repeat(98)`)
+	r = drivertest.Run(t, p, rec, 3, `'🎉'.repeat(98)`)
 	if r.ValueCut != nil || r.ValueTotal != 100 {
 		t.Errorf("100 characters in 198 UTF-16 units: %+v", r)
 	}
@@ -303,7 +281,7 @@ func TestValueLimit(t *testing.T) {
 // definitions persist to later cells.
 func TestOutputAndPersistence(t *testing.T) {
 	p, rec := start(t)
-	r := runCell(t, p, rec, 1, "process.stdout.write('a')\nprocess.stderr.write('b')\n"+
+	r := drivertest.Run(t, p, rec, 1, "process.stdout.write('a')\nprocess.stderr.write('b')\n"+
 		"require('child_process').execSync('echo c', {stdio: 'inherit'})\nconsole.log('d')\nconsole.error('e')\n"+
 		"require('child_process').execSync('echo f >&2', {stdio: 'inherit'})\n"+
 		"process.nextTick(() => console.log('h'))\nPromise.resolve().then(() => process.stdout.write('i'))\nsetImmediate(() => process.stdout.write('j'))\n"+
@@ -317,7 +295,7 @@ func TestOutputAndPersistence(t *testing.T) {
 	if last := rec.LastEvent(); last != "done" {
 		t.Errorf("last event = %s, want done", last)
 	}
-	r = runCell(t, p, rec, 2, "class Greeter {\n  constructor(name) {\n    this.name = name;\n  }\n\n  greet() {\n    return `hi ${this.name}`;\n  }\n}\n\n"+
+	r = drivertest.Run(t, p, rec, 2, "class Greeter {\n  constructor(name) {\n    this.name = name;\n  }\n\n  greet() {\n    return `hi ${this.name}`;\n  }\n}\n\n"+
 		"function twice(s) {\n  return s + s;\n}\nconst g = new Greeter('bob');\nlet counter = 0;\n")
 	if r.Status != "done" {
 		t.Fatalf("definitions: %+v", r.Error)
@@ -329,7 +307,7 @@ func TestOutputAndPersistence(t *testing.T) {
 		t.Errorf("counter = %q", got)
 	}
 	// Long output crossing many pipe reads keeps its bytes exactly.
-	r = runCell(t, p, rec, 5, "for (var i = 0; i < 20000; i++) process.stdout.write(i + ','); i")
+	r = drivertest.Run(t, p, rec, 5, "for (var i = 0; i < 20000; i++) process.stdout.write(i + ','); i")
 	want := new(strings.Builder)
 	for i := 0; i < 20000; i++ {
 		want.WriteString(strconv.Itoa(i) + ",")
@@ -358,7 +336,7 @@ func TestUnicodeAndLongCell(t *testing.T) {
 	}
 	p, rec := startWith(t, options{env: append(env, "LC_ALL=C")})
 	const s = "héllo wörld ✓ 日本語 🎉"
-	r := runCell(t, p, rec, 1, "const s = '"+s+"';\nconsole.log(s);\nprocess.stdout.write([...s].length + ' ');\n"+
+	r := drivertest.Run(t, p, rec, 1, "const s = '"+s+"';\nconsole.log(s);\nprocess.stdout.write([...s].length + ' ');\n"+
 		"require('child_process').execSync(\"printf '\\\\303\\\\274'\", {stdio: 'inherit'});\ns")
 	if r.Status != "done" || r.Value != "'"+s+"'" {
 		t.Errorf("value = %q (%+v), want %q", r.Value, r.Error, "'"+s+"'")
@@ -376,7 +354,7 @@ func TestUnicodeAndLongCell(t *testing.T) {
 		code.WriteString("total += " + strconv.Itoa(i) + "; // ✓ adding a number to the total\n")
 	}
 	code.WriteString("total")
-	r = runCell(t, p, rec, 3, code.String())
+	r = drivertest.Run(t, p, rec, 3, code.String())
 	n := strings.Count(code.String(), "total +=")
 	if r.Status != "done" || r.Value != strconv.Itoa(n*(n-1)/2) {
 		t.Errorf("5 KB cell: %+v, want %d", r, n*(n-1)/2)
@@ -388,7 +366,7 @@ func TestUnicodeAndLongCell(t *testing.T) {
 func TestErrors(t *testing.T) {
 	p, rec := start(t)
 	drivertest.MustValue(t, p, rec, 1, "function inner() { throw new TypeError('bad thing') }\nfunction outer() { inner() }")
-	r := runCell(t, p, rec, 2, "let x = 1;\nouter()")
+	r := drivertest.Run(t, p, rec, 2, "let x = 1;\nouter()")
 	if r.Status != "error" || r.Error == nil {
 		t.Fatalf("result = %+v", r)
 	}
@@ -418,7 +396,7 @@ func TestErrors(t *testing.T) {
 			"Uncaught Error: ENOENT: no such file or directory, open '/nonexistent/file'\n    at Object.openSync (node:fs:"},
 	} {
 		n := 10 + i
-		r := runCell(t, p, rec, n, c.code)
+		r := drivertest.Run(t, p, rec, n, c.code)
 		if r.Status != "error" || r.Error == nil {
 			t.Errorf("%q: %+v", c.code, r)
 			continue
@@ -431,14 +409,14 @@ func TestErrors(t *testing.T) {
 		}
 	}
 	// An exception thrown by a callback while the cell awaits ends it.
-	r = runCell(t, p, rec, 30, "await new Promise(() => setTimeout(() => { throw new RangeError('late') }, 10))")
+	r = drivertest.Run(t, p, rec, 30, "await new Promise(() => setTimeout(() => { throw new RangeError('late') }, 10))")
 	if r.Status != "error" || r.Error.Type != "RangeError" || !strings.HasPrefix(r.Error.Traceback, "Uncaught RangeError: late\n    at Timeout._onTimeout (<cell 30>:1:") {
 		t.Errorf("uncaught in a callback: %+v", r.Error)
 	}
 	// An unhandled rejection is shown as the REPL shows it, and the cell
 	// still has its value; between cells, an uncaught exception is shown
 	// and the session survives.
-	r = runCell(t, p, rec, 31, "Promise.reject(new Error('r')); 1")
+	r = drivertest.Run(t, p, rec, 31, "Promise.reject(new Error('r')); 1")
 	if r.Status != "done" || r.Value != "1" {
 		t.Errorf("unhandled rejection: %+v", r)
 	}
@@ -487,7 +465,7 @@ func TestInterrupt(t *testing.T) {
 		t.Errorf("output = %q", out)
 	}
 	drivertest.IdleSignals(t, p)
-	r := runCell(t, p, rec, 10, "kept + lexical")
+	r := drivertest.Run(t, p, rec, 10, "kept + lexical")
 	if r.Status != "done" || r.Value != "'42yes'" || !reflect.DeepEqual(r.Names, []string{"i", "kept", "lexical"}) {
 		t.Errorf("after interrupts: %+v", r)
 	}
@@ -498,17 +476,17 @@ func TestInterrupt(t *testing.T) {
 // but not Node's own globals, nor the built-in modules the REPL offers.
 func TestNames(t *testing.T) {
 	p, rec := start(t)
-	r := runCell(t, p, rec, 1, "var b = 1; a = 2; function helper() {}\nlet lex = 1; const {c, d: [e]} = {c: 1, d: [2]};\nclass Zed {}\n"+
+	r := drivertest.Run(t, p, rec, 1, "var b = 1; a = 2; function helper() {}\nlet lex = 1; const {c, d: [e]} = {c: 1, d: [2]};\nclass Zed {}\n"+
 		"typeof fetch; path.sep; var fs = 'mine'; globalThis.setTimeout = setTimeout")
 	want := []string{"Zed", "a", "b", "c", "e", "fs", "helper", "lex"}
 	if r.Status != "done" || !reflect.DeepEqual(r.Names, want) {
 		t.Errorf("names = %q, want %q (%+v)", r.Names, want, r.Error)
 	}
-	r = runCell(t, p, rec, 2, "delete globalThis.a; _ = 'taken'; setInterval = null")
+	r = drivertest.Run(t, p, rec, 2, "delete globalThis.a; _ = 'taken'; setInterval = null")
 	if want := []string{"Zed", "_", "b", "c", "e", "fs", "helper", "lex", "setInterval"}; !reflect.DeepEqual(r.Names, want) {
 		t.Errorf("names after changes = %q, want %q", r.Names, want)
 	}
-	r = runCell(t, p, rec, 3, "for (let i = 0; i < 600; i++) globalThis['v' + String(i).padStart(3, '0')] = i")
+	r = drivertest.Run(t, p, rec, 3, "for (let i = 0; i < 600; i++) globalThis['v' + String(i).padStart(3, '0')] = i")
 	if len(r.Names) != 500 || r.Names[0] != "Zed" {
 		t.Errorf("%d names, first %q; want 500 from Zed", len(r.Names), r.Names[0])
 	}
@@ -517,7 +495,7 @@ func TestNames(t *testing.T) {
 // The control channels do not leak into subprocesses.
 func TestChildren(t *testing.T) {
 	p, rec := start(t)
-	r := runCell(t, p, rec, 1, "require('child_process').execSync(\"sh -c 'readlink /proc/$$/fd/3 /proc/$$/fd/4 2>/dev/null; echo end'\", {stdio: 'inherit'}); undefined")
+	r := drivertest.Run(t, p, rec, 1, "require('child_process').execSync(\"sh -c 'readlink /proc/$$/fd/3 /proc/$$/fd/4 2>/dev/null; echo end'\", {stdio: 'inherit'}); undefined")
 	if r.Status != "done" {
 		t.Fatalf("result = %+v", r)
 	}

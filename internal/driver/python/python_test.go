@@ -28,23 +28,14 @@ func testPython(t testing.TB) string {
 
 func start(t testing.TB) (driver.Process, *recorder) {
 	t.Helper()
-	dir := t.TempDir()
-	return drivertest.Start(t, worker.Driver{R: Runtime}, driver.Spec{
-		Exe: testPython(t), Cwd: dir, Env: os.Environ(), Cookie: drivertest.Cookie("python"),
-		RuntimeDir: dir, ValueLimit: 10000,
-	})
-}
-
-func runCell(t testing.TB, p driver.Process, rec *recorder, n int, code string) driver.Result {
-	t.Helper()
-	return drivertest.Run(t, p, rec, n, code)
+	return drivertest.StartExe(t, worker.Driver{R: Runtime}, testPython(t))
 }
 
 // All output a cell writes, from Python, a subprocess and C, arrives before
 // the cell is reported done, and nothing of the end marker leaks into it.
 func TestOutputBeforeDone(t *testing.T) {
 	p, rec := start(t)
-	r := runCell(t, p, rec, 1, "import os, ctypes\nprint('py')\nos.system('echo sh')\nctypes.CDLL(None).printf(b'c\\n')\n6*7")
+	r := drivertest.Run(t, p, rec, 1, "import os, ctypes\nprint('py')\nos.system('echo sh')\nctypes.CDLL(None).printf(b'c\\n')\n6*7")
 	if r.Status != "done" || r.Value != "42" {
 		t.Fatalf("result = %+v", r)
 	}
@@ -56,7 +47,7 @@ func TestOutputBeforeDone(t *testing.T) {
 		t.Errorf("last event = %s, want done", last)
 	}
 	// A long output crossing many pipe reads keeps its bytes exactly.
-	r = runCell(t, p, rec, 2, "import sys\nfor i in range(20000): sys.stdout.write('%d,' % i)")
+	r = drivertest.Run(t, p, rec, 2, "import sys\nfor i in range(20000): sys.stdout.write('%d,' % i)")
 	want := new(strings.Builder)
 	for i := 0; i < 20000; i++ {
 		want.WriteString(strconv.Itoa(i) + ",")

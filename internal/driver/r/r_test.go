@@ -49,22 +49,7 @@ func startWith(t testing.TB, o options) (driver.Process, *recorder) {
 	if o.exe == "" {
 		o.exe = testR(t)
 	}
-	if o.env == nil {
-		o.env = os.Environ()
-	}
-	if o.limit == 0 {
-		o.limit = 10000
-	}
-	dir := t.TempDir()
-	return drivertest.Start(t, worker.Driver{R: Runtime}, driver.Spec{
-		Exe: o.exe, Cwd: dir, Env: o.env, Cookie: drivertest.Cookie("r"),
-		RuntimeDir: dir, ValueLimit: o.limit,
-	})
-}
-
-func runCell(t testing.TB, p driver.Process, rec *recorder, n int, code string) driver.Result {
-	t.Helper()
-	return drivertest.Run(t, p, rec, n, code)
+	return drivertest.StartWith(t, worker.Driver{R: Runtime}, o.exe, drivertest.Options{Env: o.env, ValueLimit: o.limit})
 }
 
 // interrupt escalates as the session does, a moment apart, until the cell
@@ -117,17 +102,17 @@ func TestStart(t *testing.T) {
 		t.Errorf("executable: %v", err)
 	}
 
-	r := runCell(t, p, rec, 1, "ls(globalenv(), all.names = TRUE)")
+	r := drivertest.Run(t, p, rec, 1, "ls(globalenv(), all.names = TRUE)")
 	if r.Status != "done" || r.Value != "character(0)" || len(r.Names) != 0 {
 		t.Errorf("fresh namespace: %+v", r)
 	}
-	r = runCell(t, p, rec, 2, "search()")
+	r = drivertest.Run(t, p, rec, 2, "search()")
 	if strings.Contains(r.Value, "polyrepl") || strings.Contains(r.Value, "worker") {
 		t.Errorf("the worker is on the search path: %s", r.Value)
 	}
 	// Names the worker uses, and base functions it calls, redefined by the
 	// user: the next cells still work.
-	r = runCell(t, p, rec, 3, strings.Join([]string{
+	r = drivertest.Run(t, p, rec, 3, strings.Join([]string{
 		"st <- 1; send <- function(...) stop('clobbered'); run_cell <- 0; json <- NULL",
 		"main <- 1; run_top <- NULL; eval_cell <- 2; user_names <- function() 'x'",
 		"print <- function(...) stop('clobbered'); cat <- function(...) stop('clobbered')",
@@ -136,7 +121,7 @@ func TestStart(t *testing.T) {
 	if r.Status != "done" {
 		t.Fatalf("defining names: %+v %+v", r, r.Error)
 	}
-	r = runCell(t, p, rec, 4, "6*7")
+	r = drivertest.Run(t, p, rec, 4, "6*7")
 	if r.Status != "done" || r.Value != "[1] 42" {
 		t.Errorf("after clobbering: %+v %+v", r, r.Error)
 	}
@@ -158,7 +143,7 @@ func TestRscript(t *testing.T) {
 		t.Skip("no Rscript beside R")
 	}
 	p, rec := startWith(t, options{exe: rscript})
-	if r := runCell(t, p, rec, 1, "6*7"); r.Value != "[1] 42" {
+	if r := drivertest.Run(t, p, rec, 1, "6*7"); r.Value != "[1] 42" {
 		t.Errorf("6*7 under Rscript: %+v", r)
 	}
 }
@@ -205,7 +190,7 @@ func TestValuesAsTheREPL(t *testing.T) {
 		t.Fatalf("reference run printed %d cells, want %d:\n%s", len(want), len(cells), ref)
 	}
 	for i, code := range cells {
-		r := runCell(t, p, rec, i+1, code)
+		r := drivertest.Run(t, p, rec, i+1, code)
 		if r.Status != "done" {
 			t.Errorf("%q: %+v %+v", code, r, r.Error)
 			continue
@@ -224,7 +209,7 @@ func TestValuesAsTheREPL(t *testing.T) {
 // round-trip exactly, even with no locale set.
 func TestCellsAndUnicode(t *testing.T) {
 	p, rec := startWith(t, options{env: withoutLocale(os.Environ())})
-	r := runCell(t, p, rec, 1, "f <- function(a, b) {\n  s <- a +\n    b\n  s * 2\n}\nf(1, 2)")
+	r := drivertest.Run(t, p, rec, 1, "f <- function(a, b) {\n  s <- a +\n    b\n  s * 2\n}\nf(1, 2)")
 	if r.Status != "done" || r.Value != "[1] 6" {
 		t.Errorf("multi-line: %+v %+v", r, r.Error)
 	}
@@ -236,30 +221,30 @@ func TestCellsAndUnicode(t *testing.T) {
 	if big.Len() < 8192 {
 		t.Fatalf("cell is only %d bytes", big.Len())
 	}
-	r = runCell(t, p, rec, 2, big.String())
+	r = drivertest.Run(t, p, rec, 2, big.String())
 	if r.Status != "done" || r.Value != "[1] 79800" {
 		t.Errorf("big cell: %+v %+v", r, r.Error)
 	}
 	long := strings.Repeat("ü", 5000)
-	r = runCell(t, p, rec, 3, "s <- '"+long+"'\nnchar(s)")
+	r = drivertest.Run(t, p, rec, 3, "s <- '"+long+"'\nnchar(s)")
 	if r.Value != "[1] 5000" {
 		t.Errorf("long Unicode literal: %+v %+v", r, r.Error)
 	}
 	rec.TakeOutput()
 
 	text := "héllo ✓ 日本 🎉"
-	r = runCell(t, p, rec, 4, "u <- '"+text+"'\ncat(u, '\\n', sep = '')\nc(nchar(u), nchar(u, 'bytes'))")
+	r = drivertest.Run(t, p, rec, 4, "u <- '"+text+"'\ncat(u, '\\n', sep = '')\nc(nchar(u), nchar(u, 'bytes'))")
 	if got := rec.TakeOutput(); got != text+"\n" {
 		t.Errorf("Unicode output = %q, want %q", got, text+"\n")
 	}
 	if r.Value != fmt.Sprintf("[1] %2d %2d", utf8.RuneCountInString(text), len(text)) {
 		t.Errorf("Unicode lengths = %q", r.Value)
 	}
-	r = runCell(t, p, rec, 5, "'"+text+"'")
+	r = drivertest.Run(t, p, rec, 5, "'"+text+"'")
 	if r.Value != `[1] "`+text+`"` {
 		t.Errorf("Unicode value = %q", r.Value)
 	}
-	r = runCell(t, p, rec, 6, "stop('ошибка ✗')")
+	r = drivertest.Run(t, p, rec, 6, "stop('ошибка ✗')")
 	if r.Error == nil || r.Error.Message != "ошибка ✗" {
 		t.Errorf("Unicode error = %+v", r.Error)
 	}
@@ -270,7 +255,7 @@ func TestCellsAndUnicode(t *testing.T) {
 // nothing of the end marker leaks into it.
 func TestOutputBeforeDone(t *testing.T) {
 	p, rec := start(t)
-	r := runCell(t, p, rec, 1, "cat('a\\n'); message('b'); system('echo c'); cat('d')\nsystem('printf e >&2'); print(1:2); cat('f'); 6*7")
+	r := drivertest.Run(t, p, rec, 1, "cat('a\\n'); message('b'); system('echo c'); cat('d')\nsystem('printf e >&2'); print(1:2); cat('f'); 6*7")
 	if r.Status != "done" || r.Value != "[1] 42" {
 		t.Fatalf("result = %+v %+v", r, r.Error)
 	}
@@ -281,7 +266,7 @@ func TestOutputBeforeDone(t *testing.T) {
 		t.Errorf("last event = %s, want done", last)
 	}
 	// A long output crossing many pipe reads keeps its bytes exactly.
-	r = runCell(t, p, rec, 2, "for (i in 0:19999) cat(i, ',', sep = '')")
+	r = drivertest.Run(t, p, rec, 2, "for (i in 0:19999) cat(i, ',', sep = '')")
 	want := new(strings.Builder)
 	for i := 0; i < 20000; i++ {
 		want.WriteString(strconv.Itoa(i) + ",")
@@ -293,11 +278,11 @@ func TestOutputBeforeDone(t *testing.T) {
 		t.Errorf("result = %+v", r)
 	}
 	// A sink the cell leaves open diverts R's output, not the end marker.
-	r = runCell(t, p, rec, 3, "sink(file.path(tempdir(), 'sunk.txt')); cat('hidden\\n'); 5")
+	r = drivertest.Run(t, p, rec, 3, "sink(file.path(tempdir(), 'sunk.txt')); cat('hidden\\n'); 5")
 	if r.Status != "done" || r.Value != "[1] 5" {
 		t.Errorf("with a sink: %+v", r)
 	}
-	r = runCell(t, p, rec, 4, "sink(); readLines(file.path(tempdir(), 'sunk.txt'))")
+	r = drivertest.Run(t, p, rec, 4, "sink(); readLines(file.path(tempdir(), 'sunk.txt'))")
 	if r.Value != `[1] "hidden"` {
 		t.Errorf("after the sink: %+v", r)
 	}
@@ -310,24 +295,24 @@ func TestOutputBeforeDone(t *testing.T) {
 // and kept for warnings().
 func TestWarnings(t *testing.T) {
 	p, rec := start(t)
-	r := runCell(t, p, rec, 1, "warning('top'); 1")
+	r := drivertest.Run(t, p, rec, 1, "warning('top'); 1")
 	if got := rec.TakeOutput(); got != "Warning message:\ntop \n" || r.Value != "[1] 1" {
 		t.Errorf("top-level warning: output %q, result %+v", got, r)
 	}
-	r = runCell(t, p, rec, 2, "f <- function() { warning('in f'); 2 }\nf()\nlog(-1)")
+	r = drivertest.Run(t, p, rec, 2, "f <- function() { warning('in f'); 2 }\nf()\nlog(-1)")
 	if got := rec.TakeOutput(); got != "[1] 2\nWarning message:\nIn f() : in f\nWarning message:\nIn log(-1) : NaNs produced\n" {
 		t.Errorf("warnings: output %q", got)
 	}
-	r = runCell(t, p, rec, 3, "for (i in 1:12) f()")
+	r = drivertest.Run(t, p, rec, 3, "for (i in 1:12) f()")
 	if got := rec.TakeOutput(); got != "There were 12 warnings (use warnings() to see them)\n" {
 		t.Errorf("many warnings: output %q", got)
 	}
-	r = runCell(t, p, rec, 4, "length(warnings())")
+	r = drivertest.Run(t, p, rec, 4, "length(warnings())")
 	if r.Value != "[1] 12" {
 		t.Errorf("warnings() after many: %+v", r)
 	}
 	// Warnings before an error are still shown.
-	r = runCell(t, p, rec, 5, "g <- function() { warning('first'); stop('then') }\ng()")
+	r = drivertest.Run(t, p, rec, 5, "g <- function() { warning('first'); stop('then') }\ng()")
 	if got := rec.TakeOutput(); r.Status != "error" || got != "Warning message:\nIn g() : first\n" {
 		t.Errorf("warning then error: output %q, result %+v", got, r)
 	}
@@ -359,7 +344,7 @@ func TestErrors(t *testing.T) {
 		{"x <- 1; stop('after x')", "simpleError", "after x", "Error: after x"},
 	}
 	for i, c := range cases {
-		r := runCell(t, p, rec, i+1, c.code)
+		r := drivertest.Run(t, p, rec, i+1, c.code)
 		if r.Status != "error" || r.Error == nil {
 			t.Errorf("%q: %+v", c.code, r)
 			continue
@@ -372,7 +357,7 @@ func TestErrors(t *testing.T) {
 		}
 	}
 	// A runaway recursion: the error, a shortened stack, and no worker frames.
-	r := runCell(t, p, rec, 20, "deep <- function(n) if (n == 0) stop('deep') else deep(n - 1)\ndeep(100)")
+	r := drivertest.Run(t, p, rec, 20, "deep <- function(n) if (n == 0) stop('deep') else deep(n - 1)\ndeep(100)")
 	if r.Error == nil || !strings.Contains(r.Error.Traceback, "calls not shown") ||
 		!strings.HasSuffix(r.Error.Traceback, "\n1: deep(100)") {
 		t.Errorf("deep stack: %+v", r.Error)
@@ -383,11 +368,11 @@ func TestErrors(t *testing.T) {
 		}
 	}
 	// The abort restart R's prompt offers ends the cell, not the session.
-	r = runCell(t, p, rec, 21, "x <- 1\ninvokeRestart('abort')\nx <- 2")
+	r = drivertest.Run(t, p, rec, 21, "x <- 1\ninvokeRestart('abort')\nx <- 2")
 	if r.Status != "error" || r.Error == nil || r.Error.Type != "abort" {
 		t.Errorf("abort: %+v %+v", r, r.Error)
 	}
-	r = runCell(t, p, rec, 22, "c(x, 1 + 1)")
+	r = drivertest.Run(t, p, rec, 22, "c(x, 1 + 1)")
 	if r.Status != "done" || r.Value != "[1] 1 2" {
 		t.Errorf("after errors: %+v %+v", r, r.Error)
 	}
@@ -397,7 +382,7 @@ func TestErrors(t *testing.T) {
 // ignored between cells.
 func TestInterrupt(t *testing.T) {
 	p, rec := start(t)
-	runCell(t, p, rec, 1, "x <- 42")
+	drivertest.Run(t, p, rec, 1, "x <- 42")
 	cells := []struct{ code, tb string }{
 		{"repeat {}", "Interrupted"},
 		{"spin <- function() while (TRUE) x <- x + 1\nspin()", "Interrupted\n1: spin()"},
@@ -429,7 +414,7 @@ func TestInterrupt(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	r := runCell(t, p, rec, 10, "for (i in 1:300000) NULL\nSys.sleep(0.1)\nx")
+	r := drivertest.Run(t, p, rec, 10, "for (i in 1:300000) NULL\nSys.sleep(0.1)\nx")
 	if r.Status != "done" || r.Value != "[1] 42" {
 		t.Errorf("after idle SIGINTs: %+v %+v", r, r.Error)
 	}
@@ -441,11 +426,11 @@ func TestInterrupt(t *testing.T) {
 // Names are the user's, sorted by code point, dot-names hidden, at most 500.
 func TestNames(t *testing.T) {
 	p, rec := start(t)
-	r := runCell(t, p, rec, 1, "b <- 1; a <- 2; B <- 3; .hidden <- 4; `é` <- 5")
+	r := drivertest.Run(t, p, rec, 1, "b <- 1; a <- 2; B <- 3; .hidden <- 4; `é` <- 5")
 	if fmt.Sprint(r.Names) != "[B a b é]" {
 		t.Errorf("names = %v", r.Names)
 	}
-	r = runCell(t, p, rec, 2, "rm(list = ls()); for (i in 1:600) assign(sprintf('v%03d', i), i)")
+	r = drivertest.Run(t, p, rec, 2, "rm(list = ls()); for (i in 1:600) assign(sprintf('v%03d', i), i)")
 	if len(r.Names) != 500 || r.Names[0] != "i" || r.Names[499] != "v499" {
 		t.Errorf("%d names, %v … %v", len(r.Names), r.Names[:2], r.Names[len(r.Names)-1])
 	}
@@ -455,7 +440,7 @@ func TestNames(t *testing.T) {
 // characters.
 func TestValueLimit(t *testing.T) {
 	p, rec := startWith(t, options{limit: 100})
-	r := runCell(t, p, rec, 1, "strrep('é', 1000)")
+	r := drivertest.Run(t, p, rec, 1, "strrep('é', 1000)")
 	total := len(`[1] ""`) + 1000
 	if r.ValueCut == nil || r.ValueTotal != total {
 		t.Fatalf("result = %+v", r)
@@ -467,7 +452,7 @@ func TestValueLimit(t *testing.T) {
 	if !strings.Contains(r.Value, fmt.Sprintf("%d characters cut", total-100)) {
 		t.Errorf("value = %q", r.Value)
 	}
-	r = runCell(t, p, rec, 2, "strrep('x', 94)")
+	r = drivertest.Run(t, p, rec, 2, "strrep('x', 94)")
 	if r.ValueCut != nil || r.Value != `[1] "`+strings.Repeat("x", 94)+`"` {
 		t.Errorf("value at the limit = %+v", r)
 	}
@@ -483,7 +468,7 @@ func TestSubprocessFDs(t *testing.T) {
 	for k := range before {
 		delete(control, k)
 	}
-	r := runCell(t, p, rec, 1, "system('ls -l /proc/self/fd')")
+	r := drivertest.Run(t, p, rec, 1, "system('ls -l /proc/self/fd')")
 	if r.Status != "done" {
 		t.Fatalf("%+v", r)
 	}

@@ -41,29 +41,10 @@ func start(t testing.TB) (driver.Process, *recorder) {
 
 func startWith(t testing.TB, o options) (driver.Process, *recorder) {
 	t.Helper()
-	exe := testRuby(t)
-	if o.env == nil {
-		// Without the caller's RUBYOPT: -w would add warnings about the
-		// tests' own cells to their output.
-		for _, kv := range os.Environ() {
-			if !strings.HasPrefix(kv, "RUBYOPT=") {
-				o.env = append(o.env, kv)
-			}
-		}
-	}
-	if o.valueLimit == 0 {
-		o.valueLimit = 10000
-	}
-	dir := t.TempDir()
-	return drivertest.Start(t, worker.Driver{R: Runtime}, driver.Spec{
-		Exe: exe, Cwd: dir, Env: o.env, Cookie: drivertest.Cookie("ruby"),
-		RuntimeDir: dir, ValueLimit: o.valueLimit,
-	})
-}
-
-func runCell(t testing.TB, p driver.Process, rec *recorder, n int, code string) driver.Result {
-	t.Helper()
-	return drivertest.Run(t, p, rec, n, code)
+	// Without the caller's RUBYOPT: -w would add warnings about the
+	// tests' own cells to their output.
+	return drivertest.StartWith(t, worker.Driver{R: Runtime}, testRuby(t),
+		drivertest.Options{Env: o.env, Drop: []string{"RUBYOPT"}, ValueLimit: o.valueLimit})
 }
 
 // The worker greets with Ruby's version and executable, and the cells see
@@ -84,7 +65,7 @@ func TestStartAndCleanNamespace(t *testing.T) {
 	if _, err := os.Stat(p.Exe()); err != nil {
 		t.Errorf("executable: %v", err)
 	}
-	r := runCell(t, p, rec, 1, "local_variables")
+	r := drivertest.Run(t, p, rec, 1, "local_variables")
 	if r.Value != "[]" || len(r.Names) != 0 {
 		t.Errorf("fresh session: local_variables = %q, names = %q", r.Value, r.Names)
 	}
@@ -104,11 +85,11 @@ func TestStartAndCleanNamespace(t *testing.T) {
 	for _, name := range []string{"main", "send_event", "json", "names", "flush_all", "run_cell", "exit!", "raise", "puts"} {
 		clobber.WriteString("def " + name + "(*); end\n")
 	}
-	r = runCell(t, p, rec, 10, clobber.String())
+	r = drivertest.Run(t, p, rec, 10, clobber.String())
 	if r.Status != "done" {
 		t.Fatalf("defining clobbering methods: %+v", r.Error)
 	}
-	r = runCell(t, p, rec, 11, "x = [1] * 40")
+	r = drivertest.Run(t, p, rec, 11, "x = [1] * 40")
 	if r.Status != "done" || !strings.HasPrefix(r.Value, "[1,\n 1,") {
 		t.Fatalf("after clobbering: %+v", r)
 	}
@@ -116,7 +97,7 @@ func TestStartAndCleanNamespace(t *testing.T) {
 	if !reflect.DeepEqual(r.Names, wantNames) {
 		t.Errorf("names = %q, want %q (PP must stay hidden)", r.Names, wantNames)
 	}
-	r = runCell(t, p, rec, 12, "1/0")
+	r = drivertest.Run(t, p, rec, 12, "1/0")
 	if r.Status != "error" || r.Error == nil || r.Error.Type != "ZeroDivisionError" {
 		t.Errorf("error after clobbering: %+v", r)
 	}
@@ -160,7 +141,7 @@ func TestValues(t *testing.T) {
 		}
 	}
 	for i, code := range []string{"", "  \n", "# just a comment\n"} {
-		r := runCell(t, p, rec, 100+i, code)
+		r := drivertest.Run(t, p, rec, 100+i, code)
 		if r.Status != "done" || r.Value != "" || r.ValueTotal != 0 {
 			t.Errorf("cell %q: %+v, want no value", code, r)
 		}
@@ -174,7 +155,7 @@ func TestValues(t *testing.T) {
 // whole length.
 func TestValueLimit(t *testing.T) {
 	p, rec := startWith(t, options{valueLimit: 100})
-	r := runCell(t, p, rec, 1, `"é" * 500 + "END"`)
+	r := drivertest.Run(t, p, rec, 1, `"é" * 500 + "END"`)
 	if r.ValueCut == nil || r.ValueTotal != 505 {
 		t.Fatalf("result = %+v, want a cut value of 505 characters", r)
 	}
@@ -191,7 +172,7 @@ func TestValueLimit(t *testing.T) {
 // line definitions and locals persist to later cells.
 func TestOutputAndPersistence(t *testing.T) {
 	p, rec := start(t)
-	r := runCell(t, p, rec, 1, "print 'a'\n$stderr.print 'b'\nsystem('echo c')\nSTDOUT.write 'd'\n$stderr.puts 'e'\n`echo f >&2`\nprint 'g'")
+	r := drivertest.Run(t, p, rec, 1, "print 'a'\n$stderr.print 'b'\nsystem('echo c')\nSTDOUT.write 'd'\n$stderr.puts 'e'\n`echo f >&2`\nprint 'g'")
 	if r.Status != "done" || r.Value != "nil" {
 		t.Fatalf("result = %+v", r)
 	}
@@ -201,7 +182,7 @@ func TestOutputAndPersistence(t *testing.T) {
 	if last := rec.LastEvent(); last != "done" {
 		t.Errorf("last event = %s, want done", last)
 	}
-	r = runCell(t, p, rec, 2, "class Greeter\n  def initialize(name)\n    @name = name\n  end\n\n  def greet\n    \"hi #{@name}\"\n  end\nend\n\ndef twice(s)\n  s * 2\nend\ng = Greeter.new('bob')\n")
+	r = drivertest.Run(t, p, rec, 2, "class Greeter\n  def initialize(name)\n    @name = name\n  end\n\n  def greet\n    \"hi #{@name}\"\n  end\nend\n\ndef twice(s)\n  s * 2\nend\ng = Greeter.new('bob')\n")
 	if r.Status != "done" {
 		t.Fatalf("definitions: %+v", r.Error)
 	}
@@ -209,7 +190,7 @@ func TestOutputAndPersistence(t *testing.T) {
 		t.Errorf("using definitions = %q", got)
 	}
 	// Long output crossing many pipe reads keeps its bytes exactly.
-	r = runCell(t, p, rec, 4, "20000.times { |i| $stdout.write(\"#{i},\") }")
+	r = drivertest.Run(t, p, rec, 4, "20000.times { |i| $stdout.write(\"#{i},\") }")
 	want := new(strings.Builder)
 	for i := 0; i < 20000; i++ {
 		want.WriteString(strconv.Itoa(i) + ",")
@@ -233,7 +214,7 @@ func TestUnicodeAndLongCell(t *testing.T) {
 	}
 	p, rec := startWith(t, options{env: append(env, "LC_ALL=C")})
 	const s = "héllo wörld ✓ 日本語 🎉"
-	r := runCell(t, p, rec, 1, "s = \""+s+"\"\nputs s\nprint s.length, ' '\nprint s.encoding\ns")
+	r := drivertest.Run(t, p, rec, 1, "s = \""+s+"\"\nputs s\nprint s.length, ' '\nprint s.encoding\ns")
 	if r.Status != "done" || r.Value != `"`+s+`"` {
 		t.Errorf("value = %q (%+v), want %q", r.Value, r.Error, `"`+s+`"`)
 	}
@@ -253,7 +234,7 @@ func TestUnicodeAndLongCell(t *testing.T) {
 		code.WriteString("total += " + strconv.Itoa(i) + " # ✓ adding a number to the total\n")
 	}
 	code.WriteString("total")
-	r = runCell(t, p, rec, 4, code.String())
+	r = drivertest.Run(t, p, rec, 4, code.String())
 	n := strings.Count(code.String(), "total +=")
 	if r.Status != "done" || r.Value != strconv.Itoa(n*(n-1)/2) {
 		t.Errorf("5 KB cell: %+v, want %d", r, n*(n-1)/2)
@@ -264,8 +245,8 @@ func TestUnicodeAndLongCell(t *testing.T) {
 // worker's frames, and the session goes on.
 func TestErrors(t *testing.T) {
 	p, rec := start(t)
-	runCell(t, p, rec, 1, "def inner\n  raise ArgumentError, 'bad thing'\nend\ndef outer; inner; end\n")
-	r := runCell(t, p, rec, 2, "x = 1\nouter")
+	drivertest.Run(t, p, rec, 1, "def inner\n  raise ArgumentError, 'bad thing'\nend\ndef outer; inner; end\n")
+	r := drivertest.Run(t, p, rec, 2, "x = 1\nouter")
 	if r.Status != "error" || r.Error == nil {
 		t.Fatalf("result = %+v", r)
 	}
@@ -278,37 +259,37 @@ func TestErrors(t *testing.T) {
 		t.Errorf("traceback shows the worker: %q", e.Traceback)
 	}
 	// A syntax error is an error too, reported without any frame.
-	r = runCell(t, p, rec, 3, "1 +")
+	r = drivertest.Run(t, p, rec, 3, "1 +")
 	if r.Status != "error" || r.Error.Type != "SyntaxError" || !strings.HasPrefix(r.Error.Traceback, "(cell 3):1: ") ||
 		!strings.Contains(r.Error.Traceback, "(SyntaxError)") || strings.Contains(r.Error.Traceback, "worker") {
 		t.Errorf("syntax error = %+v", r.Error)
 	}
 	// Causes are shown, and cleaned too.
-	r = runCell(t, p, rec, 4, "begin\n  Integer('z')\nrescue => e\n  raise KeyError, 'wrapped'\nend")
+	r = drivertest.Run(t, p, rec, 4, "begin\n  Integer('z')\nrescue => e\n  raise KeyError, 'wrapped'\nend")
 	if r.Status != "error" || r.Error.Type != "KeyError" || !strings.Contains(r.Error.Traceback, "invalid value for Integer(): \"z\" (ArgumentError)") ||
 		strings.Contains(r.Error.Traceback, "worker") {
 		t.Errorf("chained error = %+v", r.Error)
 	}
 	// A namespaced class keeps its full name; NameError has irb's message.
-	r = runCell(t, p, rec, 5, "module M; class Oops < StandardError; end; end\nraise M::Oops")
+	r = drivertest.Run(t, p, rec, 5, "module M; class Oops < StandardError; end; end\nraise M::Oops")
 	if r.Status != "error" || r.Error.Type != "M::Oops" {
 		t.Errorf("namespaced error = %+v", r.Error)
 	}
-	r = runCell(t, p, rec, 6, "undefined_thing")
+	r = drivertest.Run(t, p, rec, 6, "undefined_thing")
 	if r.Status != "error" || r.Error.Type != "NameError" || !strings.Contains(r.Error.Message, "undefined local variable or method `undefined_thing'") {
 		t.Errorf("name error = %+v", r.Error)
 	}
 	// exit does not end the session.
-	r = runCell(t, p, rec, 7, "exit")
+	r = drivertest.Run(t, p, rec, 7, "exit")
 	if r.Status != "done" || !strings.Contains(r.Note, "exit was caught") {
 		t.Errorf("exit = %+v", r)
 	}
-	r = runCell(t, p, rec, 8, "abort 'giving up'")
+	r = drivertest.Run(t, p, rec, 8, "abort 'giving up'")
 	if r.Status != "error" || r.Error.Type != "SystemExit" || r.Error.Message != "giving up" || !strings.Contains(r.Note, "exit(1)") {
 		t.Errorf("abort = %+v", r)
 	}
 	// Deep recursion is an error with a bounded traceback.
-	r = runCell(t, p, rec, 9, "def down(n); down(n + 1); end\ndown(0)")
+	r = drivertest.Run(t, p, rec, 9, "def down(n); down(n + 1); end\ndown(0)")
 	if r.Status != "error" || r.Error.Type != "SystemStackError" || len(r.Error.Traceback) > 5000 {
 		t.Errorf("stack overflow = %s, %d characters of traceback", r.Status, len(r.Error.Traceback))
 	}
@@ -352,7 +333,7 @@ func TestInterrupt(t *testing.T) {
 		t.Errorf("output = %q", out)
 	}
 	drivertest.IdleSignals(t, p)
-	r := runCell(t, p, rec, 10, "kept")
+	r := drivertest.Run(t, p, rec, 10, "kept")
 	if r.Status != "done" || r.Value != "42" || !reflect.DeepEqual(r.Names, []string{"i", "kept"}) {
 		t.Errorf("after interrupts: %+v", r)
 	}
@@ -362,12 +343,12 @@ func TestInterrupt(t *testing.T) {
 // underscore names; required libraries' constants count as the user's.
 func TestNames(t *testing.T) {
 	p, rec := start(t)
-	r := runCell(t, p, rec, 1, "b = 1\na = 2\n_hidden = 3\nclass Zed; end\nTOP = 1\ndef helper; end\n")
+	r := drivertest.Run(t, p, rec, 1, "b = 1\na = 2\n_hidden = 3\nclass Zed; end\nTOP = 1\ndef helper; end\n")
 	want := []string{"TOP", "Zed", "a", "b", "helper"}
 	if r.Status != "done" || !reflect.DeepEqual(r.Names, want) {
 		t.Errorf("names = %q, want %q (%+v)", r.Names, want, r.Error)
 	}
-	r = runCell(t, p, rec, 2, "Object.send(:remove_const, :Zed)\nObject.send(:remove_method, :helper)\nnil")
+	r = drivertest.Run(t, p, rec, 2, "Object.send(:remove_const, :Zed)\nObject.send(:remove_method, :helper)\nnil")
 	if want := []string{"TOP", "a", "b"}; !reflect.DeepEqual(r.Names, want) {
 		t.Errorf("names after removing = %q, want %q", r.Names, want)
 	}
@@ -377,14 +358,14 @@ func TestNames(t *testing.T) {
 // by a cell does not answer for the session.
 func TestChildren(t *testing.T) {
 	p, rec := start(t)
-	r := runCell(t, p, rec, 1, "system(\"sh -c 'readlink /proc/$$/fd/3 /proc/$$/fd/4 2>/dev/null; echo end'\")")
+	r := drivertest.Run(t, p, rec, 1, "system(\"sh -c 'readlink /proc/$$/fd/3 /proc/$$/fd/4 2>/dev/null; echo end'\")")
 	if r.Status != "done" {
 		t.Fatalf("result = %+v", r)
 	}
 	if out := rec.TakeOutput(); out != "end\n" {
 		t.Errorf("a subprocess sees fds 3 and 4: %q", out)
 	}
-	r = runCell(t, p, rec, 2, "pid = fork\nif pid then Process.wait(pid); :parent else :child end")
+	r = drivertest.Run(t, p, rec, 2, "pid = fork\nif pid then Process.wait(pid); :parent else :child end")
 	if r.Status != "done" || r.Value != ":parent" {
 		t.Fatalf("fork: %+v", r)
 	}
