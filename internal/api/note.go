@@ -117,6 +117,7 @@ type Other struct {
 	State   string   `json:"state"`
 	Running *Running `json:"running,omitempty"`
 	Death   *Death   `json:"death,omitempty"`
+	Names   []string `json:"names,omitempty"` // a dead one's lost names
 	Unread  bool     `json:"unread,omitempty"`
 }
 

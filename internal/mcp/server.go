@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -24,6 +25,7 @@ import (
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/client"
 	"github.com/polyrepl/polyrepl/internal/driver"
+	"github.com/polyrepl/polyrepl/internal/paths"
 	"github.com/polyrepl/polyrepl/internal/render"
 	"github.com/polyrepl/polyrepl/internal/version"
 )
@@ -154,7 +156,7 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, h handler[In, Out]) {
 		}
 		res, text, err := h(ctx, req, args)
 		if err != nil {
-			return toolError(errorText(err)), nil
+			return toolError(s.errorText(err)), nil
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: res}, nil
 	})
@@ -191,7 +193,7 @@ func toolError(text string) *mcp.CallToolResult {
 }
 
 // errorText says what went wrong and what to do next.
-func errorText(err error) string {
+func (s *Server) errorText(err error) string {
 	var ae *client.APIError
 	var ce *client.ConnError
 	switch {
@@ -202,7 +204,8 @@ func errorText(err error) string {
 		}
 		return t
 	case errors.As(err, &ce):
-		return "Error: cannot reach the polyrepl daemon: " + ce.Err.Error() + "\nWhat to do: tell the user: the daemon log shows why, and the tools work again once it runs."
+		return "Error: cannot reach the polyrepl daemon: " + ce.Err.Error() + "\nWhat to do: tell the user; the daemon log " +
+			filepath.Join(filepath.Dir(s.client.Socket), paths.LogName) + " shows why, and the tools work again once the daemon runs."
 	case errors.Is(err, context.Canceled):
 		return "Cancelled: the call stopped waiting; any cell goes on running, and wait collects it."
 	}

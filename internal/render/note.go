@@ -154,9 +154,16 @@ func others(n api.Note, v Voice) string {
 			parts = append(parts, fmt.Sprintf("'%s' is running cell %d (%s, sent by %s)", o.Session, o.Running.Cell,
 				Duration(time.Since(o.Running.Started)), Who(&o.Running.Client)))
 		case o.State == api.StateDead:
-			cause := ""
+			var how []string
 			if o.Death != nil {
-				cause = " (" + o.Death.Cause + ")"
+				how = append(how, o.Death.Cause)
+			}
+			if len(o.Names) > 0 {
+				how = append(how, "lost names: "+strings.Join(o.Names, ", "))
+			}
+			cause := ""
+			if len(how) > 0 {
+				cause = " (" + strings.Join(how, "; ") + ")"
 			}
 			parts = append(parts, fmt.Sprintf("'%s' died%s with a result nobody collected", o.Session, cause))
 		default:

@@ -167,6 +167,35 @@ func TestADeathIsToldOnceToEachClient(t *testing.T) {
 	}
 }
 
+// A session that died with a cell nobody collected is mentioned to a
+// client busy elsewhere, with what it lost, once; the reply that then
+// collects the cell does not tell the death again.
+func TestADeadSessionElsewhereIsMentionedOnce(t *testing.T) {
+	m := newTestManager(t)
+	execOK(t, m, "s", req("names kept"))
+	x := req("block")
+	x.Timeout = short
+	r := execOK(t, m, "s", x)
+	fakeOf(t, r.Generation).Exit(t, driver.Exit{Code: 1})
+	first := execOK(t, m, "other", req("value 1"))
+	var others []api.Other
+	for _, n := range first.Notes {
+		if n.Kind == api.NoteOthers {
+			others = append(others, n.Others...)
+		}
+	}
+	if len(others) != 1 || others[0].Session != "s" || others[0].State != Dead || others[0].Death == nil || !equal(others[0].Names, []string{"kept"}) {
+		t.Fatalf("the first exec elsewhere: others %+v; want s, dead, with its death and lost names", others)
+	}
+	if again := execOK(t, m, "other", req("value 2")); count(again.Notes, api.NoteOthers) != 0 {
+		t.Errorf("the death was mentioned again: notes %v", kinds(again.Notes))
+	}
+	w, err := m.Wait(context.Background(), "s", api.WaitRequest{Client: alice}, nil)
+	if err != nil || w.Status != api.StatusDead || count(w.Notes, api.NoteLost) != 0 {
+		t.Errorf("collecting the dead cell: %+v, %v; want it dead, without the loss told again", w, err)
+	}
+}
+
 // A session that dies while idle: the next wait is refused as dead, and
 // the next exec starts afresh and says what was lost to a client that
 // had not heard of it.

@@ -597,8 +597,9 @@ func (m *Manager) Describe(name string) (api.SessionInfo, error) {
 // othersNotes mentions the other sessions that have a cell running or
 // something nobody collected, so no client forgets work in flight.
 //
-// A session that died with a cell nobody collected is mentioned until
-// this client hears of the death, which the reply collecting it tells.
+// A session that died with a cell nobody collected is mentioned with what
+// its death lost, once to each client: it is the first this client hears
+// of the death, so the reply that collects the cell does not tell it again.
 func (m *Manager) othersNotes(except string, asker api.Client) []api.Note {
 	n := api.Note{Kind: api.NoteOthers}
 	for _, i := range m.List(false) {
@@ -608,14 +609,18 @@ func (m *Manager) othersNotes(except string, asker api.Client) []api.Note {
 		switch {
 		case i.Running != nil:
 		case i.State == Dead && i.Unread:
-			if m.told.has(i.Name, i.Generation, asker) {
+			if !m.told.first(i.Name, i.Generation, asker) {
 				continue
 			}
 		case i.Unread:
 		default:
 			continue
 		}
-		n.Others = append(n.Others, api.Other{Session: i.Name, State: i.State, Running: i.Running, Death: i.Death, Unread: i.Unread})
+		o := api.Other{Session: i.Name, State: i.State, Running: i.Running, Death: i.Death, Unread: i.Unread}
+		if i.State == Dead {
+			o.Names = i.Names
+		}
+		n.Others = append(n.Others, o)
 		n.Next = append(n.Next, api.Action{Do: api.DoWait, Session: i.Name})
 	}
 	if len(n.Others) == 0 {
