@@ -1,0 +1,60 @@
+package render
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/bound"
+)
+
+// modelLike stands for the MCP server's voice: tools, not commands.
+type modelLike struct{}
+
+func (modelLike) Input(field string) string { return "the " + field + " argument" }
+func (modelLike) Step(a api.Action) string  { return "the " + a.Do + " tool" }
+
+// Every note kind is said in words, each step in the reader's terms: a
+// person is told commands, a model is never told one.
+func TestEveryNoteKindIsWorded(t *testing.T) {
+	at := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	death := &api.Death{Cause: "killed by signal 9 (SIGKILL)", By: api.BySignal, At: at}
+	wait := []api.Action{{Do: api.DoWait, Session: "s"}, {Do: api.DoInterrupt, Session: "s"}}
+	notes := []api.Note{
+		{Kind: api.NoteCreated, Session: "s", Runtime: "python", Version: "3.11.2", Cwd: "/w", PID: 7, Said: "Revise loaded"},
+		{Kind: api.NoteRestarted, Session: "s", Runtime: "python", Cwd: "/w", PID: 8, Names: []string{"x"}},
+		{Kind: api.NoteLost, Session: "s", Death: death, Names: []string{"x", "y"}, Cells: 1, Transcript: "/t/s.py"},
+		{Kind: api.NoteEnded, Session: "s", Death: death},
+		{Kind: api.NoteAttached, Session: "s", Client: &api.Client{Who: "dana", How: "attach"}},
+		{Kind: api.NoteOthers, Others: []api.Other{{Session: "b", State: api.StateDead, Death: death, Names: []string{"z"}, Unread: true}},
+			Next: []api.Action{{Do: api.DoWait, Session: "b"}}},
+		{Kind: api.NoteIdle, Session: "s", Output: "tick\n", OutputCut: &bound.Cut{Total: 100, Head: 2, Tail: 2}},
+		{Kind: api.NoteRunning, Session: "s", Cell: 3, Elapsed: 30, Next: wait},
+		{Kind: api.NoteCollected, Session: "s", Cell: 3, Status: api.StatusDone, At: &at},
+		{Kind: api.NoteCollected, Session: "s"},
+		{Kind: api.NoteUncollected, Session: "s", Result: &api.Earlier{Cell: 2, Status: api.StatusDone, Output: "done\n"}, Client: &api.Client{Who: "bob", How: "cli"}},
+		{Kind: api.NoteNotRunning, Session: "s"},
+		{Kind: api.NoteStuck, Session: "s", Cell: 3, Elapsed: 5, Next: []api.Action{{Do: api.DoKill, Session: "s"}}},
+		{Kind: api.NoteUnchanged, Session: "s", Asked: []api.Asked{{Field: api.FieldMemory, Want: "300 MB"}}, Next: []api.Action{{Do: api.DoKill, Session: "s"}}},
+		{Kind: api.NoteChildOOM, Session: "s", Count: 2, Limit: "200 MB (cgroup)"},
+		{Kind: api.NoteRuntime, Session: "s", Said: "sys.exit() was caught"},
+		{Kind: api.NoteSave, Saved: api.SavedRecord, Err: "disk full"},
+		{Kind: api.NoteVersion, Version: "1.0", ClientVersion: "1.1", Next: []api.Action{{Do: api.DoStop}}},
+	}
+	for _, n := range notes {
+		people, model := Note(n, People), Note(n, modelLike{})
+		if people == "" || people == n.Kind || model == "" {
+			t.Errorf("%s: not worded: people %q, model %q", n.Kind, people, model)
+		}
+		if strings.Contains(model, "`polyrepl") || strings.Contains(model, "--") {
+			t.Errorf("%s: the model is told a command: %q", n.Kind, model)
+		}
+		if len(n.Next) > 0 && !strings.Contains(people, "`polyrepl "+n.Next[0].Do) {
+			t.Errorf("%s: a person is not told the command: %q", n.Kind, people)
+		}
+		if strings.Contains(people, "%!") || strings.Contains(model, "%!") {
+			t.Errorf("%s: a formatting slip: %q / %q", n.Kind, people, model)
+		}
+	}
+}
