@@ -49,7 +49,7 @@ func TestGolden(t *testing.T) {
 		{"interrupt", []exchange{
 			{"a", "exec", map[string]any{"session": "g", "code": "0"}},
 			{"a", "interrupt", map[string]any{"session": "g"}},
-			{"a", "exec", map[string]any{"session": "g", "code": "import time\nprint('working', flush=True)\ntime.sleep(60)", "timeout": 0.3}},
+			{"a", "exec", map[string]any{"session": "g", "code": "import time\nprint('working', flush=True)\ntime.sleep(60)", "timeout": 1}},
 			{"a", "interrupt", map[string]any{"session": "g"}},
 			{"a", "interrupt", map[string]any{"session": "nosuch"}},
 		}},
