@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 )
 
@@ -21,14 +22,27 @@ const (
 )
 
 // SocketDir returns the directory that holds the daemon's socket, lock and
-// log: $XDG_RUNTIME_DIR/polyrepl, else /tmp/polyrepl-<uid>. It does not
-// create it; see EnsurePrivateDir.
+// log: $XDG_RUNTIME_DIR/polyrepl; else, when the user has a private
+// /run/user/<uid> (what XDG_RUNTIME_DIR names in a login session), that
+// one's polyrepl; else /tmp/polyrepl-<uid>. It does not create it; see
+// EnsurePrivateDir.
+//
+// The middle step matters: MCP clients start their servers with a few
+// variables only (HOME, LOGNAME, PATH, SHELL, TERM, USER), and without it
+// an agent's server and the person's terminal would reach two daemons.
 func SocketDir() string {
 	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" && filepath.IsAbs(d) {
 		return filepath.Join(d, "polyrepl")
 	}
+	if d := filepath.Join(runUser, strconv.Itoa(os.Getuid())); CheckPrivateDir(d) == nil {
+		return filepath.Join(d, "polyrepl")
+	}
 	return filepath.Join(os.TempDir(), fmt.Sprintf("polyrepl-%d", os.Getuid()))
 }
+
+// runUser holds the users' runtime directories that systemd-logind makes;
+// a test points it elsewhere.
+var runUser = "/run/user"
 
 // Socket is the daemon's socket path.
 func Socket() string { return filepath.Join(SocketDir(), SocketName) }
