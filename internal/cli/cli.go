@@ -175,7 +175,7 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 			if name == "h" || name == "help" {
 				return nil, flag.ErrHelp
 			}
-			return nil, fmt.Errorf("unknown flag %s (to pass code starting with '-', put `--` before it)", a)
+			return nil, &unknownFlag{a}
 		}
 		chunk := []string{a}
 		if bf, ok := f.Value.(interface{ IsBoolFlag() bool }); !(ok && bf.IsBoolFlag()) && !strings.Contains(a, "=") {
@@ -186,11 +186,22 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 			i++
 		}
 		if err := fs.Parse(chunk); err != nil {
-			return nil, fmt.Errorf("bad value for %s: %v", a, err)
+			// Go's flag package words it "invalid value V for flag -F: why";
+			// the why is ours and says it all.
+			msg := err.Error()
+			if _, why, ok := strings.Cut(msg, fmt.Sprintf(" for flag -%s: ", f.Name)); ok && strings.HasPrefix(msg, "invalid value ") {
+				msg = why
+			}
+			return nil, fmt.Errorf("bad value for %s: %s", strings.SplitN(a, "=", 2)[0], msg)
 		}
 	}
 	return pos, nil
 }
+
+// unknownFlag is a flag no command declares.
+type unknownFlag struct{ flag string }
+
+func (u *unknownFlag) Error() string { return "unknown flag " + u.flag }
 
 // usageError prints a usage problem with the command's synopsis.
 func (e *env) usageError(c *command, format string, a ...any) int {

@@ -178,7 +178,11 @@ func (e *env) runCommand(c *command, args []string) int {
 	}
 	e.cmd = c
 	if err != nil {
-		return e.usageError(c, "%v", err)
+		code := e.usageError(c, "%v", err)
+		if uf := (*unknownFlag)(nil); errors.As(err, &uf) && strings.Contains(c.args, "CODE") {
+			e.hintf("to pass code starting with '-', put `--` before it")
+		}
+		return code
 	}
 	return r.run(e, pos)
 }
