@@ -96,7 +96,7 @@ type Note struct {
 	Others    []Other    `json:"others,omitempty"`
 	Asked     []Asked    `json:"asked,omitempty"`
 	Count     int        `json:"count,omitempty"`
-	Limit     string     `json:"limit,omitempty"` // a memory limit as it holds: "512 MiB (cgroup)"
+	Limit     string     `json:"limit,omitempty"` // a memory limit as it holds: "512 MB (cgroup)"
 	Saved     string     `json:"saved,omitempty"`
 	Err       string     `json:"err,omitempty"`
 	// Said is words from outside polyrepl: what a runtime said.

@@ -228,11 +228,15 @@ func stepNames(next []api.Action, v Voice) []string {
 	return names
 }
 
-func runtimeVersion(n api.Note) string {
-	if n.Version != "" {
-		return n.Runtime + " " + n.Version
+func runtimeVersion(n api.Note) string { return Runtime(n.Runtime, n.Version) }
+
+// Runtime names a runtime and, where it tells one (dash does not), its
+// version: "python 3.11.2", "sh".
+func Runtime(runtime, version string) string {
+	if version != "" {
+		return runtime + " " + version
 	}
-	return n.Runtime
+	return runtime
 }
 
 // Who names a client: "alice via mcp", or "someone".

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/limit"
 )
 
 // Style is how a result is laid out for its reader.
@@ -157,8 +158,12 @@ func Ago(d time.Duration) string {
 }
 
 // Megabytes prints a memory size in MB.
+//
+// MB here is 2^20 bytes, as in every memory size polyrepl prints (the
+// limits' too, see limit.Size), so that a session's use and its limit
+// compare at a glance.
 func Megabytes(n uint64) string {
-	return fmt.Sprintf("%d MB", (n+500_000)/1_000_000)
+	return fmt.Sprintf("%d MB", (n+1<<19)>>20)
 }
 
 // Plural says "1 cell", "3 cells", "2 entries".
@@ -192,7 +197,7 @@ func Session(w io.Writer, s api.SessionInfo, now time.Time, v Voice) {
 		}
 		mem := Megabytes(s.Memory)
 		if s.MemoryLimit > 0 {
-			mem += fmt.Sprintf(" (limit %d MiB by %s)", s.MemoryLimit>>20, s.LimitBy)
+			mem += fmt.Sprintf(" (limit %s by %s)", limit.Size(s.MemoryLimit), s.LimitBy)
 		}
 		fmt.Fprintf(w, "%s  pid %d  %s  up %s  %s  %s  %s  cwd %s\n",
 			s.Name, s.PID, strings.TrimSpace(s.Runtime+" "+s.Version), Ago(now.Sub(s.Created)), activity, cells, mem, s.Cwd)
