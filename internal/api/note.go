@@ -11,7 +11,8 @@ import (
 const (
 	// NoteCreated: a session was created for this call. Session, Runtime,
 	// Version, Cwd, PID; Said is what the runtime said at start, if
-	// anything.
+	// anything; Again when it was started as the life before it, which
+	// died unasked.
 	NoteCreated = "created"
 	// NoteRestarted: a fresh process replaced the session's. Session,
 	// Runtime, Version, Cwd, PID; Names are the names that are gone.
@@ -82,6 +83,7 @@ type Note struct {
 	Version string `json:"version,omitempty"`
 	Cwd     string `json:"cwd,omitempty"`
 	PID     int    `json:"pid,omitempty"`
+	Again   bool   `json:"again,omitempty"`
 
 	Death      *Death   `json:"death,omitempty"`
 	Names      []string `json:"names,omitempty"`

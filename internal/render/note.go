@@ -18,7 +18,11 @@ func Note(n api.Note, v Voice) string {
 		if n.Said != "" {
 			start = "; " + n.Said
 		}
-		return fmt.Sprintf("Created session '%s' (%s, cwd %s%s).", n.Session, runtimeVersion(n), n.Cwd, start)
+		again := ""
+		if n.Again {
+			again = " again, started as the life that died"
+		}
+		return fmt.Sprintf("Created session '%s'%s (%s, cwd %s%s).", n.Session, again, runtimeVersion(n), n.Cwd, start)
 	case api.NoteRestarted:
 		text := fmt.Sprintf("Restarted session '%s' (%s, cwd %s): a fresh process (pid %d)", n.Session, runtimeVersion(n), n.Cwd, n.PID)
 		if len(n.Names) > 0 {

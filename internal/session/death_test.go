@@ -270,3 +270,43 @@ func TestExecRightAfterADeath(t *testing.T) {
 		t.Errorf("live records %+v, want the fresh life's", lives)
 	}
 }
+
+// A name whose life died unasked starts again as that life was started
+// (here its working directory), and says so; after a kill the name takes
+// the call's settings.
+func TestANewLifeAfterADeathNobodyAskedFor(t *testing.T) {
+	m := newTestManager(t)
+	dir := t.TempDir()
+	first := req("value 0")
+	first.Spawn.Cwd = dir
+	r := execOK(t, m, "s", first)
+	fakeOf(t, r.Generation).Exit(t, driver.Exit{Code: 3})
+	if _, err := m.Wait(context.Background(), "s", api.WaitRequest{Client: alice}, nil); codeOf(err) != "dead" {
+		t.Fatalf("wait after the death: %v, want dead", err)
+	}
+
+	again := execOK(t, m, "s", req("value 1")) // asks for cwd "/"
+	if i := describe(t, m, "s"); i.Cwd != dir {
+		t.Errorf("the life after an exit runs in %s, want %s as the one before", i.Cwd, dir)
+	}
+	created := false
+	for _, n := range again.Notes {
+		created = created || (n.Kind == api.NoteCreated && n.Again && n.Cwd == dir)
+	}
+	if !created {
+		t.Errorf("notes %+v, want a created note saying it started as before", again.Notes)
+	}
+
+	if _, err := m.Kill("s", api.ControlRequest{Client: alice}); err != nil {
+		t.Fatal(err)
+	}
+	fresh := execOK(t, m, "s", req("value 2"))
+	if i := describe(t, m, "s"); i.Cwd != "/" {
+		t.Errorf("the life after a kill runs in %s, want the call's /", i.Cwd)
+	}
+	for _, n := range fresh.Notes {
+		if n.Kind == api.NoteCreated && n.Again {
+			t.Errorf("after a kill the created note says it started as before: %+v", n)
+		}
+	}
+}

@@ -268,6 +268,7 @@ func (m *Manager) Exec(ctx context.Context, name string, req api.ExecRequest, pr
 		opening = unchangedSpawn(s, req.Spawn)
 	}
 	if s == nil || s.isDead() {
+		sp, again := m.respawn(name, s, req.Spawn)
 		if s != nil {
 			// Its death is written down before a new life may start, so
 			// that the new life's first reply says what was lost.
@@ -280,10 +281,17 @@ func (m *Manager) Exec(ctx context.Context, name string, req api.ExecRequest, pr
 			m.forgetDead(s)
 		}
 		var err error
-		s, opening, err = m.create(ctx, e, name, req.Spawn, req.Client)
+		s, opening, err = m.create(ctx, e, name, sp, req.Client)
 		if err != nil {
 			e.life.Unlock()
 			return api.CellResult{}, err
+		}
+		if again {
+			for i := range opening {
+				if opening[i].Kind == api.NoteCreated {
+					opening[i].Again = true
+				}
+			}
 		}
 	}
 	e.life.Unlock()
@@ -295,6 +303,61 @@ func (m *Manager) Exec(ctx context.Context, name string, req api.ExecRequest, pr
 	r.Notes = append(r.Notes, m.othersNotes(name, req.Client)...)
 	m.tell(&r, name, req.Client)
 	return r, nil
+}
+
+// respawn is how a new life of name starts: as the life before it if
+// that one died unasked (its runtime exited or crashed, the kernel killed
+// it, its daemon was lost) — its runtime, executable, working directory,
+// environment, project and memory limit, as restart would, unless the
+// call asks for another runtime or names an executable, project or limit
+// of its own — and otherwise as the call asks. prev is the dead life if
+// it is still in the table.
+func (m *Manager) respawn(name string, prev *Session, asked api.Spawn) (api.Spawn, bool) {
+	var was api.Spawn
+	switch {
+	case prev != nil:
+		prev.mu.Lock()
+		d := prev.death
+		was = prev.Spawn
+		prev.mu.Unlock()
+		if d == nil || !unasked(d.By) {
+			return asked, false
+		}
+	default:
+		loss, _ := m.state.Loss(name)
+		if loss == nil || loss.Death == nil || !unasked(loss.Death.By) {
+			return asked, false
+		}
+		was = api.Spawn{Runtime: loss.Runtime, Exe: loss.Exe, Cwd: loss.Cwd, Env: asked.Env}
+	}
+	if asked.Runtime != "" && asked.Runtime != was.Runtime {
+		return asked, false
+	}
+	if fi, err := os.Stat(was.Cwd); err != nil || !fi.IsDir() {
+		was.Cwd = asked.Cwd
+	}
+	if asked.Exe != "" {
+		was.Exe = asked.Exe
+	}
+	if asked.Project != "" {
+		was.Project = asked.Project
+	}
+	if asked.Memory != 0 {
+		was.Memory = asked.Memory
+	}
+	if was.Env == nil {
+		was.Env = asked.Env
+	}
+	return was, true
+}
+
+// unasked says whether a death of this cause was nobody's choice.
+func unasked(by string) bool {
+	switch by {
+	case api.ByExit, api.BySignal, api.ByMemory, api.ByDaemonLost:
+		return true
+	}
+	return false
 }
 
 func (s *Session) isDead() bool {
