@@ -97,6 +97,9 @@ type Info struct {
 	Limits string   // known limits, in words
 	// VersionArgs print the executable's version.
 	VersionArgs []string
+	// Exit is how a cell ends the runtime itself, for a death's cause:
+	// "os._exit()", "exit"; "" says "its own exit".
+	Exit string
 	// ValueFormat shows a value as the runtime's REPL does: "{v}" is the
 	// value, "{n}" the cell number, "{name}" the name the runtime gave the
 	// value (jshell's $1); "" means the value alone.

@@ -206,7 +206,7 @@ func (s *Session) Exited(e driver.Exit) {
 	s.mu.Lock()
 	d := s.dying
 	if d == nil {
-		d = deathFromExit(e)
+		d = deathFromExit(e, s.drv.Info().Exit)
 		switch {
 		case e.Signal == int(syscall.SIGKILL) && s.limit.OOMKilled():
 			d.By = api.ByMemory
@@ -237,7 +237,9 @@ func (s *Session) Exited(e driver.Exit) {
 	}()
 }
 
-func deathFromExit(e driver.Exit) *api.Death {
+// deathFromExit says how the runtime ended; how names the way a cell ends
+// it itself ("os._exit()"), if known.
+func deathFromExit(e driver.Exit, how string) *api.Death {
 	d := &api.Death{At: time.Now(), ExitCode: e.Code, Signal: e.Signal, By: api.ByExit}
 	switch {
 	case e.Signal == int(syscall.SIGKILL):
@@ -249,7 +251,10 @@ func deathFromExit(e driver.Exit) *api.Death {
 	case e.Err != nil:
 		d.Cause = fmt.Sprintf("lost: %v", e.Err)
 	default:
-		d.Cause = fmt.Sprintf("the runtime exited with status %d (os._exit(), a fatal error or a crash)", e.Code)
+		if how == "" {
+			how = "its own exit"
+		}
+		d.Cause = fmt.Sprintf("the runtime exited with status %d (%s, a fatal error or a crash)", e.Code, how)
 	}
 	return d
 }

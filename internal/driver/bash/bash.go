@@ -23,6 +23,7 @@ var source []byte
 // makes it an error of type ExitStatus (the shell has already printed why).
 var Runtime = &worker.Runtime{
 	Info: driver.Info{
+		Exit: "exit",
 		Name: "bash", Family: "worker", Ext: ".sh",
 		Exes: []string{"bash"}, EnvVar: "POLYREPL_BASH",
 		Needs: "bash 4.1 or newer",

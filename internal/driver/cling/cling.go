@@ -19,6 +19,7 @@ import (
 // Profile is cling's terminal profile.
 var Profile = &terminal.Profile{
 	Info: driver.Info{
+		Exit: "exit()",
 		Name: "cpp", Family: "terminal", Ext: ".cpp",
 		Exes: []string{"cling"}, EnvVar: "POLYREPL_CPP",
 		Needs: "cling (root.cern/cling; not in Debian)",

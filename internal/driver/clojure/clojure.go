@@ -18,6 +18,7 @@ import (
 // Profile is Clojure's terminal profile.
 var Profile = &terminal.Profile{
 	Info: driver.Info{
+		Exit: "(System/exit n)",
 		Name: "clojure", Family: "terminal", Ext: ".clj",
 		Exes: []string{"clojure", "clj"}, EnvVar: "POLYREPL_CLOJURE",
 		Needs: "Clojure and a JDK (Debian: clojure)",

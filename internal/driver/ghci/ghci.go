@@ -18,6 +18,7 @@ import (
 // Profile is GHCi's terminal profile.
 var Profile = &terminal.Profile{
 	Info: driver.Info{
+		Exit: ":quit",
 		Name: "ghci", Family: "terminal", Ext: ".hs", Lang: "haskell",
 		Exes: []string{"ghci"}, EnvVar: "POLYREPL_GHCI",
 		Needs: "GHC's ghci (Debian: ghc)",

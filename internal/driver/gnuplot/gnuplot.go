@@ -16,6 +16,7 @@ import (
 // Profile is gnuplot's terminal profile.
 var Profile = &terminal.Profile{
 	Info: driver.Info{
+		Exit: "exit",
 		Name: "gnuplot", Family: "terminal", Ext: ".gp",
 		Exes: []string{"gnuplot"}, EnvVar: "POLYREPL_GNUPLOT",
 		Needs: "gnuplot (Debian: gnuplot-nox, or gnuplot-qt for windows)",

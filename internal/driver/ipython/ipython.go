@@ -24,6 +24,7 @@ var source = append(append([]byte(nil), python.Protocol...), own...)
 // worker, so the executable is a Python interpreter that has it installed.
 var Runtime = &worker.Runtime{
 	Info: driver.Info{
+		Exit: "os._exit()",
 		Name: "ipython", Family: "worker", Ext: ".ipy", Lang: "python",
 		Exes: []string{"python3", "python"}, EnvVar: "POLYREPL_IPYTHON",
 		Needs: "Python 3.8+ with IPython (Debian: ipython3)",

@@ -20,6 +20,7 @@ var source []byte
 // interrupt: SIGINT, which the worker turns into JShell's stop.
 var Runtime = &worker.Runtime{
 	Info: driver.Info{
+		Exit: "System.exit()",
 		Name: "java", Family: "worker", Ext: ".jsh",
 		Exes: []string{"java"}, EnvVar: "POLYREPL_JAVA",
 		Needs: "a JDK 17 or newer, with jshell (Debian: openjdk-17-jdk-headless)",

@@ -23,6 +23,7 @@ var source []byte
 // safepoint (the worker turns off exit-on-SIGINT).
 var Runtime = &worker.Runtime{
 	Info: driver.Info{
+		Exit: "exit()",
 		Name: "julia", Family: "worker", Ext: ".jl",
 		Exes: []string{"julia"}, EnvVar: "POLYREPL_JULIA",
 		Needs: "Julia 1.9 or newer (juliaup or julialang.org; not in Debian)",

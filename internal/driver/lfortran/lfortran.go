@@ -17,6 +17,7 @@ import (
 // Profile is LFortran's terminal profile.
 var Profile = &terminal.Profile{
 	Info: driver.Info{
+		Exit: "stop",
 		Name: "lfortran", Family: "terminal", Ext: ".f90", Lang: "fortran",
 		Exes: []string{"lfortran"}, EnvVar: "POLYREPL_LFORTRAN",
 		Needs: "LFortran (lfortran.org, conda-forge; not in Debian 12)",

@@ -17,6 +17,7 @@ import (
 // Profile is MATLAB's terminal profile.
 var Profile = &terminal.Profile{
 	Info: driver.Info{
+		Exit: "exit",
 		Name: "matlab", Family: "terminal", Ext: ".m",
 		Exes: []string{"matlab"}, EnvVar: "POLYREPL_MATLAB",
 		Needs: "MATLAB (licensed; matlab on PATH or $POLYREPL_MATLAB)",

@@ -21,6 +21,7 @@ var source []byte
 // Runtime is Node.js's worker runtime.
 var Runtime = &worker.Runtime{
 	Info: driver.Info{
+		Exit: "process.exit()",
 		Name: "node", Family: "worker", Ext: ".js", Lang: "javascript",
 		Exes: []string{"node", "nodejs"}, EnvVar: "POLYREPL_NODE",
 		Needs: "Node.js 18 or newer (Debian: nodejs)",

@@ -16,6 +16,7 @@ import (
 // Profile is Octave's terminal profile.
 var Profile = &terminal.Profile{
 	Info: driver.Info{
+		Exit: "exit",
 		Name: "octave", Family: "terminal", Ext: ".m",
 		Exes: []string{"octave-cli", "octave"}, EnvVar: "POLYREPL_OCTAVE",
 		Needs: "GNU Octave (Debian: octave)",

@@ -25,6 +25,7 @@ var source = append(append([]byte(nil), Protocol...), own...)
 // Runtime is Python's worker runtime.
 var Runtime = &worker.Runtime{
 	Info: driver.Info{
+		Exit: "os._exit()",
 		Name: "python", Family: "worker", Ext: ".py",
 		Exes: []string{"python3", "python"}, EnvVar: "POLYREPL_PYTHON",
 		Needs:       "Python 3.8 or newer",

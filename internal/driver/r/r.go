@@ -27,6 +27,7 @@ const loader = "sys.source(.subset2(rev(commandArgs(TRUE)), 2L), envir = new.env
 // second attempt's SIGINT to the whole process group.
 var Runtime = &worker.Runtime{
 	Info: driver.Info{
+		Exit: "quit()",
 		Name: "r", Family: "worker", Ext: ".R",
 		Exes: []string{"R"}, EnvVar: "POLYREPL_R",
 		Needs: "R 4 (Debian: r-base-core)",

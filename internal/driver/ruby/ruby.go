@@ -21,6 +21,7 @@ var source []byte
 // whole process group ends that subprocess.
 var Runtime = &worker.Runtime{
 	Info: driver.Info{
+		Exit: "exit!",
 		Name: "ruby", Family: "worker", Ext: ".rb",
 		Exes: []string{"ruby"}, EnvVar: "POLYREPL_RUBY",
 		Needs: "Ruby 2.7 or newer (Debian: ruby)",

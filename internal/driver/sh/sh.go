@@ -15,6 +15,7 @@ import (
 // Profile is the POSIX shell's terminal profile.
 var Profile = &terminal.Profile{
 	Info: driver.Info{
+		Exit: "exit",
 		Name: "sh", Family: "terminal", Ext: ".sh",
 		Exes: []string{"dash", "sh"}, EnvVar: "POLYREPL_SH",
 		Needs: "a POSIX shell (Debian: dash, always installed)",
