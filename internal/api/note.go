@@ -40,7 +40,8 @@ const (
 	// and Client, who sent it; the notes of that result follow it in the
 	// reply.
 	NoteUncollected = "uncollected"
-	// NoteNotRunning: an interrupt found no cell running. Session.
+	// NoteNotRunning: an interrupt found no cell running. Session, and
+	// the last Cell with its Status (Cell 0: none ran yet).
 	NoteNotRunning = "not-running"
 	// NoteStuck: a cell did not stop within Elapsed seconds of SIGINT.
 	// Session, Cell; Next ends it.

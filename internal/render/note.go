@@ -72,6 +72,9 @@ func Note(n api.Note, v Voice) string {
 		Result(&b, n.Result.Result(n.Session), Style{Voice: v})
 		return strings.TrimRight(b.String(), "\n")
 	case api.NoteNotRunning:
+		if n.Cell > 0 {
+			return fmt.Sprintf("Nothing to interrupt: session %q is idle; its last cell, %d, %s.", n.Session, n.Cell, Finished(n.Status))
+		}
 		return fmt.Sprintf("Nothing to interrupt: session %q is idle.", n.Session)
 	case api.NoteStuck:
 		return fmt.Sprintf("The cell did not stop within %s of SIGINT: it may be stuck in code that never checks for signals. %s",

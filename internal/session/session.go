@@ -362,8 +362,10 @@ func (s *Session) Wait(ctx context.Context, timeout time.Duration, asker api.Cli
 		return r, nil
 	}
 	if c.finished() && c.delivered && c.out.Len() == 0 {
+		// Nothing new: the status is of this call, done; the note says how
+		// the last cell ended.
 		r := s.baseResultLocked(c)
-		r.Status = c.status
+		r.Status = api.StatusDone
 		ended := c.ended
 		r.Notes = append(r.Notes, api.Note{Kind: api.NoteCollected, Session: s.Name, Cell: c.n, Status: c.status, At: &ended})
 		s.idleNoteLocked(&r, asker)
@@ -526,13 +528,15 @@ func (s *Session) Interrupt(ctx context.Context, asker api.Client) (api.CellResu
 	}
 	c := s.cur
 	if c == nil || c.finished() {
+		// Nothing happened now: the status is of this call, done, and the
+		// note says how the last cell ended (it was told when it did).
 		r := s.baseResultLocked(c)
+		r.Status = api.StatusDone
+		n := api.Note{Kind: api.NoteNotRunning, Session: s.Name}
 		if c != nil {
-			r.Status = c.status
-		} else {
-			r.Status = api.StatusDone
+			n.Cell, n.Status = c.n, c.status
 		}
-		r.Notes = append(r.Notes, api.Note{Kind: api.NoteNotRunning, Session: s.Name})
+		r.Notes = append(r.Notes, n)
 		s.mu.Unlock()
 		return r, nil
 	}
