@@ -207,7 +207,7 @@ func TestReliabilityBadInputs(t *testing.T) {
 		{"a session name with /", []string{"exec", "a/b", "1"}, "invalid session name"},
 		{"a negative -t", []string{"exec", "ok", "1", "-t", "-1"}, "timeout"},
 		{"-t 1e9", []string{"exec", "ok", "1", "-t", "1e9"}, "timeout"},
-		{"-t not a number", []string{"exec", "ok", "1", "-t", "soon"}, "invalid"},
+		{"-t not a number", []string{"exec", "ok", "1", "-t", "soon"}, "bad value for -t: the timeout must be a number of seconds"},
 		{"an unknown flag", []string{"exec", "ok", "1", "--sudo"}, "unknown flag --sudo"},
 		{"an unknown command", []string{"frobnicate"}, "unknown command"},
 		{"an entry id of another session", []string{"history", "ok", "other#3"}, "belongs to session"},

@@ -81,6 +81,8 @@ type RecordReply struct {
 	Dropped int `json:"dropped"`
 	// Next is the seq the next new entry will get.
 	Next int `json:"next"`
+	// Since is the seq the entries were asked after (0: from the start).
+	Since int `json:"since,omitempty"`
 }
 
 // Activity is what other clients did in a session since the asking

@@ -39,7 +39,7 @@ func (d *Daemon) history(w http.ResponseWriter, r *http.Request) {
 		if entries == nil {
 			entries = []api.Entry{}
 		}
-		reply(w, api.RecordReply{Session: r.PathValue("name"), Entries: entries, Dropped: dropped, Next: next})
+		reply(w, api.RecordReply{Session: r.PathValue("name"), Entries: entries, Dropped: dropped, Next: next, Since: since})
 		return
 	}
 	w.Header().Set("Content-Type", api.StreamType)

@@ -174,7 +174,11 @@ func History(w io.Writer, r api.RecordReply) {
 	if r.Dropped > 0 {
 		fmt.Fprintf(&b, "[entries 1 to %d were dropped: the record keeps the last %d]\n", r.Dropped, api.RecordKeep)
 	}
-	if len(r.Entries) == 0 {
+	switch {
+	case len(r.Entries) > 0:
+	case r.Since > 0 && r.Next > 1:
+		fmt.Fprintf(&b, "Session '%s' has no entries after %d: its record ends at %d.\n", r.Session, r.Since, r.Next-1)
+	default:
 		fmt.Fprintf(&b, "Session '%s' has no entries here yet.\n", r.Session)
 	}
 	for _, e := range r.Entries {
