@@ -69,6 +69,9 @@ type Spawn struct {
 	Runtime string   `json:"runtime,omitempty"` // default "python"
 	Exe     string   `json:"exe,omitempty"`     // interpreter; resolved on the caller's PATH
 	Cwd     string   `json:"cwd"`               // absolute
+	// CwdAsked says the caller named Cwd; otherwise it is where the
+	// caller stands, which a live session need not be told about.
+	CwdAsked bool `json:"cwd_asked,omitempty"`
 	Env     []string `json:"env"`               // the caller's environment, KEY=VALUE
 	Project string   `json:"project,omitempty"` // a project directory to activate (Julia)
 	// Memory limits the session's processes, in bytes; 0 takes the

@@ -113,6 +113,7 @@ func BuildSpawn(in SpawnInput) (api.Spawn, error) {
 	if sp.Cwd, err = existingDir(in.Base, "cwd", cwd); err != nil {
 		return sp, err
 	}
+	sp.CwdAsked = in.Cwd != ""
 	if in.Project != "" {
 		if sp.Project, err = existingDir(in.Base, "project", in.Project); err != nil {
 			return sp, err

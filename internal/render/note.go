@@ -192,6 +192,8 @@ func askedText(a api.Asked) string {
 		return fmt.Sprintf("the executable %s asked for (it runs %s)", a.Want, a.Have)
 	case api.FieldProject:
 		return fmt.Sprintf("the project %s asked for", a.Want)
+	case api.FieldCwd:
+		return fmt.Sprintf("the working directory %s asked for (it runs in %s)", a.Want, a.Have)
 	case api.FieldMemory:
 		have := "no limit"
 		if a.Have != "" {

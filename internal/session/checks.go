@@ -57,7 +57,8 @@ func (m *Manager) checkGeneration(name string, s *Session, gen string) error {
 }
 
 // unchangedSpawn says which of the things asked for only take effect when
-// a session is created (its executable, project, memory limit) differ
+// a session is created (its executable, working directory, project,
+// memory limit) differ
 // from how the live session s was made: it runs on as it was, and the
 // caller should know.
 func unchangedSpawn(s *Session, sp api.Spawn) []api.Note {
@@ -70,6 +71,9 @@ func unchangedSpawn(s *Session, sp api.Spawn) []api.Note {
 	}
 	if sp.Exe != "" && sp.Exe != s.Spawn.Exe && sp.Exe != runs {
 		asked = append(asked, api.Asked{Field: api.FieldExe, Want: sp.Exe, Have: runs})
+	}
+	if sp.CwdAsked && sp.Cwd != s.Spawn.Cwd {
+		asked = append(asked, api.Asked{Field: api.FieldCwd, Want: sp.Cwd, Have: s.Spawn.Cwd})
 	}
 	if sp.Project != "" && sp.Project != s.Spawn.Project {
 		asked = append(asked, api.Asked{Field: api.FieldProject, Want: sp.Project, Have: s.Spawn.Project})

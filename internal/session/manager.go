@@ -309,8 +309,8 @@ func (m *Manager) Exec(ctx context.Context, name string, req api.ExecRequest, pr
 // that one died unasked (its runtime exited or crashed, the kernel killed
 // it, its daemon was lost) — its runtime, executable, working directory,
 // environment, project and memory limit, as restart would, unless the
-// call asks for another runtime or names an executable, project or limit
-// of its own — and otherwise as the call asks. prev is the dead life if
+// call asks for another runtime or names an executable, directory,
+// project or limit of its own — and otherwise as the call asks. prev is the dead life if
 // it is still in the table.
 func (m *Manager) respawn(name string, prev *Session, asked api.Spawn) (api.Spawn, bool) {
 	var was api.Spawn
@@ -333,7 +333,7 @@ func (m *Manager) respawn(name string, prev *Session, asked api.Spawn) (api.Spaw
 	if asked.Runtime != "" && asked.Runtime != was.Runtime {
 		return asked, false
 	}
-	if fi, err := os.Stat(was.Cwd); err != nil || !fi.IsDir() {
+	if fi, err := os.Stat(was.Cwd); asked.CwdAsked || err != nil || !fi.IsDir() {
 		was.Cwd = asked.Cwd
 	}
 	if asked.Exe != "" {
