@@ -66,14 +66,14 @@ type Client struct {
 // Spawn says how to start a session if the name has none yet. It is used
 // only on creation; restart reuses what the session was created with.
 type Spawn struct {
-	Runtime string   `json:"runtime,omitempty"` // default "python"
-	Exe     string   `json:"exe,omitempty"`     // interpreter; resolved on the caller's PATH
-	Cwd     string   `json:"cwd"`               // absolute
+	Runtime string `json:"runtime,omitempty"` // default "python"
+	Exe     string `json:"exe,omitempty"`     // interpreter; resolved on the caller's PATH
+	Cwd     string `json:"cwd"`               // absolute
 	// CwdAsked says the caller named Cwd; otherwise it is where the
 	// caller stands, which a live session need not be told about.
-	CwdAsked bool `json:"cwd_asked,omitempty"`
-	Env     []string `json:"env"`               // the caller's environment, KEY=VALUE
-	Project string   `json:"project,omitempty"` // a project directory to activate (Julia)
+	CwdAsked bool     `json:"cwd_asked,omitempty"`
+	Env      []string `json:"env"`               // the caller's environment, KEY=VALUE
+	Project  string   `json:"project,omitempty"` // a project directory to activate (Julia)
 	// Memory limits the session's processes, in bytes; 0 takes the
 	// daemon's default ($POLYREPL_MEMORY where the daemon started).
 	Memory int64 `json:"memory,omitempty"`

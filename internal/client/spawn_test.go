@@ -28,13 +28,13 @@ func TestBuildSpawn(t *testing.T) {
 		fld  string
 	}{
 		{name: "defaults", in: SpawnInput{Base: base, Env: env}, want: api.Spawn{Cwd: base, Env: env}},
-		{name: "relative cwd", in: SpawnInput{Base: base, Cwd: "sub"}, want: api.Spawn{Cwd: sub}},
-		{name: "absolute cwd", in: SpawnInput{Base: "/", Cwd: sub}, want: api.Spawn{Cwd: sub}},
+		{name: "relative cwd", in: SpawnInput{Base: base, Cwd: "sub"}, want: api.Spawn{Cwd: sub, CwdAsked: true}},
+		{name: "absolute cwd", in: SpawnInput{Base: "/", Cwd: sub}, want: api.Spawn{Cwd: sub, CwdAsked: true}},
 		{name: "missing cwd", in: SpawnInput{Base: base, Cwd: "nosuch"}, kind: SpawnNoDir, fld: "cwd"},
 		{name: "cwd is a file", in: SpawnInput{Base: "/", Cwd: "/etc/passwd"}, kind: SpawnNoDir, fld: "cwd"},
 		{name: "no base", in: SpawnInput{}, kind: SpawnNoBase, fld: "cwd"},
 		{name: "bare exe stays bare", in: SpawnInput{Base: base, Exe: "python3.12"}, want: api.Spawn{Cwd: base, Exe: "python3.12"}},
-		{name: "relative exe from base, not cwd", in: SpawnInput{Base: base, Cwd: "sub", Exe: "./venv/bin/python"}, want: api.Spawn{Cwd: sub, Exe: filepath.Join(base, "venv/bin/python")}},
+		{name: "relative exe from base, not cwd", in: SpawnInput{Base: base, Cwd: "sub", Exe: "./venv/bin/python"}, want: api.Spawn{Cwd: sub, CwdAsked: true, Exe: filepath.Join(base, "venv/bin/python")}},
 		{name: "python is the exe", in: SpawnInput{Base: base, Python: "/usr/bin/python3"}, want: api.Spawn{Cwd: base, Exe: "/usr/bin/python3"}},
 		{name: "python and the same exe", in: SpawnInput{Base: base, Python: "py", Exe: "py"}, want: api.Spawn{Cwd: base, Exe: "py"}},
 		{name: "python and another exe", in: SpawnInput{Base: base, Python: "py", Exe: "other"}, kind: SpawnConflict, fld: "python"},
