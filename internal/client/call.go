@@ -196,6 +196,11 @@ func readStream(dec *json.Decoder, out any, prog func(api.Progress)) error {
 		case ev.Error != nil:
 			return true, &APIError{Status: http.StatusOK, ErrorReply: *ev.Error}
 		case ev.Result != nil:
+			if ev.Result.Status == "" {
+				// Not a result: JSON's keys match in any case, so a stray
+				// "Result" would otherwise pass for an empty one.
+				return true, &ConnError{fmt.Errorf("the daemon's reply stream carried a result without a status")}
+			}
 			if r, ok := out.(*api.CellResult); ok {
 				*r = *ev.Result
 			}
