@@ -59,7 +59,7 @@ func (x *execCmd) flags(fs *flagSet) {
 func (x *execCmd) run(e *env, pos []string) int {
 	c := e.cmd
 	if len(pos) != 2 {
-		return e.usageError(c, "exec takes a session name and the code (or - for standard input), got %d arguments", len(pos))
+		return e.usageError(c, "exec takes a session name and the code (or - for standard input), got %s", render.Plural(len(pos), "argument"))
 	}
 	name, src := pos[0], pos[1]
 	if src == "-" {
