@@ -65,6 +65,14 @@ func (r *Recorder) TakeOutput() string {
 	return s
 }
 
+// Has reports whether the output since the last TakeOutput contains s,
+// leaving it there.
+func (r *Recorder) Has(s string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return strings.Contains(r.out.String(), s)
+}
+
 // LastEvent is "output" or "done", whichever came last, or "".
 func (r *Recorder) LastEvent() string {
 	r.mu.Lock()
@@ -188,10 +196,32 @@ func StartWith(t testing.TB, d driver.Driver, exe string, o Options) (driver.Pro
 // the first wants them further apart than the session's 250 ms.
 func Interrupt(t testing.TB, p driver.Process, rec *Recorder, n int, code string, every time.Duration) driver.Result {
 	t.Helper()
+	return InterruptAt(t, p, rec, n, code, "", every)
+}
+
+// InterruptAt is Interrupt for code that prints mark when it is under
+// way: the first attempt waits for mark, so that it lands in the loop and
+// not while the runtime is still reading the cell (gnuplot can crash on a
+// SIGINT there). With mark "" it waits 300 ms.
+func InterruptAt(t testing.TB, p driver.Process, rec *Recorder, n int, code, mark string, every time.Duration) driver.Result {
+	t.Helper()
 	if err := p.Run(n, code); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond)
+	if mark == "" {
+		time.Sleep(300 * time.Millisecond)
+	}
+	for deadline := time.Now().Add(10 * time.Second); mark != "" && !rec.Has(mark); {
+		select {
+		case e := <-rec.Exit:
+			rec.Exit <- e // for the cleanup, which waits for it
+			t.Fatalf("cell %d: the process exited (%+v) before it printed %q; output %q", n, e, mark, rec.TakeOutput())
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cell %d never printed %q; output %q", n, mark, rec.TakeOutput())
+		}
+	}
 	for attempt := 0; attempt < 20; attempt++ {
 		if err := p.Interrupt(attempt); err != nil {
 			t.Fatal(err)
@@ -204,6 +234,7 @@ func Interrupt(t testing.TB, p driver.Process, rec *Recorder, n int, code string
 	}
 	select {
 	case e := <-rec.Exit:
+		rec.Exit <- e // for the cleanup, which waits for it
 		t.Fatalf("cell %d: the process exited (%+v) instead, output %q", n, e, rec.TakeOutput())
 	default:
 	}
