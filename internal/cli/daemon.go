@@ -91,12 +91,9 @@ func runStop(e *env, pos []string) int {
 	if err != nil {
 		return e.fail(err)
 	}
-	// Wait until the old daemon has let go of the socket, so the next
-	// command starts a new one instead of finding the old one leaving.
-	for i := 0; i < 300; i++ {
-		if _, err := e.client.Status(e.ctx); err != nil {
-			break
-		}
+	// Wait until the old daemon has exited and let go of its lock, so the
+	// next command starts a new one instead of finding the old one leaving.
+	for i := 0; i < 500 && !e.client.Gone(); i++ {
 		time.Sleep(10 * time.Millisecond)
 	}
 	if len(r.Ended) == 0 {

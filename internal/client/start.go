@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/paths"
+	"golang.org/x/sys/unix"
 )
 
 // startWait bounds how long a client waits for a daemon it started.
@@ -49,15 +50,22 @@ func (c *Client) startDaemon(ctx context.Context) error {
 		return fmt.Errorf("cannot open the daemon log %s: %w", logPath, err)
 	}
 	defer logf.Close()
-	cmd := exec.Command(exe, "daemon")
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Dir = "/"
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("cannot start the daemon (%s daemon): %w", exe, err)
+	spawn := func() (<-chan error, error) {
+		cmd := exec.Command(exe, "daemon")
+		cmd.Stdout, cmd.Stderr = logf, logf
+		cmd.Dir = "/"
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := cmd.Start(); err != nil {
+			return nil, fmt.Errorf("cannot start the daemon (%s daemon): %w", exe, err)
+		}
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		return exited, nil
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	exited, err := spawn()
+	if err != nil {
+		return err
+	}
 
 	deadline := time.Now().Add(startWait)
 	for time.Now().Before(deadline) {
@@ -77,6 +85,13 @@ func (c *Client) startDaemon(ctx context.Context) error {
 				return fmt.Errorf("the daemon failed to start (%v): %s", err, logTail(logPath))
 			}
 			exited = nil
+			// Or the daemon holding the lock was on its way out (it was
+			// just stopped) and has let go of it since: start another.
+			if lockFree(filepath.Join(dir, paths.LockName)) {
+				if exited, err = spawn(); err != nil {
+					return err
+				}
+			}
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(5 * time.Millisecond):
@@ -97,3 +112,23 @@ func logTail(path string) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// lockFree reports whether no daemon holds the lock at path. It takes the
+// lock for an instant to know; a daemon starting in that instant loses
+// the race and exits quietly, and its client starts another.
+func lockFree(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return errors.Is(err, fs.ErrNotExist)
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		return false
+	}
+	unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	return true
+}
+
+// Gone reports whether no daemon holds this client's daemon lock: the one
+// it stopped has exited, not only stopped answering.
+func (c *Client) Gone() bool { return lockFree(filepath.Join(filepath.Dir(c.Socket), paths.LockName)) }
