@@ -17,6 +17,9 @@ const (
 	CodeStale      = "stale"       // the request named an earlier life of the session
 	CodeDead       = "dead"        // the session died; Death says how
 	CodeInternal   = "internal"    // the daemon failed; its log says why
+	// Codes a client gives, for the errors no daemon sent.
+	CodeUsage       = "usage"       // the command line was wrong; nothing was sent
+	CodeUnreachable = "unreachable" // no daemon could be reached or started
 )
 
 // Death causes: how a session's life ended (Death.By).

@@ -52,6 +52,9 @@ type env struct {
 	client         *client.Client
 	label          string   // from --label, else label()
 	cmd            *command // the command running
+	// json is set when the command was given --json: its refusals and
+	// errors are then one JSON object on stdout too.
+	json bool
 }
 
 var commands []*command
@@ -111,6 +114,9 @@ func (e *env) hintf(format string, a ...any) {
 func (e *env) fail(err error) int {
 	var ae *client.APIError
 	var ce *client.ConnError
+	if e.json {
+		return e.failJSON(err)
+	}
 	switch {
 	case errors.As(err, &ae):
 		e.errorf("%s", render.Refusal(ae.ErrorReply))
@@ -136,6 +142,30 @@ func (e *env) fail(err error) int {
 		e.errorf("%v", err)
 		return ExitUsage
 	}
+}
+
+// failJSON reports err as one api.ErrorReply on stdout, its words as
+// the text output would have them, with the same exit status.
+func (e *env) failJSON(err error) int {
+	var ae *client.APIError
+	var ce *client.ConnError
+	body := api.ErrorReply{Error: err.Error(), Code: api.CodeInternal}
+	status := ExitUsage
+	switch {
+	case errors.As(err, &ae):
+		body = ae.ErrorReply
+		body.Error, body.Hint = render.Refusal(ae.ErrorReply), render.Hint(ae.ErrorReply, render.People)
+		if ae.Code == api.CodeDead {
+			status = ExitFailed
+		}
+	case errors.Is(err, paths.ErrUnsafe):
+		body = api.ErrorReply{Error: strings.TrimPrefix(err.Error(), paths.ErrUnsafe.Error()+": "), Code: api.CodeUnreachable}
+	case errors.As(err, &ce):
+		body = api.ErrorReply{Error: "cannot reach the polyrepl daemon: " + ce.Err.Error(), Code: api.CodeUnreachable,
+			Hint: fmt.Sprintf("see the daemon log %s, or run `polyrepl daemon` to see it fail in the foreground", filepath.Join(filepath.Dir(e.client.Socket), paths.LogName))}
+	}
+	printJSON(e.stdout, body)
+	return status
 }
 
 // versionWarning says so when the daemon runs other code than this client.
@@ -205,6 +235,10 @@ func (u *unknownFlag) Error() string { return "unknown flag " + u.flag }
 
 // usageError prints a usage problem with the command's synopsis.
 func (e *env) usageError(c *command, format string, a ...any) int {
+	if e.json {
+		printJSON(e.stdout, api.ErrorReply{Error: fmt.Sprintf(format, a...), Code: api.CodeUsage, Hint: "usage: polyrepl " + c.usage()})
+		return ExitUsage
+	}
 	e.errorf(format, a...)
 	e.hintf("usage: polyrepl %s", c.usage())
 	return ExitUsage

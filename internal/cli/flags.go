@@ -177,6 +177,9 @@ func (e *env) runCommand(c *command, args []string) int {
 		return ExitOK
 	}
 	e.cmd = c
+	if f := fs.Lookup("json"); f != nil && f.Value.String() == "true" {
+		e.json = true
+	}
 	if err != nil {
 		code := e.usageError(c, "%v", err)
 		if uf := (*unknownFlag)(nil); errors.As(err, &uf) && strings.Contains(c.args, "CODE") {
