@@ -58,3 +58,24 @@ func TestEveryNoteKindIsWorded(t *testing.T) {
 		}
 	}
 }
+
+// Output the session printed while idle is not told as other clients'
+// doing: it has a heading of its own, unless clients did things too.
+func TestIdleActivityHasItsOwnHeading(t *testing.T) {
+	idle := api.Entry{Seq: 4, ID: "s#4", Kind: api.EntryIdle, Output: "tick\n"}
+	cell := api.Entry{Seq: 5, ID: "s#5", Kind: api.EntryCell, Cell: 2, Who: "bob", How: "cli", Code: "x", Status: api.StatusDone}
+	for _, tc := range []struct {
+		entries []api.Entry
+		want    string
+	}{
+		{[]api.Entry{idle}, "Meanwhile session 's' printed, while no cell ran:"},
+		{[]api.Entry{cell, idle}, "Meanwhile in session 's', from other clients:"},
+	} {
+		var b strings.Builder
+		Result(&b, api.CellResult{Session: "s", Cell: 3, Status: api.StatusDone, Value: "1",
+			Activity: &api.Activity{Session: "s", Entries: tc.entries}}, PeopleStyle)
+		if !strings.HasPrefix(b.String(), tc.want+"\n") {
+			t.Errorf("activity of %d entries:\n%s\nwant it opened by %q", len(tc.entries), b.String(), tc.want)
+		}
+	}
+}

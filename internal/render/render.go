@@ -17,8 +17,10 @@ import (
 type Style struct {
 	Voice Voice
 	// ActivityHeader opens what other clients did (a format taking the
-	// session's name); "" is ActivityHeader.
-	ActivityHeader string
+	// session's name); "" is ActivityHeader. ActivityIdleHeader opens it
+	// when it is only what the session printed while idle; "" is
+	// ActivityIdleHeader.
+	ActivityHeader, ActivityIdleHeader string
 	// CallHeader, if set, opens the call's own result after activity, so
 	// a reader cannot take one for the other.
 	CallHeader string
@@ -40,6 +42,12 @@ func Result(w io.Writer, r api.CellResult, st Style) {
 	header := st.ActivityHeader
 	if header == "" {
 		header = ActivityHeader
+	}
+	if OnlyIdle(r.Activity) {
+		header = st.ActivityIdleHeader
+		if header == "" {
+			header = ActivityIdleHeader
+		}
 	}
 	Activity(&b, r.Activity, header, st.Voice)
 	if st.CallHeader != "" && r.Activity != nil && b.Len() > 0 {
