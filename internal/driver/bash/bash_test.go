@@ -133,28 +133,6 @@ func (s *session) wait(t testing.TB, d time.Duration) driver.Result {
 	return driver.Result{}
 }
 
-// waitOutput polls the running cell's output until it has want in it,
-// failing after 10 s with what, and returns the output it took.
-func (s *session) waitOutput(t testing.TB, want, what string) string {
-	t.Helper()
-	var got string
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(got, want); {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %q never appeared in the output within 10 s; output %q", what, want, got)
-		}
-		select {
-		case r := <-s.rec.Done:
-			t.Fatalf("%s: the cell ended (%+v) before %q appeared; output %q", what, r, want, got+s.rec.TakeOutput())
-		case e := <-s.rec.Exit:
-			s.rec.Exit <- e // for the cleanup, which waits for it
-			t.Fatalf("%s: the worker exited (%+v) before %q appeared; output %q", what, e, want, got+s.rec.TakeOutput())
-		case <-time.After(10 * time.Millisecond):
-		}
-		got += s.rec.TakeOutput()
-	}
-	return got
-}
-
 // waitSignalTaken polls until no live process of p's tree has signal sig
 // pending (each has caught, ignored or died of it), failing after 10 s.
 func waitSignalTaken(t testing.TB, p driver.Process, sig int) {
@@ -468,7 +446,7 @@ func TestInterruptShortCommandLoop(t *testing.T) {
 		if err := s.p.Run(s.n, "spin() { while :; do sleep 0.01; done; }; echo spinning-mark; spin"); err != nil {
 			t.Fatal(err)
 		}
-		s.waitOutput(t, "spinning-mark\n", fmt.Sprintf("run %d: the loop never started", i))
+		drivertest.WaitOutput(t, s.rec, "spinning-mark\n", fmt.Sprintf("run %d: the loop never started", i))
 		// Deliberately later each run, so that the interrupts land at
 		// different points of the loop's short commands.
 		time.Sleep(time.Duration(i*13) * time.Millisecond)
@@ -515,7 +493,7 @@ func TestInterrupt(t *testing.T) {
 		if err := s.p.Run(s.n, "echo started-mark; "+code); err != nil {
 			t.Fatal(err)
 		}
-		s.waitOutput(t, "started-mark\n", fmt.Sprintf("%q never started", code))
+		drivertest.WaitOutput(t, s.rec, "started-mark\n", fmt.Sprintf("%q never started", code))
 		var r driver.Result
 		for attempt := 0; ; attempt++ {
 			if attempt == 5 {
@@ -557,7 +535,7 @@ func TestInterrupt(t *testing.T) {
 	// Nothing of the unwinding is left after an interrupt.
 	s.n++
 	s.p.Run(s.n, "echo looping-mark; while :; do :; done")
-	s.waitOutput(t, "looping-mark\n", "the second loop never started")
+	drivertest.WaitOutput(t, s.rec, "looping-mark\n", "the second loop never started")
 	s.p.Interrupt(0)
 	if r := s.wait(t, 5*time.Second); r.Status != "interrupted" {
 		t.Errorf("second loop: %+v", r)

@@ -65,6 +65,29 @@ func (r *Recorder) TakeOutput() string {
 	return s
 }
 
+// WaitOutput takes output until it contains want, failing after 10 s, or
+// if a cell ends or the process exits first, with what never happened;
+// it returns the output it took.
+func WaitOutput(t testing.TB, rec *Recorder, want, what string) string {
+	t.Helper()
+	var got string
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(got, want); {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %q never appeared in the output within 10 s; output %q", what, want, got)
+		}
+		select {
+		case r := <-rec.Done:
+			t.Fatalf("%s: a cell ended (%+v) before %q appeared; output %q", what, r, want, got+rec.TakeOutput())
+		case e := <-rec.Exit:
+			rec.Exit <- e // for the cleanup, which waits for it
+			t.Fatalf("%s: the process exited (%+v) before %q appeared; output %q", what, e, want, got+rec.TakeOutput())
+		case <-time.After(10 * time.Millisecond):
+		}
+		got += rec.TakeOutput()
+	}
+	return got
+}
+
 // Has reports whether the output since the last TakeOutput contains s,
 // leaving it there.
 func (r *Recorder) Has(s string) bool {

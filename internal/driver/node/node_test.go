@@ -54,26 +54,6 @@ func startWith(t testing.TB, o options) (driver.Process, *recorder) {
 		drivertest.Options{Env: o.env, Drop: []string{"NODE_OPTIONS"}, Cwd: o.cwd, ValueLimit: o.valueLimit})
 }
 
-// waitOutput polls the output printed while no cell runs until it has
-// want in it, failing after 10 s with what never came, and returns it.
-func waitOutput(t testing.TB, rec *recorder, want, what string) string {
-	t.Helper()
-	var got string
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(got, want); {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %q never appeared in the output within 10 s; output %q", what, want, got)
-		}
-		select {
-		case e := <-rec.Exit:
-			rec.Exit <- e // for the cleanup, which waits for it
-			t.Fatalf("%s: the worker exited (%+v) before %q appeared; output %q", what, e, want, got+rec.TakeOutput())
-		case <-time.After(10 * time.Millisecond):
-		}
-		got += rec.TakeOutput()
-	}
-	return got
-}
-
 // The worker greets with Node's version and executable, and cells see a
 // clean top level as in the REPL: no names of the worker, argv without the
 // end marker, require and the built-in modules at hand; user definitions
@@ -320,7 +300,7 @@ func TestOutputAndPersistence(t *testing.T) {
 	}
 	// Output printed between cells (a timer) is passed on too.
 	drivertest.MustValue(t, p, rec, 6, "setTimeout(() => console.log('later'), 10); undefined")
-	if got := waitOutput(t, rec, "later\n", "the timer's output between cells"); got != "later\n" {
+	if got := drivertest.WaitOutput(t, rec, "later\n", "the timer's output between cells"); got != "later\n" {
 		t.Errorf("output between cells = %q", got)
 	}
 }
@@ -424,7 +404,7 @@ func TestErrors(t *testing.T) {
 		t.Errorf("unhandled rejection output = %q", out)
 	}
 	drivertest.MustValue(t, p, rec, 32, "setTimeout(() => { throw new Error('between') }, 10); undefined")
-	between := waitOutput(t, rec, "Uncaught Error: between\n    at Timeout._onTimeout (<cell 32>:1:26)", "the uncaught exception between cells")
+	between := drivertest.WaitOutput(t, rec, "Uncaught Error: between\n    at Timeout._onTimeout (<cell 32>:1:26)", "the uncaught exception between cells")
 	if got := drivertest.MustValue(t, p, rec, 33, "x + 41"); got != "42" {
 		t.Errorf("after the errors: %q", got)
 	}

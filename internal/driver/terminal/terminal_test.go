@@ -51,7 +51,7 @@ func TestPTY(t *testing.T) {
 	if err := os.WriteFile(goFile, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if out := waitOutput(t, rec, "idle-mark\n", "the mark printed while idle"); out != "idle-mark\n" {
+	if out := drivertest.WaitOutput(t, rec, "idle-mark\n", "the mark printed while idle"); out != "idle-mark\n" {
 		t.Errorf("output while idle: %q (a prompt?)", out)
 	}
 	r := drivertest.Interrupt(t, p, rec, 8, "while :; do :; done", 500*time.Millisecond)
@@ -62,26 +62,6 @@ func TestPTY(t *testing.T) {
 	if drivertest.Run(t, p, rec, 9, "echo ${#s}"); rec.TakeOutput() != "5000\n" {
 		t.Error("the session's state was lost by the interrupt")
 	}
-}
-
-// waitOutput polls the output printed while no cell runs until it has
-// want in it, failing after 10 s with what never came, and returns it.
-func waitOutput(t testing.TB, rec *drivertest.Recorder, want, what string) string {
-	t.Helper()
-	var got string
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(got, want); {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %q never appeared in the output within 10 s; output %q", what, want, got)
-		}
-		select {
-		case e := <-rec.Exit:
-			rec.Exit <- e // for the cleanup, which waits for it
-			t.Fatalf("%s: the runtime exited (%+v) before %q appeared; output %q", what, e, want, got+rec.TakeOutput())
-		case <-time.After(10 * time.Millisecond):
-		}
-		got += rec.TakeOutput()
-	}
-	return got
 }
 
 func TestStartFails(t *testing.T) {
@@ -144,7 +124,7 @@ func TestRaw(t *testing.T) {
 	read("typed-42\n")
 	// The prompt after the answer is idle output too: waiting for it
 	// keeps it out of the next cell's output.
-	if idle := waitOutput(t, rec, "typed-42\n"+onTerminal.Prompt, "the runtime's answer to typing, as output while idle"); !strings.Contains(idle, "typed-42") {
+	if idle := drivertest.WaitOutput(t, rec, "typed-42\n"+onTerminal.Prompt, "the runtime's answer to typing, as output while idle"); !strings.Contains(idle, "typed-42") {
 		t.Errorf("the runtime's answer to typing is not output while idle: %q", idle)
 	}
 	drivertest.Cells(t, p, rec, []drivertest.Cell{{Code: "echo from-a-cell", Output: "from-a-cell\n"}})
