@@ -63,6 +63,18 @@ type Client struct {
 	Quiet bool `json:"quiet,omitempty"`
 }
 
+// Label names the client in a sentence: "alice via mcp", or "someone".
+func (c Client) Label() string {
+	w := c.Who
+	if w == "" {
+		w = "someone"
+	}
+	if c.How != "" {
+		w += " via " + c.How
+	}
+	return w
+}
+
 // Spawn says how to start a session if the name has none yet. It is used
 // only on creation; restart reuses what the session was created with.
 type Spawn struct {
@@ -277,4 +289,15 @@ func plainName(name string) bool {
 		}
 	}
 	return true
+}
+
+// Readable rounds d the way a person reads it: 850ms, 12.3s, 3m4s.
+func Readable(d time.Duration) time.Duration {
+	switch {
+	case d < time.Second:
+		return d.Round(time.Millisecond)
+	case d < time.Minute:
+		return d.Round(100 * time.Millisecond)
+	}
+	return d.Round(time.Second)
 }

@@ -85,7 +85,16 @@ type message struct {
 }
 
 // hasID says whether m carries an id that an answer can name.
-func (m message) hasID() bool { return len(m.ID) > 0 && string(m.ID) != "null" }
+func (m message) hasID() bool { return hasID(m.ID) }
+
+func hasID(id json.RawMessage) bool { return len(id) > 0 && string(id) != "null" }
+
+// outgoing is what counting answers takes of the server's own lines: not
+// their result, which can be long and is only skipped over.
+type outgoing struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+}
 
 // lineGuard hands the SDK one well-formed message per line, answers what
 // is not one itself, counts the requests, and holds back the end of the
@@ -202,8 +211,8 @@ func (a *answerWriter) Write(b []byte) (int, error) {
 		if len(a.partial) > 0 {
 			line = append(a.partial, line...)
 		}
-		var m message
-		if json.Unmarshal(line, &m) == nil && m.hasID() && m.Method == "" {
+		var m outgoing
+		if json.Unmarshal(line, &m) == nil && hasID(m.ID) && m.Method == "" {
 			a.p.done()
 		}
 		a.partial = a.partial[:0]

@@ -253,14 +253,7 @@ func Who(c *api.Client) string {
 	if c == nil {
 		return "someone"
 	}
-	w := c.Who
-	if w == "" {
-		w = "someone"
-	}
-	if c.How != "" {
-		w += " via " + c.How
-	}
-	return w
+	return c.Label()
 }
 
 // Finished says how a cell ended, after its number: "cell 3 raised".
@@ -279,13 +272,4 @@ func Finished(status string) string {
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // Duration prints a duration the way a person reads it: 850ms, 12s, 3m4s.
-func Duration(d time.Duration) string {
-	switch {
-	case d < time.Second:
-		return d.Round(time.Millisecond).String()
-	case d < time.Minute:
-		return d.Round(100 * time.Millisecond).String()
-	default:
-		return d.Round(time.Second).String()
-	}
-}
+func Duration(d time.Duration) string { return api.Readable(d).String() }

@@ -45,7 +45,7 @@ func (m *Manager) noteNames(s *Session) {
 // appendTranscript adds a cell to the session's transcript, and says why
 // it could not.
 func (m *Manager) appendTranscript(s *Session, c *cell) error {
-	header := fmt.Sprintf("[%d] %s · %s", c.n, c.started.Format("2006-01-02 15:04:05"), who(c.client))
+	header := fmt.Sprintf("[%d] %s · %s", c.n, c.started.Format("2006-01-02 15:04:05"), c.client.Label())
 	s.mu.Lock()
 	t := s.transcript
 	s.mu.Unlock()

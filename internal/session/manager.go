@@ -8,15 +8,11 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
-	"github.com/polyrepl/polyrepl/internal/bound"
 	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/limit"
 	"github.com/polyrepl/polyrepl/internal/record"
@@ -168,45 +164,6 @@ func (m *Manager) Raw(name string, asker api.Client) (in io.Writer, out <-chan [
 	return in, out, detach, nil
 }
 
-// note adds note n to the record of s, said by c.
-func (m *Manager) note(s *Session, c api.Client, n api.Note) {
-	s.rec.Add(api.Entry{Kind: api.EntryNote, Generation: s.Generation, Runtime: s.Runtime,
-		Who: c.Who, How: c.How, Conn: c.Conn, Note: &n, Started: time.Now()})
-}
-
-// tell adds to a reply what other clients did in the session since the
-// asker last heard, and what the session printed while idle, unless it
-// asked not to hear (it then gets the idle note instead).
-func (m *Manager) tell(r *api.CellResult, name string, asker api.Client) {
-	if asker.Quiet {
-		return
-	}
-	m.mu.Lock()
-	rec := m.records[name]
-	m.mu.Unlock()
-	if rec == nil {
-		return
-	}
-	r.Activity = rec.Activity(asker)
-	if a := r.Activity; a != nil && len(a.Entries) > 0 {
-		// A death this client has heard of already is not told again.
-		kept := a.Entries[:0]
-		for _, e := range a.Entries {
-			if e.Kind == api.EntryNote && e.Note != nil && e.Note.Kind == api.NoteEnded && m.told.has(name, e.Generation, asker) {
-				continue
-			}
-			kept = append(kept, e)
-		}
-		a.Entries = kept
-		if len(a.Entries) == 0 && a.Earlier == 0 {
-			r.Activity = nil
-		}
-	}
-	if err := rec.SaveError(); err != nil {
-		r.Notes = append(r.Notes, api.Note{Kind: api.NoteSave, Session: name, Saved: api.SavedRecord, Err: err.Error()})
-	}
-}
-
 func (m *Manager) entry(name string) *entry {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -281,17 +238,10 @@ func (m *Manager) Exec(ctx context.Context, name string, req api.ExecRequest, pr
 			m.forgetDead(s)
 		}
 		var err error
-		s, opening, err = m.create(ctx, e, name, sp, req.Client)
+		s, opening, err = m.create(ctx, e, name, sp, again, req.Client)
 		if err != nil {
 			e.life.Unlock()
 			return api.CellResult{}, err
-		}
-		if again {
-			for i := range opening {
-				if opening[i].Kind == api.NoteCreated {
-					opening[i].Again = true
-				}
-			}
 		}
 	}
 	e.life.Unlock()
@@ -305,195 +255,10 @@ func (m *Manager) Exec(ctx context.Context, name string, req api.ExecRequest, pr
 	return r, nil
 }
 
-// respawn is how a new life of name starts: as the life before it if
-// that one died unasked (its runtime exited or crashed, the kernel killed
-// it, its daemon was lost) — its runtime, executable, working directory,
-// environment, project and memory limit, as restart would, unless the
-// call asks for another runtime or names an executable, directory,
-// project or limit of its own — and otherwise as the call asks. prev is the dead life if
-// it is still in the table.
-func (m *Manager) respawn(name string, prev *Session, asked api.Spawn) (api.Spawn, bool) {
-	var was api.Spawn
-	switch {
-	case prev != nil:
-		prev.mu.Lock()
-		d := prev.death
-		was = prev.Spawn
-		prev.mu.Unlock()
-		if d == nil || !unasked(d.By) {
-			return asked, false
-		}
-	default:
-		loss, _ := m.state.Loss(name)
-		if loss == nil || loss.Death == nil || !unasked(loss.Death.By) {
-			return asked, false
-		}
-		was = api.Spawn{Runtime: loss.Runtime, Exe: loss.Exe, Cwd: loss.Cwd, Env: asked.Env}
-	}
-	if asked.Runtime != "" && asked.Runtime != was.Runtime {
-		return asked, false
-	}
-	if fi, err := os.Stat(was.Cwd); asked.CwdAsked || err != nil || !fi.IsDir() {
-		was.Cwd = asked.Cwd
-	}
-	if asked.Exe != "" {
-		was.Exe = asked.Exe
-	}
-	if asked.Project != "" {
-		was.Project = asked.Project
-	}
-	if asked.Memory != 0 {
-		was.Memory = asked.Memory
-	}
-	if was.Env == nil {
-		was.Env = asked.Env
-	}
-	return was, true
-}
-
-// unasked says whether a death of this cause was nobody's choice.
-func unasked(by string) bool {
-	switch by {
-	case api.ByExit, api.BySignal, api.ByMemory, api.ByDaemonLost:
-		return true
-	}
-	return false
-}
-
 func (s *Session) isDead() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.state == Dead
-}
-
-// create starts a new session under name; e.life is held.
-func (m *Manager) create(ctx context.Context, e *entry, name string, sp api.Spawn, asker api.Client) (*Session, []api.Note, error) {
-	if sp.Runtime == "" {
-		sp.Runtime = api.DefaultRuntime
-	}
-	drv, err := driver.Lookup(sp.Runtime)
-	if err != nil {
-		return nil, nil, badInput(api.FieldRuntime, "choose one of the known runtimes", "%v", err)
-	}
-	if !filepath.IsAbs(sp.Cwd) {
-		return nil, nil, badInput(api.FieldCwd, "give an absolute directory", "the working directory %q is not an absolute path", sp.Cwd)
-	}
-	if fi, err := os.Stat(sp.Cwd); err != nil || !fi.IsDir() {
-		return nil, nil, badInput(api.FieldCwd, "give an existing directory", "the working directory %s does not exist or is not a directory", sp.Cwd)
-	}
-	if sp.Exe == "" {
-		sp.Exe = drv.Info().DefaultExe(sp.Env, sp.Cwd)
-	}
-	if sp.Project != "" {
-		if !filepath.IsAbs(sp.Project) {
-			return nil, nil, badInput(api.FieldProject, "give an absolute directory", "the project directory %q is not an absolute path", sp.Project)
-		}
-		if fi, err := os.Stat(sp.Project); err != nil || !fi.IsDir() {
-			return nil, nil, badInput(api.FieldProject, "give an existing directory", "the project directory %s does not exist or is not a directory", sp.Project)
-		}
-	}
-	s := m.newSession(name, sp, drv)
-	if err := m.start(ctx, s); err != nil {
-		return nil, nil, err
-	}
-	var notes []api.Note
-	if loss, _ := m.state.Loss(name); loss != nil {
-		if m.told.first(name, loss.Generation, asker) {
-			notes = append(notes, lossNote(*loss))
-		}
-		if err := m.state.ClearLoss(name); err != nil {
-			log.Printf("session %s: cannot remove its death note: %v", name, err)
-		}
-	}
-	created := api.Note{Kind: api.NoteCreated, Session: name, Runtime: s.Runtime, Version: s.p.Version(),
-		Cwd: sp.Cwd, PID: s.p.PID(), Said: s.p.Note()}
-	notes = append(notes, created)
-	m.note(s, asker, created)
-	m.set(e, s)
-	return s, notes, nil
-}
-
-// newSession makes a session, not yet started, for a new life of name.
-func (m *Manager) newSession(name string, sp api.Spawn, drv driver.Driver) *Session {
-	return &Session{
-		Name: name, Generation: newGeneration(), Created: time.Now(), Spawn: sp,
-		Runtime: sp.Runtime, Transcript: m.state.TranscriptPath(name, drv.Info().Ext),
-		m: m, drv: drv, changed: make(chan struct{}), state: Starting,
-		exited: make(chan struct{}),
-		idle:   bound.NewSink(api.OutputLimit, m.outputDir, name+"-idle-*.txt"),
-		rec:    m.record(name),
-	}
-}
-
-// start launches s's runtime process and records it as live.
-func (m *Manager) start(ctx context.Context, s *Session) error {
-	mem := s.Spawn.Memory
-	if mem == 0 {
-		mem = m.defaultMemory
-	}
-	if mem > 0 {
-		m.limits.Prepare()
-	}
-	p, err := s.drv.Start(ctx, driver.Spec{
-		Exe: s.Spawn.Exe, Cwd: s.Spawn.Cwd, Env: s.Spawn.Env,
-		Cookie:     CookieVar + "=" + s.Generation,
-		RuntimeDir: m.runtimeDir, ValueLimit: api.ValueLimit, Project: s.Spawn.Project,
-	}, s)
-	if err != nil {
-		return badInput(api.FieldExe, "choose the executable", "cannot start a %s session: %v", s.Runtime, err)
-	}
-	var lim *limit.Limit
-	if mem > 0 {
-		if lim, err = m.limits.Apply(p.PID(), "polyrepl-"+s.Generation, mem); err != nil {
-			p.Tree().Kill(killGrace)
-			return badInput(api.FieldMemory, "run without a memory limit, or give the daemon a delegated cgroup", "cannot start a %s session with a memory limit: %v", s.Runtime, err)
-		}
-	}
-	s.mu.Lock()
-	s.limit = lim
-	s.p = p
-	s.state = Idle
-	s.lastActive = time.Now()
-	s.notifyLocked()
-	s.mu.Unlock()
-	header := fmt.Sprintf("=== session %q generation %s created %s: %s %s (%s), cwd %s ===",
-		s.Name, s.Generation, s.Created.Format(time.RFC3339), s.Runtime, p.Version(), p.Exe(), s.Spawn.Cwd)
-	t, err := state.OpenTranscript(s.Transcript)
-	if err != nil {
-		log.Printf("session %s: %v", s.Name, err)
-	} else if err := t.Append("#", header, ""); err != nil {
-		log.Printf("session %s: %v", s.Name, err)
-	}
-	s.mu.Lock()
-	s.transcript = t
-	s.mu.Unlock()
-	if err := m.state.SaveLive(m.life(s)); err != nil {
-		log.Printf("session %s: cannot record it as live: %v", s.Name, err)
-	}
-	return nil
-}
-
-// forgetDead drops a dead session from the table; its death note stays.
-func (m *Manager) forgetDead(s *Session) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if e := m.entries[s.Name]; e != nil && e.s == s {
-		e.s = nil
-	}
-	// Close spool files nobody will collect now, so no descriptor leaks.
-	s.mu.Lock()
-	s.idle.Close()
-	if s.cur != nil {
-		s.cur.out.Close()
-	}
-	s.mu.Unlock()
-	// The record is saved and let go; it is read back when needed.
-	if r := m.records[s.Name]; r == s.rec && (m.entries[s.Name] == nil || m.entries[s.Name].s == nil) {
-		delete(m.records, s.Name)
-		if err := r.Close(); err != nil {
-			log.Printf("session %s: %v", s.Name, err)
-		}
-	}
 }
 
 // lookup finds the session for wait/interrupt, or says why there is none.
@@ -588,7 +353,7 @@ func (m *Manager) Kill(name string, req api.ControlRequest) (api.KillReply, erro
 		return api.KillReply{}, err
 	}
 	info := s.Info(true)
-	kerr := s.kill(api.ByKill, "killed by "+who(req.Client), req.Client)
+	kerr := s.kill(api.ByKill, "killed by "+req.Client.Label(), req.Client)
 	// The reply says what was lost: the killer has heard of this death.
 	m.told.first(name, s.Generation, req.Client)
 	m.forgetDead(s)
@@ -615,7 +380,7 @@ func (m *Manager) Restart(ctx context.Context, name string, req api.ControlReque
 		return api.KillReply{}, err
 	}
 	before := old.Info(false)
-	if err := old.kill(api.ByRestart, fmt.Sprintf("restarted by %s", who(req.Client)), req.Client); err != nil {
+	if err := old.kill(api.ByRestart, fmt.Sprintf("restarted by %s", req.Client.Label()), req.Client); err != nil {
 		return api.KillReply{}, err
 	}
 	m.forgetDead(old)
@@ -655,41 +420,6 @@ func (m *Manager) Describe(name string) (api.SessionInfo, error) {
 		return api.SessionInfo{}, err
 	}
 	return s.Info(true), nil
-}
-
-// othersNotes mentions the other sessions that have a cell running or
-// something nobody collected, so no client forgets work in flight.
-//
-// A session that died with a cell nobody collected is mentioned with what
-// its death lost, once to each client: it is the first this client hears
-// of the death, so the reply that collects the cell does not tell it again.
-func (m *Manager) othersNotes(except string, asker api.Client) []api.Note {
-	n := api.Note{Kind: api.NoteOthers}
-	for _, i := range m.List(false) {
-		if i.Name == except {
-			continue
-		}
-		switch {
-		case i.Running != nil:
-		case i.State == Dead && i.Unread:
-			if !m.told.first(i.Name, i.Generation, asker) {
-				continue
-			}
-		case i.Unread:
-		default:
-			continue
-		}
-		o := api.Other{Session: i.Name, State: i.State, Running: i.Running, Death: i.Death, Unread: i.Unread}
-		if i.State == Dead {
-			o.Names = i.Names
-		}
-		n.Others = append(n.Others, o)
-		n.Next = append(n.Next, api.Action{Do: api.DoWait, Session: i.Name})
-	}
-	if len(n.Others) == 0 {
-		return nil
-	}
-	return []api.Note{n}
 }
 
 // StopAll ends every session, for a daemon that is stopping.

@@ -3,11 +3,13 @@
 // memory, and the state machine starting → idle ⇄ running → dead(cause).
 // The Manager holds every session by name and keeps the notes of the dead.
 //
-// Files: manager.go is the name table and the lifecycle (create, restart,
-// kill, stop); checks.go what a request may ask; journal.go what a
-// session leaves on disk and the recovery of what a previous daemon left;
-// told.go who has heard of which death; session.go one session's state
-// machine and its cells.
+// Files: manager.go is the name table and the calls on it (exec, wait,
+// interrupt, kill, restart, stop); life.go how a life of a name is
+// spawned, started and let go; checks.go what a request may ask; tell.go
+// what a reply tells besides its cell; journal.go what a session leaves
+// on disk and the recovery of what a previous daemon left; told.go who
+// has heard of which death; session.go one session's state machine and
+// its cells.
 //
 // Notes and errors leave this package as data (api.Note, Error with its
 // Code, Field and Next): the words are written by render and mcp.
@@ -269,21 +271,10 @@ func (s *Session) busyErrorLocked(asker api.Client) error {
 	return &Error{
 		Code: api.CodeBusy,
 		Msg: fmt.Sprintf("session %q is busy: cell %d has been running for %s, sent by %s",
-			s.Name, c.n, roundDur(time.Since(c.started)), who(c.client)),
+			s.Name, c.n, api.Readable(time.Since(c.started)), c.client.Label()),
 		Hint: "for parallel work use another session name",
 		Next: []api.Action{{Do: api.DoWait, Session: s.Name}, {Do: api.DoInterrupt, Session: s.Name}},
 	}
-}
-
-func who(c api.Client) string {
-	w := c.Who
-	if w == "" {
-		w = "someone"
-	}
-	if c.How != "" {
-		w += " via " + c.How
-	}
-	return w
 }
 
 // Exec starts a cell and waits for it up to timeout.
@@ -667,16 +658,4 @@ func firstLine(code string) string {
 		line += " …"
 	}
 	return line
-}
-
-// roundDur prints a duration the way a person reads it: 850ms, 12s, 3m4s.
-func roundDur(d time.Duration) string {
-	switch {
-	case d < time.Second:
-		return d.Round(time.Millisecond).String()
-	case d < time.Minute:
-		return d.Round(100 * time.Millisecond).String()
-	default:
-		return d.Round(time.Second).String()
-	}
 }
