@@ -80,11 +80,11 @@ type Started struct {
 	Early func() []byte
 }
 
-// Await waits until s is ready, and otherwise — it exited, the timeout
+// Await waits until s is ready, and otherwise — it exited, StartTimeout
 // passed, ctx was cancelled — ends its tree and says why, with what it
 // printed and a hint at the executable.
-func (l Launch) Await(ctx context.Context, s Started, timeout time.Duration) error {
-	timer := time.NewTimer(timeout)
+func (l Launch) Await(ctx context.Context, s Started) error {
+	timer := time.NewTimer(StartTimeout)
 	defer timer.Stop()
 	hint := fmt.Sprintf("is it %s? Choose another executable, or set $%s", l.Needs, l.EnvVar)
 	select {
@@ -99,7 +99,7 @@ func (l Launch) Await(ctx context.Context, s Started, timeout time.Duration) err
 	}
 	s.Tree.Kill(500 * time.Millisecond)
 	<-OrSoon(s.OutEOF)
-	return fmt.Errorf("%s did not become ready within %s%s; %s", l.Spec.Exe, timeout, Printed(s.Early()), hint)
+	return fmt.Errorf("%s did not become ready within %s%s; %s", l.Spec.Exe, StartTimeout, Printed(s.Early()), hint)
 }
 
 // Nonce is n random bytes in hex, for the markers a protocol must not

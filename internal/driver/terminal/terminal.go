@@ -49,9 +49,6 @@ import (
 	"github.com/polyrepl/polyrepl/internal/proc"
 )
 
-// StartTimeout bounds how long a REPL may take to become ready.
-const StartTimeout = driver.StartTimeout
-
 // Profile describes one runtime of the terminal family.
 type Profile struct {
 	driver.Info
@@ -175,7 +172,7 @@ func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (
 	}
 	p.send(boot.String())
 
-	err = l.Await(ctx, driver.Started{Tree: p.tree, Ready: p.ready, Exited: p.exited, OutEOF: p.outEOF, Early: p.earlyBytes}, StartTimeout)
+	err = l.Await(ctx, driver.Started{Tree: p.tree, Ready: p.ready, Exited: p.exited, OutEOF: p.outEOF, Early: p.earlyBytes})
 	if err != nil {
 		os.RemoveAll(cells) // also done once the process is reaped; the caller may look first
 		return nil, err

@@ -50,9 +50,6 @@ import (
 	"github.com/polyrepl/polyrepl/internal/proc"
 )
 
-// StartTimeout bounds how long a runtime may take to greet.
-const StartTimeout = driver.StartTimeout
-
 // sentinelWait bounds how long a finished cell waits for the end marker
 // on its output pipe. The worker writes the marker before reporting the
 // cell done, so it is normally already there; a cell that redirected fd 1
@@ -151,7 +148,7 @@ func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (
 	go p.readOutput(outR)
 	go p.wait()
 
-	err = l.Await(ctx, driver.Started{Tree: p.tree, Ready: p.helloed, Exited: p.exited, OutEOF: p.outEOF, Early: p.earlyBytes}, StartTimeout)
+	err = l.Await(ctx, driver.Started{Tree: p.tree, Ready: p.helloed, Exited: p.exited, OutEOF: p.outEOF, Early: p.earlyBytes})
 	if err != nil {
 		return nil, err
 	}
