@@ -604,6 +604,16 @@ func TestFDs(t *testing.T) {
 		}
 		proto[l] = true
 	}
+	// Until the forked shell has become sleep, it holds what the shell
+	// holds; what sleep was given is what counts.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if b, _ := os.ReadFile("/proc/" + child + "/cmdline"); strings.HasPrefix(string(b), "sleep\x00") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the cell's child %s never became sleep", child)
+		}
+	}
 	ents, err := os.ReadDir("/proc/" + child + "/fd")
 	if err != nil {
 		t.Fatal(err)
