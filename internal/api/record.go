@@ -35,6 +35,10 @@ const (
 	EntryOutputLimit = 10000 // characters of an entry's output
 	ActivityEntries  = 10    // entries told in full in one reply
 	ActivityChars    = 8000  // characters of activity in one reply
+	// A client's first contact with a session tells it the latest
+	// entries from before, within tighter bounds: it did not ask.
+	FirstEntries = 5    // entries told at first contact
+	FirstChars   = 4000 // characters told at first contact, in all
 )
 
 // Entry is one item of a session's record. An entry is written when it
@@ -67,10 +71,47 @@ type Entry struct {
 	Ended   *time.Time `json:"ended,omitempty"`
 }
 
-// RecordEvent is one line of a followed record: an entry, new or changed,
-// or nothing (a heartbeat).
+// Events of a followed record (RecordEvent.Event).
+const (
+	// EventEntry: an entry the follower has not seen. A finished one
+	// comes whole; a running cell or an idle entry comes without its
+	// output, which follows in output events from offset 0.
+	EventEntry = "entry"
+	// EventOutput: what a running cell (or an idle entry) printed next,
+	// in Output.
+	EventOutput = "output"
+	// EventEnd: a cell finished: the entry without its output (the
+	// output events carried it), with its status, value, error and cut.
+	EventEnd = "end"
+	// EventUpdate: an entry seen before changed otherwise; it comes
+	// whole.
+	EventUpdate = "update"
+)
+
+// RecordEvent is one line of a followed record: an entry (new, ended or
+// changed), output appended to one, or nothing (a heartbeat, Event "").
 type RecordEvent struct {
-	Entry *Entry `json:"entry,omitempty"`
+	Event  string       `json:"event,omitempty"`
+	Entry  *Entry       `json:"entry,omitempty"`
+	Output *OutputChunk `json:"output,omitempty"`
+}
+
+// OutputChunk is output appended to a followed entry: Text, made plain
+// and in whole lines, starts Offset characters into the entry's output,
+// so that joining every chunk's Text rebuilds it. Skipped counts the
+// characters before Offset that the follower missed (it fell too far
+// behind for the record to hold them); File, if set, holds the whole
+// output as the runtime printed it. Pending is the unfinished last line
+// as it stands: not yet part of the output, since a progress bar may
+// still rewrite it; the next chunk's Text starts with its final form.
+type OutputChunk struct {
+	ID      string `json:"id"`
+	Seq     int    `json:"seq"`
+	Offset  int    `json:"offset"`
+	Text    string `json:"text,omitempty"`
+	Skipped int    `json:"skipped,omitempty"`
+	File    string `json:"file,omitempty"`
+	Pending string `json:"pending,omitempty"`
 }
 
 // RecordReply is a part of a session's record.
@@ -96,8 +137,13 @@ type Activity struct {
 	Updated []int `json:"updated,omitempty"`
 	// More lists the ids of further entries not told here for space.
 	More []string `json:"more,omitempty"`
+	// First says this is the client's first contact with the session:
+	// Entries are the latest from before it came (at most FirstEntries,
+	// FirstChars in all, each cut to its head and tail with the cut
+	// said), and Earlier counts the entries before those.
+	First bool `json:"first,omitempty"`
 	// Earlier counts entries from before the client first used the
-	// session, which are not told (history lists them).
+	// session that are not told (history lists them).
 	Earlier int `json:"earlier,omitempty"`
 }
 

@@ -102,27 +102,27 @@ func (x *attachCmd) run(e *env, pos []string) int {
 	s := info[0]
 	fmt.Fprintf(t, "Attached to session '%s' (%s, pid %d, cwd %s) as %s.\n", name, render.Runtime(s.Runtime, s.Version), s.PID, s.Cwd, a.me.Who)
 	fmt.Fprintf(t, "Enter runs a line; Ctrl-C interrupts the running cell; Ctrl-D or Ctrl-] detaches (the session keeps running).\n")
-	p := &entryPrinter{w: t, shown: map[int]*shownEntry{}}
+	p := &entryPrinter{w: t}
 	recent := hist.Entries[max(0, len(hist.Entries)-5):]
 	if n := len(hist.Entries) - len(recent); n > 0 {
 		fmt.Fprintf(t, "[%d earlier entries: `polyrepl history %s`]\n", n, name)
-	}
-	for _, en := range recent {
-		a.seen(en)
-		p.print(en)
 	}
 
 	ctx, cancel := context.WithCancel(e.ctx)
 	defer cancel()
 	followErr := make(chan error, 1)
 	go func() {
+		// The recent entries come first, whole or, if still growing, as
+		// they grow.
 		from := hist.Next - 1
 		if len(recent) > 0 {
-			from = recent[0].Seq - 1 // a shown cell may still be running
+			from = recent[0].Seq - 1
 		}
-		followErr <- e.client.Follow(ctx, name, from, func(en api.Entry) error {
-			a.seen(en)
-			p.print(en)
+		followErr <- e.client.Follow(ctx, name, from, func(ev api.RecordEvent) error {
+			if ev.Entry != nil {
+				a.seen(*ev.Entry)
+			}
+			p.event(ev)
 			return nil
 		})
 	}()

@@ -53,7 +53,7 @@ func (l *logCmd) run(e *env, pos []string) int {
 			start = r.Next - 1
 		}
 	}
-	p := &entryPrinter{w: e.stdout, json: l.json, shown: map[int]*shownEntry{}}
+	p := &entryPrinter{w: e.stdout, json: l.json}
 	if !l.follow {
 		r, err := e.client.History(e.ctx, name, start)
 		if err != nil {
@@ -64,8 +64,8 @@ func (l *logCmd) run(e *env, pos []string) int {
 		}
 		return ExitOK
 	}
-	err := e.client.Follow(e.ctx, name, start, func(en api.Entry) error {
-		p.print(en)
+	err := e.client.Follow(e.ctx, name, start, func(ev api.RecordEvent) error {
+		p.event(ev)
 		return nil
 	})
 	if e.ctx.Err() != nil {
@@ -77,75 +77,137 @@ func (l *logCmd) run(e *env, pos []string) int {
 // entryPrinter prints a followed record for a person: an entry's header
 // and code once, then its output as it grows, then how it ended.
 type entryPrinter struct {
-	w     io.Writer
-	json  bool
-	shown map[int]*shownEntry
+	w       io.Writer
+	json    bool
+	last    int    // the seq whose output was printed last
+	pending string // the unfinished line printed last, redrawn when it changes
 }
 
-type shownEntry struct {
-	output string // the output printed so far
-	cut    bool   // the output outgrew the entry: only its tail is shown, at the end
-	ended  bool
-}
-
-func (p *entryPrinter) print(en api.Entry) {
+// event prints one event of a followed record.
+func (p *entryPrinter) event(ev api.RecordEvent) {
 	if p.json {
-		b, _ := json.Marshal(render.WordedEntry(en))
+		if ev.Entry != nil {
+			en := render.WordedEntry(*ev.Entry)
+			ev.Entry = &en
+		}
+		b, _ := json.Marshal(ev)
 		fmt.Fprintf(p.w, "%s\n", b)
 		return
 	}
-	s := p.shown[en.Seq]
 	var b strings.Builder
-	if s == nil {
-		s = &shownEntry{}
-		p.shown[en.Seq] = s
-		b.WriteString("── " + render.EntryHeader(en) + "\n")
-		if en.Code != "" {
-			b.WriteString(strings.TrimSuffix(en.Code, "\n") + "\n")
-		}
-		if t := render.EntryText(en); en.Kind != api.EntryCell && t != "" {
-			b.WriteString(t + "\n")
-		}
-	}
 	switch {
-	case s.cut:
-	case strings.HasPrefix(en.Output, s.output):
-		b.WriteString(en.Output[len(s.output):])
-	case strings.HasPrefix(en.Output, s.output[:strings.LastIndexByte(s.output, '\n')+1]):
-		// The unfinished last line was rewritten (a progress bar): redraw it.
-		b.WriteString("\r" + en.Output[strings.LastIndexByte(s.output, '\n')+1:])
-	default: // the entry keeps only head and tail from here on
-		s.cut = true
-		b.WriteString("\n[… more output; the record keeps its head and tail, the tail follows at the end …]\n")
-	}
-	s.output = en.Output
-	if s.cut && en.Kind == api.EntryCell && en.Status != api.StatusRunning && !s.ended {
-		if i := strings.LastIndex(en.Output, " cut …]\n"); i >= 0 {
-			b.WriteString(en.Output[i+len(" cut …]\n"):])
+	case ev.Output != nil:
+		p.output(&b, *ev.Output)
+	case ev.Event == api.EventEntry && ev.Entry != nil:
+		p.endLine(&b)
+		p.head(&b, *ev.Entry)
+		if en := *ev.Entry; en.Kind == api.EntryIdle && en.Output == "" || en.Kind == api.EntryCell && en.Status == api.StatusRunning {
+			p.last = en.Seq // its output follows
+		} else {
+			p.whole(&b, en)
 		}
-	}
-	if en.Kind == api.EntryCell && en.Status != api.StatusRunning && !s.ended {
-		s.ended = true
-		if en.Output != "" && !strings.HasSuffix(en.Output, "\n") {
-			b.WriteString("\n")
+	case ev.Entry != nil && ev.Entry.Kind == api.EntryCell && ev.Entry.Status != api.StatusRunning:
+		p.endLine(&b)
+		if p.last != ev.Entry.Seq {
+			b.WriteString("── " + ev.Entry.ID + " ended\n")
 		}
-		if en.OutputCut != nil {
-			b.WriteString(en.OutputCut.Describe("output") + "\n")
-		}
-		if en.Display != "" {
-			b.WriteString(en.Display + "\n")
-		}
-		if en.Error != nil {
-			if en.Error.Traceback != "" {
-				b.WriteString(strings.TrimSuffix(en.Error.Traceback, "\n") + "\n")
-			} else if !strings.Contains(en.Output, en.Error.Message) {
-				b.WriteString(render.ErrorLine(en.Error) + "\n")
+		if ev.Entry.Output != "" {
+			// The record let its output go before this follower read it.
+			b.WriteString(ev.Entry.Output)
+			if !strings.HasSuffix(ev.Entry.Output, "\n") {
+				b.WriteString("\n")
 			}
 		}
-		if t := render.EntryText(en); t != "" {
-			b.WriteString("[" + t + "]\n")
-		}
-		fmt.Fprintf(&b, "[%s %s]\n", en.ID, en.Status)
+		p.ending(&b, *ev.Entry)
+		p.last = 0
 	}
 	io.WriteString(p.w, b.String())
+}
+
+// print prints an entry whole, as `log` without --follow does.
+func (p *entryPrinter) print(en api.Entry) {
+	p.event(api.RecordEvent{Event: api.EventEntry, Entry: &en})
+}
+
+// head writes an entry's header line and its code or note text.
+func (p *entryPrinter) head(b *strings.Builder, en api.Entry) {
+	b.WriteString("── " + render.EntryHeader(en) + "\n")
+	if en.Code != "" {
+		b.WriteString(strings.TrimSuffix(en.Code, "\n") + "\n")
+	}
+	if en.CodeCut != nil {
+		b.WriteString(en.CodeCut.Describe("code") + "\n")
+	}
+	if t := render.EntryText(en); en.Kind != api.EntryCell && t != "" {
+		b.WriteString(t + "\n")
+	}
+}
+
+// whole writes the output and end of an entry that came whole.
+func (p *entryPrinter) whole(b *strings.Builder, en api.Entry) {
+	if en.Output != "" {
+		b.WriteString(en.Output)
+		if !strings.HasSuffix(en.Output, "\n") {
+			b.WriteString("\n")
+		}
+	}
+	if en.OutputCut != nil {
+		b.WriteString(en.OutputCut.Describe("output") + "\n")
+	}
+	if en.Kind == api.EntryCell {
+		p.ending(b, en)
+	}
+}
+
+// output writes what a live entry printed next.
+func (p *entryPrinter) output(b *strings.Builder, c api.OutputChunk) {
+	if p.last != c.Seq {
+		p.endLine(b)
+		b.WriteString("── " + c.ID + " goes on:\n")
+		p.last = c.Seq
+	}
+	if p.pending != "" {
+		b.WriteString("\r") // the unfinished line is drawn again, as it ended or stands now
+	}
+	if c.Skipped > 0 {
+		if p.pending != "" {
+			b.WriteString("\n")
+		}
+		where := ""
+		if c.File != "" {
+			where = "; the whole output is in " + c.File
+		}
+		fmt.Fprintf(b, "[… %s not shown: this follower fell behind what the record holds%s …]\n", render.Plural(c.Skipped, "character"), where)
+	}
+	b.WriteString(c.Text)
+	b.WriteString(c.Pending)
+	p.pending = c.Pending
+}
+
+// endLine ends an unfinished line printed last, so what follows starts
+// on a line of its own.
+func (p *entryPrinter) endLine(b *strings.Builder) {
+	if p.pending != "" {
+		b.WriteString("\n")
+		p.pending = ""
+	}
+}
+
+// ending writes how a cell ended: its value or error, a note, and its
+// status.
+func (p *entryPrinter) ending(b *strings.Builder, en api.Entry) {
+	if en.Display != "" {
+		b.WriteString(en.Display + "\n")
+	}
+	if en.Error != nil {
+		if en.Error.Traceback != "" {
+			b.WriteString(strings.TrimSuffix(en.Error.Traceback, "\n") + "\n")
+		} else if !strings.Contains(en.Output, en.Error.Message) {
+			b.WriteString(render.ErrorLine(en.Error) + "\n")
+		}
+	}
+	if t := render.EntryText(en); t != "" {
+		b.WriteString("[" + t + "]\n")
+	}
+	fmt.Fprintf(b, "[%s %s]\n", en.ID, en.Status)
 }

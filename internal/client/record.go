@@ -24,11 +24,12 @@ func (c *Client) Entry(ctx context.Context, name string, seq int) (api.Entry, er
 	return call[api.Entry](ctx, c, request{method: http.MethodGet, path: path, session: name})
 }
 
-// Follow calls fn with every entry of session name's record after since,
-// and again with each entry every time it changes, until ctx ends, fn
-// returns an error, or the daemon goes away. It does not start a daemon:
-// a record to follow needs one running.
-func (c *Client) Follow(ctx context.Context, name string, since int, fn func(api.Entry) error) error {
+// Follow calls fn with every event of session name's record after since
+// (see api.RecordEvent: each entry, a live one's output as it grows, its
+// end), through the session's deaths and new lives, until ctx ends, fn
+// returns an error, or the daemon goes away. Heartbeats are not passed
+// on. It does not start a daemon: a record to follow needs one running.
+func (c *Client) Follow(ctx context.Context, name string, since int, fn func(api.RecordEvent) error) error {
 	path, err := request{path: api.PathRecord, session: name, query: "follow=1&since=" + strconv.Itoa(since)}.target()
 	if err != nil {
 		return err
@@ -53,8 +54,8 @@ func (c *Client) Follow(ctx context.Context, name string, since int, fn func(api
 	}
 	var fnErr error
 	err = readEvents(json.NewDecoder(resp.Body), "record", func(ev *api.RecordEvent) (bool, error) {
-		if ev.Entry != nil {
-			fnErr = fn(*ev.Entry)
+		if ev.Event != "" {
+			fnErr = fn(*ev)
 		}
 		return false, fnErr
 	})

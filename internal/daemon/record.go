@@ -7,8 +7,10 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/record"
 	"github.com/polyrepl/polyrepl/internal/session"
 )
 
@@ -17,8 +19,10 @@ import (
 const followBeat = 15 * time.Second
 
 // history answers GET /v1/sessions/{name}/record?since=SEQ[&follow=1].
-// Followed, the reply is NDJSON: every entry after since as it is added
-// and again each time it changes, until the client goes away.
+// Followed, the reply is NDJSON (api.RecordEvent): every entry after
+// since as it is added, a live one's output as it grows (only what is
+// new), and its end, until the client goes away. It follows the name
+// through the session's deaths and new lives.
 func (d *Daemon) history(w http.ResponseWriter, r *http.Request) {
 	since := 0
 	if s := r.URL.Query().Get("since"); s != "" {
@@ -44,32 +48,33 @@ func (d *Daemon) history(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", api.StreamType)
 	w.WriteHeader(http.StatusOK)
-	enc := json.NewEncoder(w)
+	f := &follower{enc: json.NewEncoder(w), sent: map[int]*followed{}, since: since}
 	flush := func() {
 		if f, ok := w.(http.Flusher); ok {
 			f.Flush()
 		}
 	}
-	sent := map[int]int{} // seq → rev sent
 	beat := time.NewTicker(followBeat)
 	defer beat.Stop()
 	for {
-		changed := rec.Changed()
-		entries, _, _ := rec.Since(since)
-		for _, e := range entries {
-			if sent[e.Seq] == e.Rev {
-				continue
-			}
-			sent[e.Seq] = e.Rev
-			if enc.Encode(api.RecordEvent{Entry: &e}) != nil {
+		if rec.Closed() {
+			// The session died and its record was let go; the next life
+			// writes to the name's record afresh, read from disk.
+			if rec, err = d.sessions.Record(r.PathValue("name"), api.Client{}); err != nil {
 				return
 			}
+		}
+		changed := rec.Changed()
+		if !f.send(rec) {
+			return
 		}
 		flush()
 		select {
 		case <-changed:
+			// A running cell changes at every print: let a few gather.
+			time.Sleep(followGather)
 		case <-beat.C:
-			if enc.Encode(api.RecordEvent{}) != nil {
+			if f.enc.Encode(api.RecordEvent{}) != nil {
 				return
 			}
 			flush()
@@ -77,6 +82,124 @@ func (d *Daemon) history(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// followGather is how long a follower lets changes gather before it
+// sends them.
+const followGather = 20 * time.Millisecond
+
+// follower is one client following a record: what it was sent of each
+// entry, so that it gets only what is new.
+type follower struct {
+	enc   *json.Encoder
+	sent  map[int]*followed
+	since int // entries up to this seq are sent and will not change
+}
+
+type followed struct {
+	rev     int
+	stream  bool   // its output goes out as output events
+	offset  int    // characters of output sent
+	pending string // the unfinished line last sent
+	ended   bool
+}
+
+// send sends what changed in rec since the last call; false if the
+// follower went away.
+func (f *follower) send(rec *record.Record) bool {
+	entries, _, _ := rec.Since(f.since)
+	low, settled := f.since, true
+	for i, e := range entries {
+		if settled && !live(entries, i) {
+			low = e.Seq
+		} else {
+			settled = false
+		}
+		st := f.sent[e.Seq]
+		if st != nil && st.rev == e.Rev {
+			continue
+		}
+		if st == nil {
+			st = &followed{}
+			f.sent[e.Seq] = st
+			if _, _, ok := rec.Stream(e.Seq, 0); ok && live(entries, i) {
+				st.stream = true
+				head := e
+				head.Output, head.OutputCut = "", nil
+				if !f.event(api.RecordEvent{Event: api.EventEntry, Entry: &head}) {
+					return false
+				}
+			} else {
+				st.rev = e.Rev
+				if !f.event(api.RecordEvent{Event: api.EventEntry, Entry: &e}) {
+					return false
+				}
+				continue
+			}
+		}
+		st.rev = e.Rev
+		if !st.stream {
+			if !f.event(api.RecordEvent{Event: api.EventUpdate, Entry: &e}) {
+				return false
+			}
+			continue
+		}
+		lost := false
+		for {
+			c, _, ok := rec.Stream(e.Seq, st.offset)
+			if !ok {
+				lost = true
+				break
+			}
+			if c.Text == "" && c.Skipped == 0 && c.Pending == st.pending {
+				break
+			}
+			st.offset = c.Offset + utf8.RuneCountInString(c.Text)
+			st.pending = c.Pending
+			if !f.event(api.RecordEvent{Event: api.EventOutput, Output: &c}) {
+				return false
+			}
+			if c.Text == "" {
+				break
+			}
+		}
+		if e.Kind == api.EntryCell && e.Status != api.StatusRunning && !st.ended {
+			st.ended = true
+			end := e
+			if !lost {
+				end.Output = "" // the output events carried it
+			}
+			if !f.event(api.RecordEvent{Event: api.EventEnd, Entry: &end}) {
+				return false
+			}
+		}
+	}
+	for seq := range f.sent {
+		if seq <= low {
+			delete(f.sent, seq)
+		}
+	}
+	f.since = low
+	return true
+}
+
+func (f *follower) event(ev api.RecordEvent) bool { return f.enc.Encode(ev) == nil }
+
+// live says whether entries[i] may still change: a running cell, or
+// output while idle that no later cell has ended.
+func live(entries []api.Entry, i int) bool {
+	switch e := entries[i]; e.Kind {
+	case api.EntryCell:
+		return e.Status == api.StatusRunning
+	case api.EntryIdle:
+		for _, l := range entries[i+1:] {
+			if l.Kind == api.EntryCell {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // entry answers GET /v1/sessions/{name}/record/{seq}: one entry, whole.

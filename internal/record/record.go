@@ -42,13 +42,17 @@ type Record struct {
 	next    int // the seq of the next new entry
 	dropped int // entries dropped from the front
 	clips   map[int]*clip
-	dirty   map[int]bool // entries changed since last saved
-	timer   *time.Timer
-	changed chan struct{}
-	saveErr error
-	pos     map[string]*position
-	posPath string // where positions are kept, so a new daemon knows them
-	posSave bool   // positions changed since last saved
+	// finished lists the seqs of finished entries whose clips keep
+	// their streams, oldest first.
+	finished []int
+	dirty    map[int]bool // entries changed since last saved
+	timer    *time.Timer
+	changed  chan struct{}
+	saveErr  error
+	pos      map[string]*position
+	posPath  string // where positions are kept, so a new daemon knows them
+	posSave  bool   // positions changed since last saved
+	closed   bool   // let go by the daemon: a follower finds the name's record afresh
 }
 
 // Exists reports whether session name has a record in dir.
@@ -115,6 +119,15 @@ func (r *Record) load() error {
 	return nil
 }
 
+// Closed reports whether the record was let go (the session died and
+// nobody held it): a follower opens the name's record again, which the
+// next life writes to.
+func (r *Record) Closed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.closed
+}
+
 // Changed is closed at the next change of the record.
 func (r *Record) Changed() <-chan struct{} {
 	r.mu.Lock()
@@ -135,9 +148,20 @@ func (r *Record) Add(e api.Entry) int {
 	e.Seq, e.Rev, e.Session = r.next, 1, r.name
 	e.ID = fmt.Sprintf("%s#%d", r.name, e.Seq)
 	e.Code, e.CodeCut = bound.HeadTail(e.Code, api.EntryCodeLimit)
+	for seq, c := range r.clips {
+		c.closeFile() // output goes to the new entry now; one reopens if not
+		if old := r.getLocked(seq); e.Kind == api.EntryCell && old != nil && old.Kind == api.EntryIdle && !c.done {
+			// A cell ends the output printed while idle before it.
+			r.freshLocked(old)
+			r.finishClipLocked(seq, c)
+			old.Rev++
+			r.dirty[seq] = true
+		}
+	}
 	if e.Kind == api.EntryCell || e.Kind == api.EntryIdle {
 		c := &clip{}
 		c.Write([]byte(e.Output))
+		c.spillIfOver(r.outputPath(e.Seq))
 		r.clips[e.Seq] = c
 		e.Output, e.OutputCut = c.text()
 	}
@@ -145,7 +169,10 @@ func (r *Record) Add(e api.Entry) int {
 	r.entries = append(r.entries, &e)
 	if len(r.entries) > api.RecordKeep {
 		old := r.entries[0]
-		delete(r.clips, old.Seq)
+		r.dropClipLocked(old.Seq)
+		if old.OutputCut != nil && old.OutputCut.File != "" {
+			os.Remove(old.OutputCut.File)
+		}
 		r.entries = r.entries[1:]
 		r.dropped = old.Seq
 	}
@@ -159,12 +186,13 @@ func (r *Record) Output(seq int, p []byte) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	e, c := r.getLocked(seq), r.clips[seq]
-	if e == nil || c == nil {
+	if e == nil || c == nil || c.done {
 		return
 	}
 	// The entry's text is made from the clip when someone reads or saves
 	// it, not on every write: a cell may print in many small pieces.
 	c.Write(p)
+	c.spillIfOver(r.outputPath(seq))
 	c.stale = true
 	e.Rev++
 	r.dirtyLocked(seq)
@@ -182,17 +210,39 @@ func (r *Record) Update(seq int, f func(e *api.Entry)) {
 	r.freshLocked(e)
 	f(e)
 	e.Rev++
-	if c := r.clips[seq]; c != nil && e.Status != api.StatusRunning && e.Kind == api.EntryCell {
-		delete(r.clips, seq) // its output is final
+	if c := r.clips[seq]; c != nil && e.Status != api.StatusRunning && e.Kind == api.EntryCell && !c.done {
+		r.finishClipLocked(seq, c) // its output is final
 	}
 	delete(r.dirty, seq)
 	r.saveLocked(e)
 	r.notifyLocked()
 }
 
+// finishClipLocked lets go of a finished entry's clip but for its
+// stream, which is kept for followers until finishedStreams later
+// entries have finished.
+func (r *Record) finishClipLocked(seq int, c *clip) {
+	c.closeFile()
+	c.stream.finish()
+	c.done, c.head, c.tail, c.scratch = true, nil, nil, nil
+	r.finished = append(r.finished, seq)
+	for len(r.finished) > finishedStreams {
+		delete(r.clips, r.finished[0])
+		r.finished = r.finished[1:]
+	}
+}
+
+// dropClipLocked lets go of entry seq's clip, closing its file.
+func (r *Record) dropClipLocked(seq int) {
+	if c := r.clips[seq]; c != nil {
+		c.closeFile()
+		delete(r.clips, seq)
+	}
+}
+
 // freshLocked brings an entry's output up to date with its clip.
 func (r *Record) freshLocked(e *api.Entry) {
-	if c := r.clips[e.Seq]; c != nil && c.stale {
+	if c := r.clips[e.Seq]; c != nil && c.stale && !c.done {
 		e.Output, e.OutputCut = c.text()
 		c.stale = false
 	}
@@ -284,6 +334,11 @@ func (r *Record) Close() error {
 		r.timer.Stop()
 		r.timer = nil
 	}
+	for _, c := range r.clips {
+		c.closeFile()
+	}
+	r.closed = true
+	r.notifyLocked() // followers of this record look for the next one
 	if r.f != nil {
 		err := r.f.Close()
 		r.f = nil
@@ -348,7 +403,9 @@ func (r *Record) compactLocked() {
 }
 
 // clip keeps the head and the tail of a growing output within the entry
-// limit, and counts its characters.
+// limit, and counts its characters; once the output outgrows the entry it
+// saves the whole of it to a file (path), so a cut entry says where the
+// rest is. Its stream is what followers read as it grows.
 type clip struct {
 	head, tail []byte
 	dropped    bool   // bytes between head and tail were let go
@@ -356,6 +413,13 @@ type clip struct {
 	pend       []byte // an incomplete UTF-8 sequence at the end, not yet counted
 	scratch    []byte
 	stale      bool // written to since its entry's text was made
+	done       bool // the entry finished: only the stream is kept
+
+	stream  stream
+	path    string // the whole output's file, once it outgrew the entry
+	f       *os.File
+	w       *bufio.Writer
+	fileErr error
 }
 
 // Bytes kept at each end: a character is at most 4 bytes.
@@ -390,6 +454,10 @@ func (c *clip) chars() int { return c.total + len(c.pend) }
 
 func (c *clip) Write(p []byte) {
 	c.count(p)
+	c.stream.write(p)
+	if c.path != "" {
+		c.save(p)
+	}
 	if room := 4*headChars - len(c.head); room > 0 {
 		n := min(room, len(p))
 		c.head = append(c.head, p[:n]...)
@@ -405,16 +473,29 @@ func (c *clip) Write(p []byte) {
 	}
 }
 
+// spillIfOver starts the whole-output file at path once the output
+// outgrows the entry.
+func (c *clip) spillIfOver(path string) {
+	if c.path == "" && c.chars() > api.EntryOutputLimit {
+		c.path = path
+		c.spill()
+	}
+}
+
 // text is the output within the limit, made plain, and its cut if it was
 // cut (counting the characters printed).
 func (c *clip) text() (string, *bound.Cut) {
 	s, cut := c.bounded()
+	if cut != nil && c.path != "" && c.fileErr == nil {
+		c.flushFile()
+		cut.File = c.path
+	}
 	return plain.Text(s), cut
 }
 
 func (c *clip) bounded() (string, *bound.Cut) {
 	if !c.dropped {
-		return bound.HeadTail(string(c.head)+string(c.tail), api.EntryOutputLimit)
+		return headTail(string(c.head)+string(c.tail), api.EntryOutputLimit)
 	}
 	head := strings.ToValidUTF8(string(c.head), "\uFFFD")
 	tail := strings.ToValidUTF8(string(c.tail), "\uFFFD")
@@ -424,7 +505,5 @@ func (c *clip) bounded() (string, *bound.Cut) {
 	if r := []rune(tail); len(r) > tailChars {
 		tail = string(r[len(r)-tailChars:])
 	}
-	cut := &bound.Cut{Total: c.chars(), Head: utf8.RuneCountInString(head), Tail: utf8.RuneCountInString(tail)}
-	cut.Total = max(cut.Total, cut.Head+cut.Tail)
-	return head + bound.Marker(cut.Total-cut.Head-cut.Tail) + tail, cut
+	return lineCut(head, tail, c.chars())
 }

@@ -1,0 +1,222 @@
+package record
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/bound"
+	"github.com/polyrepl/polyrepl/internal/plain"
+)
+
+// A followed entry's output goes out as it grows (api.OutputChunk), not
+// as the whole entry again on every change: each live entry keeps a
+// stream of what it printed, made plain in whole lines, of which the
+// latest streamWindow bytes are held for followers that lag behind.
+// A finished entry's stream is kept a little longer (the last
+// finishedStreams), so a follower still reading it gets its end.
+const (
+	streamWindow    = 512 << 10
+	streamPartMax   = 16 << 10 // an unfinished line longer than this is let out as it stands
+	finishedStreams = 4
+	chunkMax        = 64 << 10 // bytes of text in one chunk
+)
+
+// stream is the plain text of an entry's output, in whole lines, as a
+// window over its latest part.
+type stream struct {
+	win   []byte // plain text of whole lines, the latest of them
+	at    int    // characters before win[0]
+	end   int    // characters in all whole lines let out so far
+	part  []byte // raw bytes of the unfinished last line
+	final bool   // the entry finished: part was let out, nothing follows
+}
+
+func (s *stream) write(p []byte) {
+	s.part = append(s.part, p...)
+	if i := strings.LastIndexByte(string(s.part), '\n'); i >= 0 {
+		s.let(i + 1)
+	} else if len(s.part) > streamPartMax {
+		n := len(s.part)
+		for n > 0 && !utf8.RuneStart(s.part[n-1]) {
+			n--
+		}
+		if n > 0 && !utf8.FullRune(s.part[n-1:]) {
+			n--
+		}
+		s.let(n)
+	}
+}
+
+// let makes the first n bytes of part plain text of the stream.
+func (s *stream) let(n int) {
+	text := plain.Text(strings.ToValidUTF8(string(s.part[:n]), "\uFFFD"))
+	s.win = append(s.win, text...)
+	s.end += utf8.RuneCountInString(text)
+	s.part = append(s.part[:0], s.part[n:]...)
+	if len(s.win) > streamWindow {
+		k := len(s.win) - streamWindow/2
+		if i := strings.IndexByte(string(s.win[k:]), '\n'); i >= 0 {
+			k += i + 1
+		}
+		s.at += utf8.RuneCount(s.win[:k])
+		s.win = append([]byte(nil), s.win[k:]...)
+	}
+}
+
+// finish lets out the unfinished last line: the entry ended.
+func (s *stream) finish() {
+	if len(s.part) > 0 {
+		s.let(len(s.part))
+	}
+	s.final = true
+}
+
+// read returns the text from character offset from on (at most chunkMax
+// bytes of it), where it starts (later than from when the window no
+// longer holds what came between), and the unfinished last line.
+func (s *stream) read(from int) (text string, at int, pending string) {
+	from = min(max(from, s.at), s.end)
+	off := 0
+	for n := from - s.at; n > 0 && off < len(s.win); n-- {
+		_, w := utf8.DecodeRune(s.win[off:])
+		off += w
+	}
+	rest := s.win[off:]
+	if len(rest) > chunkMax {
+		k := chunkMax
+		if i := strings.LastIndexByte(string(rest[:k]), '\n'); i >= 0 {
+			k = i + 1
+		}
+		for k < len(rest) && !utf8.RuneStart(rest[k]) {
+			k++
+		}
+		return string(rest[:k]), from, ""
+	}
+	if !s.final {
+		pending = plain.Text(strings.ToValidUTF8(string(s.part), "\uFFFD"))
+	}
+	return string(rest), from, pending
+}
+
+// Stream returns what entry seq printed from character offset from on,
+// for a follower: ok is false if the record holds no stream of it (it is
+// not a cell or an idle entry, or it finished long ago). A chunk with no
+// Text and the same Pending as before has nothing new.
+func (r *Record) Stream(seq, from int) (c api.OutputChunk, final, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cl := r.clips[seq]
+	if cl == nil {
+		return api.OutputChunk{}, false, false
+	}
+	text, at, pending := cl.stream.read(from)
+	c = api.OutputChunk{ID: fmt.Sprintf("%s#%d", r.name, seq), Seq: seq, Offset: at, Text: text, Skipped: at - from, Pending: pending}
+	if c.Skipped > 0 && cl.path != "" && cl.fileErr == nil {
+		c.File = cl.path
+	}
+	end := at + utf8.RuneCountInString(text)
+	return c, cl.stream.final && end >= cl.stream.end, true
+}
+
+// outputPath is where entry seq's whole output is saved once it outgrows
+// the entry: beside the record, removed when the entry is dropped.
+func (r *Record) outputPath(seq int) string {
+	return filepath.Join(filepath.Dir(r.path), "output", fmt.Sprintf("%s-%d.txt", r.name, seq))
+}
+
+// spill starts the whole-output file of clip c: what it holds so far
+// (all of it: a clip drops nothing before its entry is over the limit),
+// and from now on every write.
+func (c *clip) spill() {
+	if err := os.MkdirAll(filepath.Dir(c.path), 0o700); err != nil {
+		c.fileErr = err
+		return
+	}
+	f, err := os.OpenFile(c.path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		c.fileErr = err
+		return
+	}
+	c.f, c.w = f, bufio.NewWriterSize(f, 32<<10)
+	c.save(c.head)
+	c.save(c.tail)
+}
+
+// save adds p to the whole-output file, reopening it if it was closed.
+func (c *clip) save(p []byte) {
+	if c.fileErr != nil || len(p) == 0 {
+		return
+	}
+	if c.f == nil {
+		f, err := os.OpenFile(c.path, os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			c.fileErr = err
+			return
+		}
+		c.f, c.w = f, bufio.NewWriterSize(f, 32<<10)
+	}
+	if _, err := c.w.Write(p); err != nil {
+		c.fileErr = err
+	}
+}
+
+// closeFile flushes and closes the whole-output file, if open; a later
+// write opens it again.
+func (c *clip) closeFile() {
+	if c.f == nil {
+		return
+	}
+	if err := c.w.Flush(); err != nil && c.fileErr == nil {
+		c.fileErr = err
+	}
+	c.f.Close()
+	c.f, c.w = nil, nil
+}
+
+// flushFile makes the whole-output file hold all written so far, so a
+// path given in a reply can be read at once.
+func (c *clip) flushFile() {
+	if c.w != nil {
+		if err := c.w.Flush(); err != nil && c.fileErr == nil {
+			c.fileErr = err
+		}
+	}
+}
+
+// lineCut joins the head and the tail kept of a text of total
+// characters, at line ends where one is near: a cut in the middle of a
+// line leaves both halves unreadable. It returns the text and its cut.
+func lineCut(head, tail string, total int) (string, *bound.Cut) {
+	if i := strings.LastIndexByte(head, '\n'); i >= 0 && utf8.RuneCountInString(head[i+1:]) <= nearLine(head) {
+		head = head[:i+1]
+	}
+	if i := strings.IndexByte(tail, '\n'); i >= 0 && i < len(tail)-1 && utf8.RuneCountInString(tail[:i]) <= nearLine(tail) {
+		tail = tail[i+1:]
+	}
+	cut := &bound.Cut{Total: total, Head: utf8.RuneCountInString(head), Tail: utf8.RuneCountInString(tail)}
+	cut.Total = max(cut.Total, cut.Head+cut.Tail)
+	return strings.TrimSuffix(head, "\n") + bound.Marker(cut.Total-cut.Head-cut.Tail) + tail, cut
+}
+
+// nearLine is how far back a cut looks for a line end: a fifth of what
+// it keeps, so a text of very long lines is still cut near its bound.
+func nearLine(kept string) int { return max(utf8.RuneCountInString(kept)/5, 1) }
+
+// headTail bounds s to limit characters, its head and tail kept whole
+// lines where lines are short, saying what was cut.
+func headTail(s string, limit int) (string, *bound.Cut) {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	total := utf8.RuneCountInString(s)
+	if total <= limit {
+		return s, nil
+	}
+	h := limit / 2
+	t := limit - h
+	r := []rune(s)
+	return lineCut(string(r[:h]), string(r[len(r)-t:]), total)
+}
