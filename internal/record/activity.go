@@ -2,10 +2,13 @@ package record
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/bound"
 )
 
 // position is where one client is in a record: what it has been told (or
@@ -37,18 +40,25 @@ func (r *Record) Activity(c api.Client) *api.Activity {
 	a := &api.Activity{Session: r.name}
 	r.positionsChangedLocked()
 	if p == nil {
-		// First contact: what came before is history, not news.
+		// First contact: the client is told what is there, the latest
+		// entries within tighter bounds than news (it did not ask), and
+		// how many came before them.
 		p = &position{told: map[int]int{}, seen: time.Now()}
 		r.pos[key] = p
+		var before []*api.Entry
 		for _, e := range r.entries {
+			r.freshLocked(e)
 			p.told[e.Seq] = e.Rev
-			if !own(e, c) && e.Kind != api.EntryNote {
-				a.Earlier++
+			if !own(e, c) {
+				before = append(before, e)
 			}
 		}
-		if a.Earlier == 0 {
+		if len(before) == 0 {
 			return nil
 		}
+		a.First = true
+		a.Entries = firstBrief(before[max(0, len(before)-api.FirstEntries):])
+		a.Earlier = len(before) - len(a.Entries)
 		return a
 	}
 	p.seen = time.Now()
@@ -139,4 +149,134 @@ func lines(s string, head, tail int) string {
 		out += "\n"
 	}
 	return out
+}
+
+// firstBrief cuts the entries told at first contact, newest first, to
+// api.FirstChars in all: each gets a share of the room (what a short one
+// leaves goes to the others), its code and output cut to their head and
+// tail with the cut said.
+func firstBrief(es []*api.Entry) []api.Entry {
+	sizes := make([]int, len(es))
+	for i, e := range es {
+		sizes[i] = size(*e)
+	}
+	room := share(sizes, max(api.FirstChars-entryOverhead*len(es), 0))
+	out := make([]api.Entry, 0, len(es))
+	for i := len(es) - 1; i >= 0; i-- {
+		out = append(out, fit(*es[i], room[i]))
+	}
+	return out
+}
+
+// entryOverhead is what an entry's header and labels take when told.
+const entryOverhead = 80
+
+// size is the characters an entry takes when told.
+func size(e api.Entry) int {
+	n := utf8.RuneCountInString(e.Code) + utf8.RuneCountInString(e.Output) + utf8.RuneCountInString(e.Display) + utf8.RuneCountInString(e.Text)
+	if e.Error != nil {
+		n += utf8.RuneCountInString(e.Error.Type) + utf8.RuneCountInString(e.Error.Message)
+	}
+	if e.Note != nil {
+		n += 200 // its words, written at the edges
+	}
+	return n
+}
+
+// share divides room between texts of sizes: none gets more than it
+// needs, and what one does not need goes to the others, evenly.
+func share(sizes []int, room int) []int {
+	got := make([]int, len(sizes))
+	order := make([]int, len(sizes))
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(a, b int) bool { return sizes[order[a]] < sizes[order[b]] })
+	for k, i := range order {
+		each := room / (len(order) - k)
+		got[i] = min(sizes[i], each)
+		room -= got[i]
+	}
+	return got
+}
+
+// fit cuts an entry to room characters: the value and the error to their
+// first and last lines, the code and the output to their head and tail.
+func fit(e api.Entry, room int) api.Entry {
+	e.Display = lines(e.Display, 2, 1)
+	if e.Error != nil {
+		er := *e.Error
+		er.Traceback = ""
+		er.Message = lines(er.Message, 2, 1)
+		e.Error = &er
+	}
+	rest := room - utf8.RuneCountInString(e.Display) - utf8.RuneCountInString(e.Text)
+	if e.Error != nil {
+		rest -= utf8.RuneCountInString(e.Error.Message)
+	}
+	rest = max(rest, minTold)
+	code, output := utf8.RuneCountInString(e.Code), utf8.RuneCountInString(e.Output)
+	codeRoom := min(code, max(rest/3, rest-output))
+	e.Code, e.CodeCut = cutTo(e.Code, e.CodeCut, codeRoom)
+	e.Output, e.OutputCut = cutTo(e.Output, e.OutputCut, max(rest-codeRoom, minTold))
+	return e
+}
+
+// firstLinesKept bounds the lines told at each end of a text cut at
+// first contact: a few hundred short lines would bury the rest.
+const firstLinesKept = 10
+
+// firstLines is the first n lines of s, each with its newline.
+func firstLines(s string, n int) string {
+	i := 0
+	for k := 0; k < n; k++ {
+		j := strings.IndexByte(s[i:], '\n')
+		if j < 0 {
+			return s
+		}
+		i += j + 1
+	}
+	return s[:i]
+}
+
+// lastLines is the last n lines of s.
+func lastLines(s string, n int) string {
+	i := len(strings.TrimSuffix(s, "\n"))
+	for k := 0; k < n; k++ {
+		j := strings.LastIndexByte(s[:i], '\n')
+		if j < 0 {
+			return s
+		}
+		i = j
+	}
+	return s[i+1:]
+}
+
+// minTold is the least of a text told: a line or two.
+const minTold = 120
+
+// cutTo bounds s, a text the record may have cut already (had), to limit
+// characters; the cut counts what the whole text had.
+func cutTo(s string, had *bound.Cut, limit int) (string, *bound.Cut) {
+	total := utf8.RuneCountInString(s)
+	if total <= limit {
+		return s, had
+	}
+	if had != nil {
+		total = had.Total
+	}
+	r := []rune(s)
+	h := limit / 2
+	t, cut := lineCut(string(r[:h]), string(r[len(r)-(limit-h):]), total)
+	if head, tail, ok := strings.Cut(t, "\n[… "); ok {
+		_, tail, _ = strings.Cut(tail, " cut …]\n")
+		if !strings.HasSuffix(head, "\n") && strings.Contains(head, "\n") {
+			head += "\n"
+		}
+		t, cut = joinCut(firstLines(head, firstLinesKept), lastLines(tail, firstLinesKept), total)
+	}
+	if had != nil {
+		cut.File = had.File
+	}
+	return t, cut
 }

@@ -255,7 +255,155 @@ func TestPositionsAcrossOpens(t *testing.T) {
 	if a == nil || a.Earlier != 0 || len(a.Entries) != 1 || a.Entries[0].Code != "c = 3" {
 		t.Errorf("after the restart alice was told %+v, want just c = 3", a)
 	}
-	if a := r2.Activity(other); a == nil || a.Earlier != 3 || len(a.Entries) != 0 {
-		t.Errorf("a client first seen after the restart was told %+v, want a count of 3 earlier entries", a)
+	if a := r2.Activity(other); a == nil || !a.First || a.Earlier != 0 || len(a.Entries) != 3 || a.Entries[0].Code != "c = 3" {
+		t.Errorf("a client first seen after the restart was told %+v, want the 3 entries there", a)
+	}
+}
+
+// TestFirstContact: a client new to a session is told what is there,
+// the latest entries (any kind, from anyone else) within the tight
+// bounds of a first contact, each cut to head and tail with the cut
+// said, and a count of all the others.
+func TestFirstContact(t *testing.T) {
+	r, _ := Open(t.TempDir(), "s")
+	defer r.Close()
+	r.Add(api.Entry{Kind: api.EntryNote, Who: "alice", How: "cli", Note: &api.Note{Kind: api.NoteCreated, Session: "s"}, Started: time.Now()})
+	for i := 0; i < 10; i++ {
+		s := r.Add(cellBy(alice, fmt.Sprintf("print(%d)", i)))
+		r.Output(s, []byte(fmt.Sprintf("%d\n", i)))
+		end(r, s, api.StatusDone)
+	}
+	big := r.Add(cellBy(alice, "for i in range(5000): print('line', i)"))
+	for i := 0; i < 5000; i++ {
+		r.Output(big, []byte(fmt.Sprintf("line %d\n", i)))
+	}
+	end(r, big, api.StatusDone)
+	r.Add(api.Entry{Kind: api.EntryNote, Note: &api.Note{Kind: api.NoteEnded, Session: "s"}, Started: time.Now()})
+	mine := r.Add(cellBy(agent, "x"))
+	end(r, mine, api.StatusDone)
+
+	a := r.Activity(agent)
+	if a == nil || !a.First || len(a.Entries) != api.FirstEntries {
+		t.Fatalf("first contact told %+v, want the %d latest entries", a, api.FirstEntries)
+	}
+	if a.Earlier != 13-api.FirstEntries {
+		t.Errorf("earlier = %d, want every other entry from another (cells and notes): %d", a.Earlier, 13-api.FirstEntries)
+	}
+	if a.Entries[0].Kind != api.EntryNote || a.Entries[1].Seq != big {
+		t.Errorf("not newest first, without the agent's own cell: %+v", a.Entries)
+	}
+	total := 0
+	for _, e := range a.Entries {
+		total += size(e) + entryOverhead
+	}
+	if total > api.FirstChars+minTold {
+		t.Errorf("first contact told %d characters, the bound is %d", total, api.FirstChars)
+	}
+	b := a.Entries[1]
+	if b.OutputCut == nil || b.OutputCut.Total < 5000*8 || b.OutputCut.File == "" {
+		t.Fatalf("the big cell's cut: %+v, want the whole count and the whole output's file", b.OutputCut)
+	}
+	if !strings.HasPrefix(b.Output, "line 0\n") || !strings.HasSuffix(b.Output, "line 4999\n") || !strings.Contains(b.Output, "\n[… ") {
+		t.Errorf("the big cell's output is not its head and tail in whole lines: %q", b.Output)
+	}
+	for _, l := range strings.Split(b.Output, "\n") {
+		if l != "" && !strings.HasPrefix(l, "line ") && !strings.HasPrefix(l, "[… ") {
+			t.Errorf("a line cut in the middle: %q", l)
+		}
+	}
+	if a := r.Activity(agent); a != nil {
+		t.Errorf("told again: %+v", a)
+	}
+	// A client that made the session and ran everything is told nothing.
+	r2, _ := Open(t.TempDir(), "t")
+	defer r2.Close()
+	end(r2, r2.Add(cellBy(alice, "1")), api.StatusDone)
+	if a := r2.Activity(alice); a != nil {
+		t.Errorf("a client alone in its session was told %+v", a)
+	}
+}
+
+// TestEntryCutAtLines: an entry too long for the record keeps its head
+// and tail in whole lines, and its whole output in a file named by the
+// cut, removed when the entry is dropped.
+func TestEntryCutAtLines(t *testing.T) {
+	dir := t.TempDir()
+	r, _ := Open(dir, "s")
+	defer r.Close()
+	s := r.Add(cellBy(alice, "loop"))
+	var whole strings.Builder
+	for i := 0; i < 3000; i++ {
+		l := fmt.Sprintf("line %d\n", i)
+		whole.WriteString(l)
+		r.Output(s, []byte(l))
+	}
+	end(r, s, api.StatusDone)
+	e, _ := r.Get(s)
+	if e.OutputCut == nil || e.OutputCut.File == "" {
+		t.Fatalf("cut %+v, want the whole output's file", e.OutputCut)
+	}
+	if b, err := os.ReadFile(e.OutputCut.File); err != nil || string(b) != whole.String() {
+		t.Errorf("the whole output's file: %v, %d bytes, want %d", err, len(b), whole.Len())
+	}
+	head, tail, _ := strings.Cut(e.Output, "\n[… ")
+	for _, l := range strings.Split(head, "\n") {
+		if !strings.HasPrefix(l, "line ") || !strings.Contains(whole.String(), l+"\n") {
+			t.Errorf("the head ends in the middle of a line: %q", l)
+		}
+	}
+	tl := strings.SplitN(tail, "\n", 2)[1]
+	if !strings.HasPrefix(tl, "line ") || !strings.Contains(whole.String(), "\n"+strings.SplitN(tl, "\n", 2)[0]+"\n") {
+		t.Errorf("the tail starts in the middle of a line: %q", tl[:20])
+	}
+	for i := 0; i < api.RecordKeep; i++ {
+		r.Add(api.Entry{Kind: api.EntryNote, Text: "n"})
+	}
+	if _, err := os.Stat(e.OutputCut.File); !os.IsNotExist(err) {
+		t.Errorf("the dropped entry's output file is still there: %v", err)
+	}
+}
+
+// TestStream: a follower reads a live entry's output as it grows, in
+// whole lines from an offset, the unfinished line apart, and is told
+// what it missed when it falls behind the window.
+func TestStream(t *testing.T) {
+	r, _ := Open(t.TempDir(), "s")
+	defer r.Close()
+	s := r.Add(cellBy(alice, "loop"))
+	r.Output(s, []byte("a\nb"))
+	c, final, ok := r.Stream(s, 0)
+	if !ok || final || c.Text != "a\n" || c.Pending != "b" || c.Offset != 0 || c.ID != "s#"+fmt.Sprint(s) {
+		t.Fatalf("stream %+v final %v ok %v", c, final, ok)
+	}
+	r.Output(s, []byte("\r\x1b[1mc\x1b[0m\n"))
+	c, _, _ = r.Stream(s, 2)
+	if c.Text != "c\n" || c.Offset != 2 || c.Pending != "" {
+		t.Errorf("after a rewritten line: %+v", c)
+	}
+	big := strings.Repeat("é", 99) + "\n"
+	for i := 0; i < 2*streamWindow/len(big); i++ {
+		r.Output(s, []byte(big))
+	}
+	c, _, _ = r.Stream(s, 4)
+	if c.Skipped == 0 || c.Offset != 4+c.Skipped || c.File == "" || !strings.HasPrefix(c.Text, "é") {
+		t.Errorf("a follower behind the window: skipped %d offset %d file %q", c.Skipped, c.Offset, c.File)
+	}
+	r.Output(s, []byte("end"))
+	end(r, s, api.StatusDone)
+	from := c.Offset
+	var got string
+	for {
+		c, final, ok = r.Stream(s, from)
+		if !ok {
+			t.Fatal("the finished entry's stream is gone at once")
+		}
+		got += c.Text
+		from = c.Offset + utf8.RuneCountInString(c.Text)
+		if final {
+			break
+		}
+	}
+	if !strings.HasSuffix(got, big+"end") {
+		t.Errorf("the stream's end: %q", got[max(0, len(got)-20):])
 	}
 }

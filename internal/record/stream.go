@@ -198,6 +198,12 @@ func lineCut(head, tail string, total int) (string, *bound.Cut) {
 	if i := strings.IndexByte(tail, '\n'); i >= 0 && i < len(tail)-1 && utf8.RuneCountInString(tail[:i]) <= nearLine(tail) {
 		tail = tail[i+1:]
 	}
+	return joinCut(head, tail, total)
+}
+
+// joinCut joins a head and a tail kept of a text of total characters,
+// the marker between them saying how many were cut.
+func joinCut(head, tail string, total int) (string, *bound.Cut) {
 	cut := &bound.Cut{Total: total, Head: utf8.RuneCountInString(head), Tail: utf8.RuneCountInString(tail)}
 	cut.Total = max(cut.Total, cut.Head+cut.Tail)
 	return strings.TrimSuffix(head, "\n") + bound.Marker(cut.Total-cut.Head-cut.Tail) + tail, cut

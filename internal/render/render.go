@@ -21,6 +21,9 @@ type Style struct {
 	// when it is only what the session printed while idle; "" is
 	// ActivityIdleHeader.
 	ActivityHeader, ActivityIdleHeader string
+	// ActivityFirstHeader opens what a client is told at its first
+	// contact with a session; "" is ActivityFirstHeader.
+	ActivityFirstHeader string
 	// CallHeader, if set, opens the call's own result after activity, so
 	// a reader cannot take one for the other.
 	CallHeader string
@@ -43,7 +46,13 @@ func Result(w io.Writer, r api.CellResult, st Style) {
 	if header == "" {
 		header = ActivityHeader
 	}
-	if OnlyIdle(r.Activity) {
+	switch {
+	case r.Activity != nil && r.Activity.First:
+		header = st.ActivityFirstHeader
+		if header == "" {
+			header = ActivityFirstHeader
+		}
+	case OnlyIdle(r.Activity):
 		header = st.ActivityIdleHeader
 		if header == "" {
 			header = ActivityIdleHeader
