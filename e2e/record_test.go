@@ -387,11 +387,47 @@ func TestAttach(t *testing.T) {
 		t.Errorf("attach ended with %v after Ctrl-D, want exit 0", err)
 	}
 	expect("detach", "Detached from session 'lab'; it keeps running.")
+	// The console's prompt is not drawn again after the words: the
+	// shell's next prompt starts on a fresh line.
+	if scr := con.scr.String(); !strings.HasSuffix(scr, "Detached from session 'lab'; it keeps running.\r\n") {
+		t.Errorf("after detaching the console leaves %q, want its last line ended", scr[max(0, len(scr)-80):])
+	}
 	if s := e.session("lab"); s.State != "idle" {
 		t.Errorf("after detaching, the session is %s", s.State)
 	}
 	if _, stderr, code := e.runIn("x\n", "attach", "lab"); code != 2 || !strings.Contains(stderr, "needs a terminal") {
 		t.Errorf("attach without a terminal: exit %d, %s", code, stderr)
+	}
+}
+
+// TestAttachThroughDeath: a console follows its session through a death
+// and the new life: it shows the death, then the new life's creation,
+// then the cells typed into the new life and their output.
+func TestAttachThroughDeath(t *testing.T) {
+	needPython(t)
+	t.Parallel()
+	e := newEnv(t)
+	e.must(0, "exec", "lab", "x = 1")
+	con := e.onTerminal("attach", "lab", "--label", "carol")
+	con.expect("start", "Attached to session 'lab'", "x = 1")
+
+	e.must(1, "exec", "lab", "import os; os._exit(3)")
+	con.expect("the death", "Session 'lab' ended", "exited with status 3")
+	con.send("print('alive', 40 + 2)\r")
+	con.expect("the new life", "Created session 'lab' again", "print('alive', 40 + 2)", "alive 42")
+	con.send("'typed' * 2\r")
+	con.expect("a second cell of the new life", "Out[2]: 'typedtyped'")
+	e.must(0, "exec", "lab", "print('from another client')")
+	con.expect("another client's cell in the new life", "from another client")
+
+	// Dead again, by kill this time, and made afresh by another client.
+	e.must(0, "kill", "lab")
+	con.expect("killed", "killed by")
+	e.must(0, "exec", "lab", "print('third life')")
+	con.expect("the third life", "third life")
+	con.send("\x04")
+	if err := con.exit("Ctrl-D"); err != nil {
+		t.Errorf("attach ended with %v, want exit 0", err)
 	}
 }
 
@@ -418,6 +454,11 @@ func TestAttachRaw(t *testing.T) {
 	}
 	if !idle || !attached {
 		t.Errorf("the record lacks the typing as idle output (%v) or the attach note (%v): %+v", idle, attached, e.history("term"))
+	}
+	// The terminal is raw: every line the runtime printed starts at
+	// column 0, each line feed with its carriage return.
+	if scr := con.scr.String(); strings.Contains(strings.ReplaceAll(scr, "\r\n", ""), "\n") {
+		t.Errorf("attach --raw printed a line feed without a carriage return (lines would staircase): %q", scr)
 	}
 	con.send("\x1d")
 	if err := con.exit("Ctrl-]"); err != nil {

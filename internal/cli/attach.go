@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/term"
 
@@ -183,7 +184,14 @@ func (x *attachCmd) run(e *env, pos []string) int {
 		a.send(code)
 	}
 	cancel()
-	fmt.Fprintf(t, "Detached from session '%s'; it keeps running.\n", name)
+	select {
+	case <-followErr: // nothing writes to the console after this
+	case <-time.After(2 * time.Second):
+	}
+	// The line editor draws its prompt again after anything written
+	// through it; the words go past it, on a line of their own, so the
+	// shell's prompt starts on a fresh line.
+	fmt.Fprintf(e.stdout, "\r\x1b[KDetached from session '%s'; it keeps running.\r\n", name)
 	return ExitOK
 }
 
@@ -206,7 +214,9 @@ func (e *env) attachRaw(name string, in *os.File) int {
 	fmt.Fprintf(e.stdout, "Attached to the terminal of session '%s' as %s; Ctrl-] detaches (the session keeps running).\r\n", name, me.Who)
 	ended := make(chan struct{})
 	go func() {
-		io.Copy(e.stdout, conn)
+		// The terminal is in raw mode: a line feed alone would not
+		// bring the cursor back to column 0.
+		io.Copy(&crlf{w: e.stdout}, conn)
 		close(ended)
 	}()
 	typed := make(chan struct{})
@@ -239,6 +249,31 @@ func (e *env) attachRaw(name string, in *os.File) int {
 	case <-e.ctx.Done():
 		return ExitOK
 	}
+}
+
+// crlf writes a runtime's output to a terminal in raw mode: each line
+// feed not already after a carriage return gets one, so every line
+// starts at column 0 (a runtime on pipes ends its lines with "\n"
+// alone; one on a PTY already sends "\r\n").
+type crlf struct {
+	w   io.Writer
+	cr  bool // the last byte written was '\r'
+	out []byte
+}
+
+func (c *crlf) Write(p []byte) (int, error) {
+	c.out = c.out[:0]
+	for _, b := range p {
+		if b == '\n' && !c.cr {
+			c.out = append(c.out, '\r')
+		}
+		c.out = append(c.out, b)
+		c.cr = b == '\r'
+	}
+	if _, err := c.w.Write(c.out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // console is one attach session.
