@@ -533,3 +533,146 @@ func TestIdleOutput(t *testing.T) {
 		t.Errorf("the quiet client after alice heard idle output: %v, want a note of idle-two only", r)
 	}
 }
+
+// TestLogFollow: `log --follow` prints each entry's output as it grows,
+// whole lines as printed (never cut in the middle of one), and
+// `log --follow --json` sends a new entry once, then only what it
+// printed next (with its offset), then its end: a script rebuilds the
+// output from the chunks, and the stream is about the size of the output,
+// not the whole entry again at every change.
+func TestLogFollow(t *testing.T) {
+	needPython(t)
+	t.Parallel()
+	e := newEnv(t)
+	e.must(0, "exec", "f", "x = 1") // entries 1 (created) and 2
+	follow := func(args ...string) *screen {
+		cmd := exec.Command(e.bin, append([]string{"log", "f", "--follow", "--since", "2"}, args...)...)
+		cmd.Env = e.vars
+		out := &screen{}
+		cmd.Stdout, cmd.Stderr = out, out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			cmd.Process.Signal(os.Interrupt)
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("log --follow %v ended with %v after SIGINT, want exit 0:\n%.2000s", args, err, out.String())
+				}
+			case <-time.After(10 * time.Second):
+				cmd.Process.Kill()
+				<-done
+				t.Errorf("log --follow %v did not end on SIGINT", args)
+			}
+		})
+		return out
+	}
+	js, text := follow("--json"), follow()
+
+	const n = 20000
+	code := fmt.Sprintf("import time\nfor i in range(%d): print('line', i)\nprint('50%%', end='', flush=True); time.sleep(0.5); print('\\r100%%')\n'end'", n)
+	e.must(0, "exec", "f", code)
+	var want strings.Builder
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&want, "line %d\n", i)
+	}
+	want.WriteString("100%\n")
+
+	if !waitFor(20*time.Second, func() bool {
+		return strings.Contains(js.String(), `"event":"end"`) && strings.Contains(text.String(), "[f#3 done]")
+	}) {
+		t.Fatalf("the followers did not see the cell end:\njson: %.3000s\ntext: %.3000s", js.String(), text.String())
+	}
+
+	type event struct {
+		Event string `json:"event"`
+		Entry *entry `json:"entry"`
+		Out   *struct {
+			ID      string `json:"id"`
+			Seq     int    `json:"seq"`
+			Offset  int    `json:"offset"`
+			Text    string `json:"text"`
+			Skipped int    `json:"skipped"`
+			Pending string `json:"pending"`
+		} `json:"output"`
+	}
+	var rebuilt strings.Builder
+	var entries, ends int
+	pending := false
+	var last *entry
+	for _, l := range strings.Split(strings.TrimSpace(js.String()), "\n") {
+		var ev event
+		if err := json.Unmarshal([]byte(l), &ev); err != nil {
+			t.Fatalf("not a JSON event: %q: %v", l, err)
+		}
+		switch ev.Event {
+		case "entry":
+			entries++
+			if ev.Entry.ID != "f#3" || ev.Entry.Status != "running" || ev.Entry.Output != "" {
+				t.Errorf("the new entry: %+v, want f#3 running, its output to follow", ev.Entry)
+			}
+		case "output":
+			o := ev.Out
+			if o.ID != "f#3" || o.Offset != len([]rune(rebuilt.String())) || o.Skipped != 0 {
+				t.Fatalf("an output chunk %s at offset %d (skipped %d), rebuilt so far %d characters", o.ID, o.Offset, o.Skipped, len([]rune(rebuilt.String())))
+			}
+			rebuilt.WriteString(o.Text)
+			pending = pending || o.Pending == "50%"
+		case "end":
+			ends++
+			last = ev.Entry
+		default:
+			t.Errorf("unknown event %q", l)
+		}
+	}
+	if entries != 1 || ends != 1 {
+		t.Errorf("%d entry events and %d end events, want one each", entries, ends)
+	}
+	if rebuilt.String() != want.String() {
+		t.Errorf("the rebuilt output (%d characters) is not what the cell printed (%d)", rebuilt.Len(), want.Len())
+	}
+	if !pending {
+		t.Errorf("the unfinished line '50%%' was never sent as pending")
+	}
+	if last == nil || last.Status != "done" || last.Output != "" || last.Display != "Out[2]: 'end'" {
+		t.Errorf("the end event: %+v, want done with its value and without the output again", last)
+	}
+	if size := len(js.String()); size > 2*want.Len() {
+		t.Errorf("the JSON stream is %d bytes for %d of output: entries are sent again whole", size, want.Len())
+	}
+
+	// The text follower printed every line whole, in order.
+	scr := strings.ReplaceAll(text.String(), "50%\r", "")
+	if !strings.Contains(scr, want.String()) {
+		t.Errorf("log --follow did not print the output whole, line by line:\n%.3000s", text.String())
+	}
+	if !strings.Contains(scr, "── f#3 cell 2 · ") || !strings.Contains(scr, "Out[2]: 'end'\n[f#3 done]\n") {
+		t.Errorf("log --follow lacks the entry's header or end:\n%.1000s", text.String())
+	}
+
+	// The entry in the record is cut at line ends, and says where its
+	// whole output is.
+	var en entry
+	if err := json.Unmarshal([]byte(e.mustText("history", "f#3", "--json")), &en); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(en.Output, "\n") {
+		if l != "" && !strings.HasPrefix(l, "line ") && !strings.HasPrefix(l, "[… ") && l != "100%" {
+			t.Errorf("the recorded entry has a line cut in the middle: %q", l)
+		}
+	}
+	if en.OutputCut == nil || en.OutputCut.File == "" {
+		t.Fatalf("the recorded entry's cut %+v names no file", en.OutputCut)
+	}
+	if b, err := os.ReadFile(en.OutputCut.File); err != nil || !strings.HasPrefix(string(b), "line 0\n") || !strings.HasSuffix(string(b), "50%\r100%\n") {
+		t.Errorf("the whole output's file %s: %v, %d bytes", en.OutputCut.File, err, len(b))
+	}
+	// So does the MCP history tool, showing the entry.
+	agent := e.startMCP()
+	if text := agent.call("history", map[string]any{"session": "f", "id": "f#3"}, nil); !strings.Contains(text, "the whole output is in "+en.OutputCut.File) {
+		t.Errorf("the history tool does not say where the whole output is:\n%.500s", text[max(0, len(text)-500):])
+	}
+}

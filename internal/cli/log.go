@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
+
+	"golang.org/x/term"
 
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/render"
@@ -53,7 +56,7 @@ func (l *logCmd) run(e *env, pos []string) int {
 			start = r.Next - 1
 		}
 	}
-	p := &entryPrinter{w: e.stdout, json: l.json}
+	p := &entryPrinter{w: e.stdout, json: l.json, tty: isTerminal(e.stdout)}
 	if !l.follow {
 		r, err := e.client.History(e.ctx, name, start)
 		if err != nil {
@@ -79,6 +82,7 @@ func (l *logCmd) run(e *env, pos []string) int {
 type entryPrinter struct {
 	w       io.Writer
 	json    bool
+	tty     bool   // w is a terminal: an unfinished line is shown, and redrawn as it changes
 	last    int    // the seq whose output was printed last
 	pending string // the unfinished line printed last, redrawn when it changes
 }
@@ -180,8 +184,10 @@ func (p *entryPrinter) output(b *strings.Builder, c api.OutputChunk) {
 		fmt.Fprintf(b, "[… %s not shown: this follower fell behind what the record holds%s …]\n", render.Plural(c.Skipped, "character"), where)
 	}
 	b.WriteString(c.Text)
-	b.WriteString(c.Pending)
-	p.pending = c.Pending
+	if p.tty {
+		b.WriteString(c.Pending)
+		p.pending = c.Pending
+	}
 }
 
 // endLine ends an unfinished line printed last, so what follows starts
@@ -210,4 +216,10 @@ func (p *entryPrinter) ending(b *strings.Builder, en api.Entry) {
 		b.WriteString("[" + t + "]\n")
 	}
 	fmt.Fprintf(b, "[%s %s]\n", en.ID, en.Status)
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
