@@ -20,9 +20,12 @@ func init() {
 		summary: "print a session's shared record whole; --follow streams it as it grows",
 		help: `Prints the entries of session NAME's shared record after --since SEQ (default:
 all kept), each whole. With --follow, keeps printing as entries are added
-and as running cells print, until interrupted (Ctrl-C); it starts from
---since, or from now if not given. --json prints one JSON entry per line,
-again each time the entry changes (NDJSON).`,
+and as running cells print, line by line, through the session's deaths
+and new lives, until interrupted (Ctrl-C); it starts from --since, or from
+now if not given. --json prints NDJSON events: "entry" once per entry (a
+running one without its output), "output" with what it printed next
+(text, its offset in the entry's output, the unfinished line as pending),
+and "end" when a cell finishes; the README describes them.`,
 		new: func() runner { return &logCmd{since: -1} },
 	})
 }
