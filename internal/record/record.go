@@ -99,6 +99,11 @@ func (r *Record) load() error {
 		bySeq[e.Seq] = &e
 		r.next = max(r.next, e.Seq+1)
 	}
+	for seq, e := range bySeq {
+		if seq < r.next-api.RecordKeep {
+			r.removeOutput(e) // its entry is dropped
+		}
+	}
 	for seq := r.next - api.RecordKeep; seq < r.next; seq++ {
 		if e := bySeq[seq]; e != nil {
 			if e.Status == api.StatusRunning {
@@ -155,7 +160,7 @@ func (r *Record) Add(e api.Entry) int {
 			r.freshLocked(old)
 			r.finishClipLocked(seq, c)
 			old.Rev++
-			r.dirty[seq] = true
+			r.dirtyLocked(seq)
 		}
 	}
 	if e.Kind == api.EntryCell || e.Kind == api.EntryIdle {
@@ -170,9 +175,7 @@ func (r *Record) Add(e api.Entry) int {
 	if len(r.entries) > api.RecordKeep {
 		old := r.entries[0]
 		r.dropClipLocked(old.Seq)
-		if old.OutputCut != nil && old.OutputCut.File != "" {
-			os.Remove(old.OutputCut.File)
-		}
+		r.removeOutput(old)
 		r.entries = r.entries[1:]
 		r.dropped = old.Seq
 	}

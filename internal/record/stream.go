@@ -129,6 +129,14 @@ func (r *Record) outputPath(seq int) string {
 	return filepath.Join(filepath.Dir(r.path), "output", fmt.Sprintf("%s-%d.txt", r.name, seq))
 }
 
+// removeOutput removes the whole-output file of a dropped entry: only
+// the one this record would have made for it, wherever the entry says.
+func (r *Record) removeOutput(e *api.Entry) {
+	if e.OutputCut != nil && e.OutputCut.File == r.outputPath(e.Seq) {
+		os.Remove(e.OutputCut.File)
+	}
+}
+
 // spill starts the whole-output file of clip c: what it holds so far
 // (all of it: a clip drops nothing before its entry is over the limit),
 // and from now on every write.
