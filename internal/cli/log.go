@@ -108,7 +108,7 @@ func (p *entryPrinter) event(ev api.RecordEvent) {
 	case ev.Event == api.EventEntry && ev.Entry != nil:
 		p.endLine(&b)
 		p.head(&b, *ev.Entry)
-		if en := *ev.Entry; en.Kind == api.EntryIdle && en.Output == "" || en.Kind == api.EntryCell && en.Status == api.StatusRunning {
+		if en := *ev.Entry; en.Output == "" && (en.Kind == api.EntryIdle || en.Kind == api.EntryCell && en.Status == api.StatusRunning) {
 			p.last = en.Seq // its output follows
 		} else {
 			p.whole(&b, en)
