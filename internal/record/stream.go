@@ -34,6 +34,10 @@ type stream struct {
 	end   int    // characters in all whole lines let out so far
 	part  []byte // raw bytes of the unfinished last line
 	final bool   // the entry finished: part was let out, nothing follows
+	// A place in win already found (hintChar characters after at, at
+	// byte hintByte): followers read on from where they were, so a read
+	// need not count from the start of the window.
+	hintChar, hintByte int
 }
 
 func (s *stream) write(p []byte) {
@@ -65,6 +69,7 @@ func (s *stream) let(n int) {
 		}
 		s.at += utf8.RuneCount(s.win[:k])
 		s.win = append([]byte(nil), s.win[k:]...)
+		s.hintChar, s.hintByte = 0, 0
 	}
 }
 
@@ -81,11 +86,15 @@ func (s *stream) finish() {
 // longer holds what came between), and the unfinished last line.
 func (s *stream) read(from int) (text string, at int, pending string) {
 	from = min(max(from, s.at), s.end)
-	off := 0
-	for n := from - s.at; n > 0 && off < len(s.win); n-- {
+	off, n := 0, from-s.at
+	if n >= s.hintChar {
+		off, n = s.hintByte, n-s.hintChar
+	}
+	for ; n > 0 && off < len(s.win); n-- {
 		_, w := utf8.DecodeRune(s.win[off:])
 		off += w
 	}
+	s.hintChar, s.hintByte = from-s.at, off
 	rest := s.win[off:]
 	if len(rest) > chunkMax {
 		k := chunkMax
