@@ -392,10 +392,8 @@ func jsonProblem(b []byte, err error) string {
 	if !errors.As(err, &se) {
 		return err.Error()
 	}
-	off := int(se.Offset)
-	if off > len(b) {
-		off = len(b)
-	}
+	off := int(se.Offset) - 1 // the offset is just after the bad byte
+	off = max(0, min(off, len(b)))
 	line := bytes.Count(b[:off], []byte("\n")) + 1
 	col := off - bytes.LastIndexByte(b[:off], '\n')
 	return fmt.Sprintf("line %d, column %d: %v", line, col, se)
