@@ -40,7 +40,7 @@ and how memory limits are held. It starts no daemon.
 
 Exit status: 0 a daemon is running, 1 none is (with --json, an object
 whose code is "unreachable").`,
-		new:     withJSON("print the status as JSON", runStatus),
+		new: withJSON("print the status as JSON", runStatus),
 	})
 }
 
