@@ -90,6 +90,14 @@ func editTOML(b []byte, vals []tomlValue) ([]byte, error) {
 		}
 		out = insertTable(b, stmts, vals, nl)
 	} else {
+		for _, s := range stmts[table+1:] {
+			if s.header {
+				break
+			}
+			if s.keyval && len(s.key) > 1 && slices.ContainsFunc(vals, func(v tomlValue) bool { return v.key == s.key[0] }) {
+				return nil, &ParseError{Why: "its [mcp_servers." + Name + "] table sets " + s.key[0] + " with dotted keys, which polyrepl does not edit; replace that key by hand as below"}
+			}
+		}
 		out = mendTable(b, stmts, table, vals, before, nl)
 	}
 	return out, verifyTOML(b, out, vals)
