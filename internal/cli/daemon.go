@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/client"
 	"github.com/polyrepl/polyrepl/internal/daemon"
 	"github.com/polyrepl/polyrepl/internal/render"
@@ -32,10 +33,14 @@ detached, logging to daemon.log beside the socket.`,
 		new:     func() runner { return plain(runStop) },
 	})
 	register(&command{
-		name: "status",
-
+		name:    "status",
 		summary: "the daemon's pid, version, socket and number of sessions",
-		new:     withJSON("print the status as JSON", runStatus),
+		help: `Prints the daemon's pid, version, uptime, socket, log and state directory,
+and how memory limits are held. It starts no daemon.
+
+Exit status: 0 a daemon is running, 1 none is (with --json, an object
+whose code is "unreachable").`,
+		new: withJSON("print the status as JSON", runStatus),
 	})
 }
 
@@ -118,6 +123,12 @@ func runStatus(e *env, pos []string, asJSON bool) int {
 	}
 	st, err := e.client.Status(e.ctx)
 	if err != nil && isNoDaemon(err) {
+		// An answer, not a failure to reach one: exit 1, as the
+		// exit-status table has it for status.
+		if asJSON {
+			printJSON(e.stdout, api.ErrorReply{Error: "no daemon is running (socket " + e.client.Socket + ")", Hint: "the next command starts one", Code: api.CodeUnreachable})
+			return ExitFailed
+		}
 		fmt.Fprintf(e.stdout, "No daemon is running (socket %s); the next command starts one.\n", e.client.Socket)
 		return ExitFailed
 	}

@@ -1,0 +1,208 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/setup"
+)
+
+func init() {
+	register(&command{
+		name:    "setup",
+		args:    "CLIENT",
+		summary: "register the MCP server with an agent: " + strings.Join(setup.Names(), ", "),
+		help: `Prints how to register this polyrepl binary (by its absolute path) as an
+MCP server with CLIENT, and with --write makes that edit in the client's
+config file: a backup of the file beside it, then the new file written
+whole and renamed into place with the old one's mode. Only polyrepl's
+entry changes — other servers, settings, comments and layout stay — and
+running it again changes nothing. A file that does not parse is refused
+and left as it was.
+
+The entry runs ` + "`polyrepl mcp --max-wait 50`" + `: a call on a long cell replies
+"still running" after 50 s, before the client's own limit (60 s for most
+clients, and Codex's tool_timeout_sec, which is written too), and the
+cell goes on for ` + "`wait`" + ` to collect. Restart the client to load the entry.
+
+Exit status: 0 done (or nothing to do); 2 unknown client or a file refused;
+1 the file could not be written.`,
+		more: printClients,
+		new:  func() runner { return &setupCmd{} },
+	})
+}
+
+type setupCmd struct {
+	write, json bool
+	file        string
+}
+
+func (s *setupCmd) flags(fs *flagSet) {
+	fs.Bool(&s.write, "write", "edit the client's config file in place (a backup is kept beside it)")
+	fs.String(&s.file, "file", "PATH", "", "edit this file instead of the client's own (e.g. a project's .mcp.json)")
+	fs.Bool(&s.json, "json", "print the registration, and what --write did, as JSON")
+}
+
+// setupReply is `setup --json`.
+type setupReply struct {
+	Client      string   `json:"client"`
+	Title       string   `json:"title"`
+	File        string   `json:"file"`
+	Format      string   `json:"format"`
+	Command     string   `json:"command"`
+	Args        []string `json:"args"`
+	MaxWait     int      `json:"max_wait"`
+	ToolTimeout int      `json:"tool_timeout_sec,omitempty"`
+	Entry       string   `json:"entry"`                  // the entry as it appears in the file
+	CommandLine string   `json:"command_line,omitempty"` // the client's own command for it
+	Written     bool     `json:"written"`                // --write was given and succeeded
+	Created     bool     `json:"created,omitempty"`
+	Changed     bool     `json:"changed"`
+	Backup      string   `json:"backup,omitempty"`
+	Warning     string   `json:"warning,omitempty"`
+}
+
+func (s *setupCmd) run(e *env, pos []string) int {
+	c := e.cmd
+	if len(pos) != 1 {
+		return e.usageError(c, "name the client to set up: %s", orList(setup.Names()))
+	}
+	cl, ok := setup.Lookup(pos[0])
+	if !ok {
+		return e.usageError(c, "unknown client %q; polyrepl sets up %s", pos[0], orList(setup.Names()))
+	}
+	exe, err := executable()
+	if err != nil {
+		return e.setupFail(ExitFailed, api.CodeInternal, fmt.Errorf("cannot find this binary's path: %w", err), "")
+	}
+	file := s.file
+	if file == "" {
+		home, _ := os.UserHomeDir()
+		if file, err = cl.File(setup.Env{Home: home, GOOS: runtime.GOOS, Getenv: os.Getenv}); err != nil {
+			return e.setupFail(ExitUsage, api.CodeUsage, err, "")
+		}
+	} else if file, err = filepath.Abs(file); err != nil {
+		return e.setupFail(ExitUsage, api.CodeUsage, err, "")
+	}
+	srv := cl.Server(exe)
+	reply := setupReply{
+		Client: cl.Name, Title: cl.Title, File: file, Format: string(cl.Format),
+		Command: srv.Command, Args: srv.Args, MaxWait: setup.MaxWait, ToolTimeout: cl.ToolTimeout,
+		Entry: cl.Snippet(srv), CommandLine: cl.CommandLine(srv),
+	}
+	if strings.Contains(exe, string(filepath.Separator)+"go-build") {
+		reply.Warning = fmt.Sprintf("%s is a temporary build (go run) that will be gone; install polyrepl somewhere stable (e.g. `install -m 755 polyrepl ~/.local/bin/`) and run setup from there", exe)
+		if !s.json {
+			fmt.Fprintf(e.stderr, "polyrepl: warning: %s\n", reply.Warning)
+		}
+	}
+	if !s.write {
+		if s.json {
+			printJSON(e.stdout, reply)
+		} else {
+			printRegistration(e.stdout, cl, reply)
+		}
+		return ExitOK
+	}
+	r, err := setup.Write(cl, file, srv, time.Now())
+	if pe := (*setup.ParseError)(nil); errors.As(err, &pe) {
+		return e.setupFail(ExitUsage, api.CodeBadRequest, err, "once the file parses, run this again; or add polyrepl's entry by hand:\n"+indent(reply.Entry, "    "))
+	}
+	if err != nil {
+		return e.setupFail(ExitFailed, api.CodeInternal, err, "")
+	}
+	reply.File, reply.Written, reply.Created, reply.Changed, reply.Backup = r.File, true, r.Created, r.Changed, r.Backup
+	if s.json {
+		printJSON(e.stdout, reply)
+		return ExitOK
+	}
+	switch {
+	case !r.Changed:
+		fmt.Fprintf(e.stdout, "%s already registers polyrepl (%s); nothing changed.\n", r.File, commandText(srv))
+		return ExitOK
+	case r.Created:
+		fmt.Fprintf(e.stdout, "Created %s, registering polyrepl (%s).\n", r.File, commandText(srv))
+	default:
+		fmt.Fprintf(e.stdout, "Registered polyrepl (%s) in %s; the file as it was is in %s.\n", commandText(srv), r.File, r.Backup)
+	}
+	fmt.Fprintf(e.stdout, "Restart %s to load it.\n", cl.Title)
+	return ExitOK
+}
+
+// printRegistration tells a person what to register and where.
+func printRegistration(w io.Writer, cl setup.Client, r setupReply) {
+	if r.CommandLine != "" {
+		fmt.Fprintf(w, "Register polyrepl with %s, for all your projects:\n\n    %s\n\n", cl.Title, r.CommandLine)
+		fmt.Fprintf(w, "or add this to %s (`polyrepl setup %s --write` does it, keeping a backup):\n\n%s\n", r.File, cl.Name, indent(r.Entry, "    "))
+	} else {
+		fmt.Fprintf(w, "%s keeps its MCP servers in %s. Add polyrepl there (`polyrepl setup %s --write` does it, keeping a backup):\n\n%s\n", cl.Title, r.File, cl.Name, indent(r.Entry, "    "))
+	}
+	fmt.Fprintf(w, "\n--max-wait %d: a call on a long cell replies \"still running\" after %d s, before %s gives up on it; the cell goes on, and `wait` collects it.\n", r.MaxWait, r.MaxWait, cl.Title)
+}
+
+// setupFail reports a setup error, as JSON with --json, and returns status.
+func (e *env) setupFail(status int, code string, err error, hint string) int {
+	if e.json {
+		printJSON(e.stdout, api.ErrorReply{Error: err.Error(), Hint: hint, Code: code})
+		return status
+	}
+	e.errorf("%v", err)
+	if hint != "" {
+		e.hintf("%s", hint)
+	}
+	return status
+}
+
+// executable is this binary's absolute path, symlinks resolved, so that a
+// registration names the file itself and not a link that may move.
+func executable() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	if real, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = real
+	}
+	return filepath.Abs(exe)
+}
+
+func commandText(s setup.Server) string {
+	return strings.Join(append([]string{s.Command}, s.Args...), " ")
+}
+
+func indent(text, prefix string) string {
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = prefix + l
+	}
+	return strings.Join(lines, "\n")
+}
+
+// orList joins words as "a, b, c or d".
+func orList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
+}
+
+// printClients lists the clients and their files, for help.
+func printClients(w io.Writer) {
+	home, _ := os.UserHomeDir()
+	env := setup.Env{Home: home, GOOS: runtime.GOOS, Getenv: os.Getenv}
+	fmt.Fprint(w, "\nClients:\n")
+	for _, c := range setup.Clients() {
+		file, err := c.File(env)
+		if err != nil {
+			file = "(" + err.Error() + ")"
+		}
+		fmt.Fprintf(w, "  %-15s %s: %s\n", c.Name, c.Title, file)
+	}
+}
