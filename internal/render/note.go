@@ -95,6 +95,8 @@ func Note(n api.Note, v Voice) string {
 			procs, n.Limit)
 	case api.NoteRuntime:
 		return n.Said
+	case api.NoteHint:
+		return hintText(n.Hint)
 	case api.NoteSave:
 		switch n.Saved {
 		case api.SavedRecord:
@@ -273,3 +275,15 @@ func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Se
 
 // Duration prints a duration the way a person reads it: 850ms, 12s, 3m4s.
 func Duration(d time.Duration) string { return api.Readable(d).String() }
+
+// hintText words a hint note: the way around a known trap of a runtime.
+func hintText(hint string) string {
+	switch hint {
+	case api.HintDynamicImport:
+		return "Hint: a cell runs as a script, not an ES module, so a static import cannot be used in it. " +
+			"Load the module with await import() instead: `const fs = await import('fs')`, " +
+			"`const { readFile } = await import('fs/promises')`, " +
+			"or `const x = (await import('y')).default` for a default export."
+	}
+	return "Hint: " + hint
+}

@@ -457,6 +457,9 @@ func (s *Session) takeLocked(c *cell, asker api.Client) api.CellResult {
 		if res.Note != "" {
 			r.Notes = append(r.Notes, api.Note{Kind: api.NoteRuntime, Session: s.Name, Cell: c.n, Said: res.Note})
 		}
+		if res.Hint != "" {
+			r.Notes = append(r.Notes, api.Note{Kind: api.NoteHint, Session: s.Name, Cell: c.n, Hint: res.Hint})
+		}
 	}
 	if c.oomNote != nil {
 		r.Notes = append(r.Notes, *c.oomNote)
