@@ -15,7 +15,9 @@ const (
 	// died unasked.
 	NoteCreated = "created"
 	// NoteRestarted: a fresh process replaced the session's. Session,
-	// Runtime, Version, Cwd, PID; Names are the names that are gone.
+	// Runtime, Version, Cwd, PID; Names are the names that are gone (as
+	// the loss note of a death says them); Cell is the cell the restart
+	// ended, if one was running.
 	NoteRestarted = "restarted"
 	// NoteLost: a life of this name died. Session, Death, and what was
 	// lost: Names, Cells, Transcript.

@@ -24,11 +24,16 @@ func Note(n api.Note, v Voice) string {
 		}
 		return fmt.Sprintf("Created session '%s'%s (%s, cwd %s%s).", n.Session, again, runtimeVersion(n), n.Cwd, start)
 	case api.NoteRestarted:
-		text := fmt.Sprintf("Restarted session '%s' (%s, cwd %s): a fresh process (pid %d)", n.Session, runtimeVersion(n), n.Cwd, n.PID)
-		if len(n.Names) > 0 {
-			text += "; the names it held are gone: " + strings.Join(n.Names, ", ")
+		text := fmt.Sprintf("Restarted session '%s' (%s, cwd %s): a fresh process (pid %d).", n.Session, runtimeVersion(n), n.Cwd, n.PID)
+		if n.Cell > 0 {
+			text += fmt.Sprintf(" Cell %d was running: the restart ended it.", n.Cell)
 		}
-		return text + "."
+		if len(n.Names) > 0 {
+			text += " Lost names: " + strings.Join(n.Names, ", ") + "."
+		} else {
+			text += " It held no names."
+		}
+		return text
 	case api.NoteLost:
 		return Loss(n, time.Now())
 	case api.NoteEnded:
