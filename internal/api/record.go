@@ -57,11 +57,9 @@ type Entry struct {
 	Output     string     `json:"output,omitempty"`
 	OutputCut  *bound.Cut `json:"output_cut,omitempty"`
 	Display    string     `json:"display,omitempty"` // the value as the runtime's REPL shows it
-	// Prompt is the part of Display before the value ("Out[2]: "), so
-	// that an export can give the value alone, as a notebook does.
-	Prompt string     `json:"prompt,omitempty"`
-	Status string     `json:"status,omitempty"` // cells: running, done, error, interrupted, dead
-	Error  *CellError `json:"error,omitempty"`
+	Prompt     string     `json:"prompt,omitempty"`  // the part of Display before the value ("Out[2]: "), so a notebook can hold the value alone
+	Status     string     `json:"status,omitempty"`  // cells: running, done, error, interrupted, dead
+	Error      *CellError `json:"error,omitempty"`
 	// Note is what a note entry says, as data; Text is the words of an
 	// entry written before notes were data, and of a dead cell's end.
 	Note    *Note      `json:"note,omitempty"`
