@@ -22,6 +22,7 @@ import (
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/limit"
 	"github.com/polyrepl/polyrepl/internal/paths"
+	"github.com/polyrepl/polyrepl/internal/proc"
 	"github.com/polyrepl/polyrepl/internal/session"
 	"github.com/polyrepl/polyrepl/internal/state"
 	"golang.org/x/sys/unix"
@@ -51,6 +52,14 @@ type Daemon struct {
 // Run starts the daemon and serves until it is stopped by the API or a
 // signal. The caller has set up logging.
 func Run() error {
+	// Whatever started the daemon may have left descriptors open for it
+	// (the client marks its own, but a daemon can be started by hand);
+	// no runtime may inherit them.
+	if n, err := proc.CloseOnExecInherited(); err != nil {
+		log.Printf("cannot keep inherited descriptors from the runtimes: %v", err)
+	} else if n > 0 {
+		log.Printf("%d descriptors the daemon inherited open are kept from the runtimes", n)
+	}
 	d, err := Listen()
 	if err != nil {
 		return err
