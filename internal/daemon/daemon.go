@@ -31,6 +31,10 @@ import (
 	_ "github.com/polyrepl/polyrepl/internal/driver/all"
 )
 
+// runtimesName is the directory beside the socket where the drivers
+// write what the runtimes need (worker programs, cell files).
+const runtimesName = "runtimes"
+
 // ErrRunning means another daemon already holds the lock: not a failure
 // for a client that raced to start one.
 var ErrRunning = errors.New("a polyrepl daemon is already running")
@@ -44,6 +48,7 @@ type Daemon struct {
 	sessions  *session.Manager
 	server    *http.Server
 	lock      *os.File
+	runtimes  string // the runtimes' files, removed on stop
 
 	stopOnce sync.Once
 	stopped  chan struct{}
@@ -101,14 +106,22 @@ func Listen() (*Daemon, error) {
 		lock.Close()
 		return nil, fmt.Errorf("cannot remove the stale socket %s: %w", sock, err)
 	}
+	// What the runtimes need on disk (worker programs, cell files) goes
+	// in a directory of its own, so that stopping can remove all of it
+	// and nothing else: one left here was a crashed daemon's.
+	runtimes := filepath.Join(dir, runtimesName)
+	if err := paths.EnsurePrivateDir(runtimes); err != nil {
+		lock.Close()
+		return nil, err
+	}
 	ln, err := bind(sock)
 	if err != nil {
 		lock.Close()
 		return nil, err
 	}
 	d := &Daemon{
-		socketDir: dir, socket: sock, stateDir: stateDir, started: time.Now(),
-		sessions: session.NewManager(managerConfig(st, dir)), lock: lock, stopped: make(chan struct{}),
+		socketDir: dir, socket: sock, stateDir: stateDir, started: time.Now(), runtimes: runtimes,
+		sessions: session.NewManager(managerConfig(st, runtimes)), lock: lock, stopped: make(chan struct{}),
 	}
 	keepLogSmall(dir)
 	d.sessions.RecoverLost()
@@ -223,6 +236,11 @@ func (d *Daemon) Stop(cause string) []api.SessionInfo {
 			if d.server.Shutdown(ctx) != nil {
 				d.server.Close()
 			}
+			// Every session has ended and no call is served: the
+			// runtimes' files go, before the lock lets a next daemon in.
+			if err := os.RemoveAll(d.runtimes); err != nil {
+				log.Printf("cannot remove the runtimes' files: %v", err)
+			}
 			d.lock.Close()
 			close(d.stopped)
 		}()
@@ -270,7 +288,7 @@ func pruneOutput(dir string, age time.Duration) {
 }
 
 // managerConfig is the sessions' configuration: their files in st and
-// dir, and the memory limits the daemon's environment asks for
+// the runtimes' in dir, and the memory limits the daemon's environment asks for
 // ($POLYREPL_MEMORY, $POLYREPL_MEMORY_BY); a bad value is logged and
 // ignored, so the daemon still starts.
 func managerConfig(st *state.Dir, dir string) session.Config {
