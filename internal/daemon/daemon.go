@@ -1,7 +1,8 @@
 // Package daemon is the long-lived process that owns every session: it
 // holds the socket (one daemon per user per host, enforced by a lock), checks
 // each peer's uid, serves the v1 API over HTTP on a unix socket, and on
-// stop ends every session and says which.
+// stop ends every session, says which, and removes what it wrote for the
+// runtimes.
 package daemon
 
 import (
