@@ -15,7 +15,9 @@ const (
 	// died unasked.
 	NoteCreated = "created"
 	// NoteRestarted: a fresh process replaced the session's. Session,
-	// Runtime, Version, Cwd, PID; Names are the names that are gone.
+	// Runtime, Version, Cwd, PID; Names are the names that are gone (as
+	// the loss note of a death says them); Cell is the cell the restart
+	// ended, if one was running.
 	NoteRestarted = "restarted"
 	// NoteLost: a life of this name died. Session, Death, and what was
 	// lost: Names, Cells, Transcript.
@@ -54,12 +56,23 @@ const (
 	NoteChildOOM = "child-oom"
 	// NoteRuntime: something the runtime itself wants said. Said.
 	NoteRuntime = "runtime"
+	// NoteHint: the cell's error is a known trap of its runtime, and
+	// there is a way around it. Session, Cell, Hint (one of the Hint
+	// constants).
+	NoteHint = "hint"
 	// NoteSave: something could not be saved. Saved, what (one of the
 	// Saved constants), and Err.
 	NoteSave = "save"
 	// NoteVersion: the client and the daemon differ. Version is the
 	// daemon's, ClientVersion the client's; Next ends it.
 	NoteVersion = "version"
+)
+
+// What a hint note is about.
+const (
+	// HintDynamicImport: a Node cell used a static import, which only a
+	// module may; await import() loads the same module in a cell.
+	HintDynamicImport = "dynamic-import"
 )
 
 // What a save note is about.
@@ -101,6 +114,7 @@ type Note struct {
 	Count     int        `json:"count,omitempty"`
 	Limit     string     `json:"limit,omitempty"` // a memory limit as it holds: "512 MB (cgroup)"
 	Saved     string     `json:"saved,omitempty"`
+	Hint      string     `json:"hint,omitempty"`
 	Err       string     `json:"err,omitempty"`
 	// Said is words from outside polyrepl: what a runtime said.
 	Said string `json:"said,omitempty"`

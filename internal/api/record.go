@@ -61,6 +61,7 @@ type Entry struct {
 	Output     string     `json:"output,omitempty"`
 	OutputCut  *bound.Cut `json:"output_cut,omitempty"`
 	Display    string     `json:"display,omitempty"` // the value as the runtime's REPL shows it
+	Prompt     string     `json:"prompt,omitempty"`  // the part of Display before the value ("Out[2]: "), so a notebook can hold the value alone
 	Status     string     `json:"status,omitempty"`  // cells: running, done, error, interrupted, dead
 	Error      *CellError `json:"error,omitempty"`
 	// Note is what a note entry says, as data; Text is the words of an

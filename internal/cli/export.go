@@ -231,6 +231,17 @@ func nbLines(s string) []string {
 	return out
 }
 
+// tracebackLines splits a traceback as nbformat keeps one: a list of
+// lines without their newlines, which the notebook's readers join with
+// "\n" (unlike the lines of a source or a stream).
+func tracebackLines(s string) []string {
+	s = strings.TrimRight(s, "\n")
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}
+
 // exportNotebook writes the record as a Jupyter notebook: cells as code
 // cells with their outputs, notes and idle output as Markdown cells.
 func exportNotebook(w io.Writer, r api.RecordReply) error {
@@ -268,12 +279,14 @@ func exportNotebook(w io.Writer, r api.RecordReply) error {
 				outs = append(outs, nbOutput{"output_type": "stream", "name": "stdout", "text": nbLines(text)})
 			}
 			if e.Display != "" {
+				// The value alone: a notebook shows its own Out[n]: prompt.
+				value := strings.TrimPrefix(e.Display, e.Prompt)
 				outs = append(outs, nbOutput{"output_type": "execute_result", "execution_count": n,
-					"data": map[string]any{"text/plain": nbLines(e.Display)}, "metadata": map[string]any{}})
+					"data": map[string]any{"text/plain": nbLines(value)}, "metadata": map[string]any{}})
 			}
 			if e.Error != nil {
 				msg := e.Error.Message
-				tb := nbLines(e.Error.Traceback)
+				tb := tracebackLines(e.Error.Traceback)
 				if len(tb) == 0 {
 					tb = []string{render.ErrorLine(e.Error)}
 				}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/paths"
+	"github.com/polyrepl/polyrepl/internal/proc"
 	"golang.org/x/sys/unix"
 )
 
@@ -50,6 +51,10 @@ func (c *Client) startDaemon(ctx context.Context) error {
 		return fmt.Errorf("cannot open the daemon log %s: %w", logPath, err)
 	}
 	defer logf.Close()
+	// The daemon gets 0, 1 and 2 and nothing else: a descriptor this
+	// process inherited open (a shell's, a harness's pipe) must not reach
+	// it, nor through it every runtime.
+	proc.CloseOnExecInherited()
 	spawn := func() (<-chan error, error) {
 		cmd := exec.Command(exe, "daemon")
 		cmd.Stdout, cmd.Stderr = logf, logf

@@ -1,7 +1,8 @@
 // Package daemon is the long-lived process that owns every session: it
 // holds the socket (one daemon per user per host, enforced by a lock), checks
 // each peer's uid, serves the v1 API over HTTP on a unix socket, and on
-// stop ends every session and says which.
+// stop ends every session, says which, and removes what it wrote for the
+// runtimes.
 package daemon
 
 import (
@@ -22,6 +23,7 @@ import (
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/limit"
 	"github.com/polyrepl/polyrepl/internal/paths"
+	"github.com/polyrepl/polyrepl/internal/proc"
 	"github.com/polyrepl/polyrepl/internal/session"
 	"github.com/polyrepl/polyrepl/internal/state"
 	"golang.org/x/sys/unix"
@@ -29,6 +31,10 @@ import (
 	// The runtimes the daemon can start.
 	_ "github.com/polyrepl/polyrepl/internal/driver/all"
 )
+
+// runtimesName is the directory beside the socket where the drivers
+// write what the runtimes need (worker programs, cell files).
+const runtimesName = "runtimes"
 
 // ErrRunning means another daemon already holds the lock: not a failure
 // for a client that raced to start one.
@@ -43,6 +49,7 @@ type Daemon struct {
 	sessions  *session.Manager
 	server    *http.Server
 	lock      *os.File
+	runtimes  string // the runtimes' files, removed on stop
 
 	stopOnce sync.Once
 	stopped  chan struct{}
@@ -51,6 +58,14 @@ type Daemon struct {
 // Run starts the daemon and serves until it is stopped by the API or a
 // signal. The caller has set up logging.
 func Run() error {
+	// Whatever started the daemon may have left descriptors open for it
+	// (the client marks its own, but a daemon can be started by hand);
+	// no runtime may inherit them.
+	if n, err := proc.CloseOnExecInherited(); err != nil {
+		log.Printf("cannot keep inherited descriptors from the runtimes: %v", err)
+	} else if n > 0 {
+		log.Printf("%d descriptors the daemon inherited open are kept from the runtimes", n)
+	}
 	d, err := Listen()
 	if err != nil {
 		return err
@@ -92,14 +107,22 @@ func Listen() (*Daemon, error) {
 		lock.Close()
 		return nil, fmt.Errorf("cannot remove the stale socket %s: %w", sock, err)
 	}
+	// What the runtimes need on disk (worker programs, cell files) goes
+	// in a directory of its own, so that stopping can remove all of it
+	// and nothing else: one left here was a crashed daemon's.
+	runtimes := filepath.Join(dir, runtimesName)
+	if err := paths.EnsurePrivateDir(runtimes); err != nil {
+		lock.Close()
+		return nil, err
+	}
 	ln, err := bind(sock)
 	if err != nil {
 		lock.Close()
 		return nil, err
 	}
 	d := &Daemon{
-		socketDir: dir, socket: sock, stateDir: stateDir, started: time.Now(),
-		sessions: session.NewManager(managerConfig(st, dir)), lock: lock, stopped: make(chan struct{}),
+		socketDir: dir, socket: sock, stateDir: stateDir, started: time.Now(), runtimes: runtimes,
+		sessions: session.NewManager(managerConfig(st, runtimes)), lock: lock, stopped: make(chan struct{}),
 	}
 	keepLogSmall(dir)
 	d.sessions.RecoverLost()
@@ -214,6 +237,11 @@ func (d *Daemon) Stop(cause string) []api.SessionInfo {
 			if d.server.Shutdown(ctx) != nil {
 				d.server.Close()
 			}
+			// Every session has ended and no call is served: the
+			// runtimes' files go, before the lock lets a next daemon in.
+			if err := os.RemoveAll(d.runtimes); err != nil {
+				log.Printf("cannot remove the runtimes' files: %v", err)
+			}
 			d.lock.Close()
 			close(d.stopped)
 		}()
@@ -261,7 +289,7 @@ func pruneOutput(dir string, age time.Duration) {
 }
 
 // managerConfig is the sessions' configuration: their files in st and
-// dir, and the memory limits the daemon's environment asks for
+// the runtimes' in dir, and the memory limits the daemon's environment asks for
 // ($POLYREPL_MEMORY, $POLYREPL_MEMORY_BY); a bad value is logged and
 // ignored, so the daemon still starts.
 func managerConfig(st *state.Dir, dir string) session.Config {

@@ -43,6 +43,7 @@ type Result struct {
 	Error     *api.CellError
 	Names     []string // the names defined in the namespace afterwards
 	Note      string   // something the runtime wants said (e.g. sys.exit was caught)
+	Hint      string   // a known trap the error fell into: one of the api.Hint constants, or ""
 	ValueName string   // the name the runtime gave the value (jshell's $1), or ""
 }
 

@@ -24,11 +24,16 @@ func Note(n api.Note, v Voice) string {
 		}
 		return fmt.Sprintf("Created session '%s'%s (%s, cwd %s%s).", n.Session, again, runtimeVersion(n), n.Cwd, start)
 	case api.NoteRestarted:
-		text := fmt.Sprintf("Restarted session '%s' (%s, cwd %s): a fresh process (pid %d)", n.Session, runtimeVersion(n), n.Cwd, n.PID)
-		if len(n.Names) > 0 {
-			text += "; the names it held are gone: " + strings.Join(n.Names, ", ")
+		text := fmt.Sprintf("Restarted session '%s' (%s, cwd %s): a fresh process (pid %d).", n.Session, runtimeVersion(n), n.Cwd, n.PID)
+		if n.Cell > 0 {
+			text += fmt.Sprintf(" Cell %d was running: the restart ended it.", n.Cell)
 		}
-		return text + "."
+		if len(n.Names) > 0 {
+			text += " Lost names: " + strings.Join(n.Names, ", ") + "."
+		} else {
+			text += " It held no names."
+		}
+		return text
 	case api.NoteLost:
 		return Loss(n, time.Now())
 	case api.NoteEnded:
@@ -95,6 +100,8 @@ func Note(n api.Note, v Voice) string {
 			procs, n.Limit)
 	case api.NoteRuntime:
 		return n.Said
+	case api.NoteHint:
+		return hintText(n.Hint)
 	case api.NoteSave:
 		switch n.Saved {
 		case api.SavedRecord:
@@ -273,3 +280,15 @@ func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Se
 
 // Duration prints a duration the way a person reads it: 850ms, 12s, 3m4s.
 func Duration(d time.Duration) string { return api.Readable(d).String() }
+
+// hintText words a hint note: the way around a known trap of a runtime.
+func hintText(hint string) string {
+	switch hint {
+	case api.HintDynamicImport:
+		return "Hint: a cell runs as a script, not an ES module, so a static import cannot be used in it. " +
+			"Load the module with await import() instead: `const fs = await import('fs')`, " +
+			"`const { readFile } = await import('fs/promises')`, " +
+			"or `const x = (await import('y')).default` for a default export."
+	}
+	return "Hint: " + hint
+}

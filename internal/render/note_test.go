@@ -39,6 +39,7 @@ func TestEveryNoteKindIsWorded(t *testing.T) {
 		{Kind: api.NoteUnchanged, Session: "s", Asked: []api.Asked{{Field: api.FieldMemory, Want: "300 MB"}}, Next: []api.Action{{Do: api.DoKill, Session: "s"}}},
 		{Kind: api.NoteChildOOM, Session: "s", Count: 2, Limit: "200 MB (cgroup)"},
 		{Kind: api.NoteRuntime, Session: "s", Said: "sys.exit() was caught"},
+		{Kind: api.NoteHint, Session: "s", Cell: 2, Hint: api.HintDynamicImport},
 		{Kind: api.NoteSave, Saved: api.SavedRecord, Err: "disk full"},
 		{Kind: api.NoteVersion, Version: "1.0", ClientVersion: "1.1", Next: []api.Action{{Do: api.DoStop}}},
 	}

@@ -83,7 +83,13 @@ func Result(w io.Writer, r api.CellResult, st Style) {
 			b.WriteString(r.ValueCut.Describe("value") + "\n")
 		}
 	}
-	b.WriteString(ErrorText(r))
+	errText := ErrorText(r)
+	b.WriteString(errText)
+	if r.Status == api.StatusInterrupted && errText == "" && r.Cell > 0 && !explained(r.Notes) {
+		// Some runtimes (JShell's stop, a shell's SIGINT) say nothing
+		// when a cell is interrupted; the reply must not look empty.
+		fmt.Fprintf(&b, "(cell %d was interrupted)\n", r.Cell)
+	}
 	if st.SayEmpty && b.Len() == start && r.Status == api.StatusDone && r.Cell > 0 && !explained(r.Notes) {
 		fmt.Fprintf(&b, "(cell %d finished with no output)\n", r.Cell)
 	}

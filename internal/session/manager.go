@@ -383,6 +383,10 @@ func (m *Manager) Restart(ctx context.Context, name string, req api.ControlReque
 	if err := old.kill(api.ByRestart, fmt.Sprintf("restarted by %s", req.Client.Label()), req.Client); err != nil {
 		return api.KillReply{}, err
 	}
+	// The names gone are the loss note's, taken once the old life has
+	// ended (a cell that finished while it was ended may have changed
+	// them), so a restart and a death never disagree on what was lost.
+	lost := lossNote(m.life(old))
 	m.forgetDead(old)
 	s := m.newSession(name, old.Spawn, old.drv)
 	if err := m.start(ctx, s); err != nil {
@@ -390,7 +394,10 @@ func (m *Manager) Restart(ctx context.Context, name string, req api.ControlReque
 	}
 	m.set(e, s)
 	restarted := api.Note{Kind: api.NoteRestarted, Session: name, Runtime: s.Runtime, Version: s.p.Version(),
-		Cwd: s.Spawn.Cwd, PID: s.p.PID(), Names: before.Names}
+		Cwd: s.Spawn.Cwd, PID: s.p.PID(), Names: lost.Names}
+	if before.Running != nil {
+		restarted.Cell = before.Running.Cell
+	}
 	m.note(s, req.Client, restarted)
 	return api.KillReply{Session: s.Info(false), Notes: append([]api.Note{restarted}, m.othersNotes(name, req.Client)...)}, nil
 }

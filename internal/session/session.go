@@ -181,12 +181,15 @@ func (s *Session) CellDone(r driver.Result) {
 		// of the group; the runtime lives on, and only saw a child die.
 		c.oomNote = &api.Note{Kind: api.NoteChildOOM, Session: s.Name, Cell: c.n, Count: n, Limit: s.limit.Describe()}
 	}
-	display := ""
+	display, prompt := "", ""
 	if r.Value != "" {
 		display = s.drv.Info().Display(c.n, r.ValueName, r.Value)
+		if p := s.drv.Info().Display(c.n, r.ValueName, ""); strings.HasPrefix(display, p) {
+			prompt = p
+		}
 	}
 	s.rec.Update(c.seq, func(e *api.Entry) {
-		e.Status, e.Ended, e.Display, e.Error = r.Status, &c.ended, display, r.Error
+		e.Status, e.Ended, e.Display, e.Prompt, e.Error = r.Status, &c.ended, display, prompt, r.Error
 	})
 	s.lastActive = c.ended
 	changed := r.Names != nil && !slices.Equal(r.Names, s.names)
@@ -456,6 +459,9 @@ func (s *Session) takeLocked(c *cell, asker api.Client) api.CellResult {
 		r.ValueCut = res.ValueCut
 		if res.Note != "" {
 			r.Notes = append(r.Notes, api.Note{Kind: api.NoteRuntime, Session: s.Name, Cell: c.n, Said: res.Note})
+		}
+		if res.Hint != "" {
+			r.Notes = append(r.Notes, api.Note{Kind: api.NoteHint, Session: s.Name, Cell: c.n, Hint: res.Hint})
 		}
 	}
 	if c.oomNote != nil {

@@ -10,6 +10,7 @@ import (
 	_ "embed"
 	"syscall"
 
+	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/driver/worker"
 	"github.com/polyrepl/polyrepl/internal/proc"
@@ -37,6 +38,21 @@ var Runtime = &worker.Runtime{
 	// in Node's internal modules.
 	Args:      []string{"--expose-internals"},
 	Interrupt: interrupt,
+	Hint:      hint,
+}
+
+// staticImport is the message V8 gives a static import in code that is
+// not a module, as a cell is not.
+const staticImport = "Cannot use import statement outside a module"
+
+// hint names the trap a static import falls into, so the reply can point
+// at await import(); only that SyntaxError gets it, not every error of a
+// cell that mentions import.
+func hint(r driver.Result) string {
+	if r.Status == api.StatusError && r.Error != nil && r.Error.Type == "SyntaxError" && r.Error.Message == staticImport {
+		return api.HintDynamicImport
+	}
+	return ""
 }
 
 func init() { driver.Register(worker.Driver{R: Runtime}) }

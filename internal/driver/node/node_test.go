@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/driver/drivertest"
 
 	"github.com/polyrepl/polyrepl/internal/driver"
@@ -496,4 +497,28 @@ func BenchmarkCell(b *testing.B) {
 func BenchmarkStart(b *testing.B) {
 	dir := b.TempDir()
 	drivertest.BenchStart(b, worker.Driver{R: Runtime}, driver.Spec{Exe: testNode(b), Cwd: dir, Env: os.Environ(), Cookie: drivertest.Cookie("node"), RuntimeDir: dir, ValueLimit: 10000})
+}
+
+// A static import is a SyntaxError in a cell, which is not a module; its
+// result names the trap, so the reply can point at await import(). Other
+// errors, also ones that mention import, get no hint.
+func TestStaticImportHint(t *testing.T) {
+	p, rec := start(t)
+	for i, tc := range []struct {
+		code string
+		hint string
+	}{
+		{`import fs from "fs"`, api.HintDynamicImport},
+		{"import {readFileSync} from 'fs'", api.HintDynamicImport},
+		{"const a = 1;\nimport * as path from 'path'", api.HintDynamicImport},
+		{`import "fs"`, api.HintDynamicImport},
+		{`throw new SyntaxError("Cannot use import statement here")`, ""},
+		{`let = = 1`, ""},
+		{`const m = await import("fs"); typeof m.readFileSync`, ""},
+	} {
+		r := drivertest.Run(t, p, rec, i+1, tc.code)
+		if r.Hint != tc.hint {
+			t.Errorf("%q: hint %q, want %q (status %s, error %+v)", tc.code, r.Hint, tc.hint, r.Status, r.Error)
+		}
+	}
 }

@@ -76,6 +76,10 @@ type Runtime struct {
 	Interrupt func(tree proc.Tree, attempt int) error
 	// Env is added to the runtime's environment (after the caller's).
 	Env []string
+	// Hint, if set, names a known trap a cell's result fell into (one of
+	// the api.Hint constants, or ""), so the reply can say the way around
+	// it.
+	Hint func(r driver.Result) string
 }
 
 // Driver adapts a Runtime to driver.Driver.
@@ -269,9 +273,14 @@ func (p *process) readEvents(r *os.File) {
 				p.hello = *hello
 				close(p.helloed)
 			}
-		case done != nil && flushed:
-			p.dones <- *done // the output reader delivers it after the marker
 		case done != nil:
+			if p.r.Hint != nil {
+				done.Hint = p.r.Hint(*done)
+			}
+			if flushed {
+				p.dones <- *done // the output reader delivers it after the marker
+				break
+			}
 			r := *done
 			p.deliver(func() { p.h.CellDone(r) })
 		}
