@@ -81,7 +81,7 @@ func FuzzSink(f *testing.F) {
 				t.Fatal(err)
 			}
 			checkBounded(t, text, cut, limit)
-			want, wantCut := HeadTail(string(data), limit)
+			want, wantCut := HeadTailLines(string(data), limit)
 			if cut == nil {
 				if text != want || wantCut != nil {
 					t.Fatalf("round %d: no cut, text %q, HeadTail %q %+v", round, text, want, wantCut)

@@ -251,16 +251,11 @@ func (s *Sink) Take() (text string, cut *Cut, err error) {
 	}
 	tail := clampTail(strings.ToValidUTF8(string(rb), replacement), s.tail)
 
-	c := &Cut{
-		Total: int(s.chars.n),
-		Head:  utf8.RuneCountInString(head),
-		Tail:  utf8.RuneCountInString(tail),
-	}
-	c.Total = max(c.Total, c.Head+c.Tail)
+	text, c := LineCut(head, tail, int(s.chars.n))
 	if s.err == nil {
 		c.File = s.path
 	}
-	return head + Marker(c.Total-c.Head-c.Tail) + tail, c, s.err
+	return text, c, s.err
 }
 
 // reset starts a new, empty segment, keeping buffers for reuse.

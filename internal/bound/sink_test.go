@@ -104,7 +104,7 @@ func TestSinkExactLimit(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					want, wantCut := HeadTail(string(data), limit)
+					want, wantCut := HeadTailLines(string(data), limit)
 					if text != want {
 						t.Fatalf("%q×%d limit %d piece %d: text %q, want %q", u, k, limit, piece, text, want)
 					}
@@ -149,7 +149,7 @@ func TestSinkLargeSpills(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, wantCut := HeadTail(string(data), tc.limit)
+		want, wantCut := HeadTailLines(string(data), tc.limit)
 		if text != want {
 			t.Fatalf("limit %d: text differs from HeadTail of everything written", tc.limit)
 		}
@@ -224,7 +224,7 @@ func TestSinkTwoSegmentsTwoFiles(t *testing.T) {
 			t.Errorf("%s = %q, %v; want %q", c.file, got, err, c.want)
 		}
 	}
-	if want, _ := HeadTail(string(second), 20); text2 != want {
+	if want, _ := HeadTailLines(string(second), 20); text2 != want {
 		t.Errorf("second text %q, want %q", text2, want)
 	}
 }
@@ -243,7 +243,7 @@ func TestSinkMultibyteNeverSplit(t *testing.T) {
 			if !utf8.ValidString(text) {
 				t.Fatalf("limit %d piece %d: invalid text %q", limit, piece, text)
 			}
-			if want, _ := HeadTail(string(data), limit); text != want {
+			if want, _ := HeadTailLines(string(data), limit); text != want {
 				t.Fatalf("limit %d piece %d: text %q, want %q", limit, piece, text, want)
 			}
 			checkBounded(t, text, cut, limit)
@@ -271,7 +271,7 @@ func TestSinkInvalidUTF8(t *testing.T) {
 		}
 		checkBounded(t, text, cut, limit)
 		if cut == nil {
-			want, wantCut := HeadTail(string(data), limit)
+			want, wantCut := HeadTailLines(string(data), limit)
 			if text != want || wantCut != nil {
 				t.Fatalf("no cut, text %q, HeadTail %q %+v", text, want, wantCut)
 			}
@@ -373,7 +373,7 @@ func TestSinkUnwritableDir(t *testing.T) {
 				t.Fatalf("cut = %+v, want a cut without a file", cut)
 			}
 			checkBounded(t, text, cut, 10)
-			if want, _ := HeadTail(string(data), 10); text != want {
+			if want, _ := HeadTailLines(string(data), 10); text != want {
 				t.Errorf("text %q, want %q", text, want)
 			}
 			// The error is reported once; the next segment is fresh.
@@ -408,7 +408,7 @@ func TestSinkWriteFailure(t *testing.T) {
 	if cut == nil || cut.File != "" {
 		t.Fatalf("cut = %+v, want one without a file", cut)
 	}
-	if want, _ := HeadTail(string(data), 100); text != want {
+	if want, _ := HeadTailLines(string(data), 100); text != want {
 		t.Errorf("text %q, want %q", text, want)
 	}
 	if _, err := os.Lstat(link); !os.IsNotExist(err) {

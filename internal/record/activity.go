@@ -267,13 +267,13 @@ func cutTo(s string, had *bound.Cut, limit int) (string, *bound.Cut) {
 	}
 	r := []rune(s)
 	h := limit / 2
-	t, cut := lineCut(string(r[:h]), string(r[len(r)-(limit-h):]), total)
+	t, cut := bound.LineCut(string(r[:h]), string(r[len(r)-(limit-h):]), total)
 	if head, tail, ok := strings.Cut(t, "\n[… "); ok {
 		_, tail, _ = strings.Cut(tail, " cut …]\n")
 		if !strings.HasSuffix(head, "\n") && strings.Contains(head, "\n") {
 			head += "\n"
 		}
-		t, cut = joinCut(firstLines(head, firstLinesKept), lastLines(tail, firstLinesKept), total)
+		t, cut = bound.JoinCut(firstLines(head, firstLinesKept), lastLines(tail, firstLinesKept), total)
 	}
 	if had != nil {
 		cut.File = had.File

@@ -498,7 +498,7 @@ func (c *clip) text() (string, *bound.Cut) {
 
 func (c *clip) bounded() (string, *bound.Cut) {
 	if !c.dropped {
-		return headTail(string(c.head)+string(c.tail), api.EntryOutputLimit)
+		return bound.HeadTailLines(string(c.head)+string(c.tail), api.EntryOutputLimit)
 	}
 	head := strings.ToValidUTF8(string(c.head), "\uFFFD")
 	tail := strings.ToValidUTF8(string(c.tail), "\uFFFD")
@@ -508,5 +508,5 @@ func (c *clip) bounded() (string, *bound.Cut) {
 	if r := []rune(tail); len(r) > tailChars {
 		tail = string(r[len(r)-tailChars:])
 	}
-	return lineCut(head, tail, c.chars())
+	return bound.LineCut(head, tail, c.chars())
 }

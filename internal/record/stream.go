@@ -9,7 +9,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/polyrepl/polyrepl/internal/api"
-	"github.com/polyrepl/polyrepl/internal/bound"
 	"github.com/polyrepl/polyrepl/internal/plain"
 )
 
@@ -203,43 +202,4 @@ func (c *clip) flushFile() {
 			c.fileErr = err
 		}
 	}
-}
-
-// lineCut joins the head and the tail kept of a text of total
-// characters, at line ends where one is near: a cut in the middle of a
-// line leaves both halves unreadable. It returns the text and its cut.
-func lineCut(head, tail string, total int) (string, *bound.Cut) {
-	if i := strings.LastIndexByte(head, '\n'); i >= 0 && utf8.RuneCountInString(head[i+1:]) <= nearLine(head) {
-		head = head[:i+1]
-	}
-	if i := strings.IndexByte(tail, '\n'); i >= 0 && i < len(tail)-1 && utf8.RuneCountInString(tail[:i]) <= nearLine(tail) {
-		tail = tail[i+1:]
-	}
-	return joinCut(head, tail, total)
-}
-
-// joinCut joins a head and a tail kept of a text of total characters,
-// the marker between them saying how many were cut.
-func joinCut(head, tail string, total int) (string, *bound.Cut) {
-	cut := &bound.Cut{Total: total, Head: utf8.RuneCountInString(head), Tail: utf8.RuneCountInString(tail)}
-	cut.Total = max(cut.Total, cut.Head+cut.Tail)
-	return strings.TrimSuffix(head, "\n") + bound.Marker(cut.Total-cut.Head-cut.Tail) + tail, cut
-}
-
-// nearLine is how far back a cut looks for a line end: a fifth of what
-// it keeps, so a text of very long lines is still cut near its bound.
-func nearLine(kept string) int { return max(utf8.RuneCountInString(kept)/5, 1) }
-
-// headTail bounds s to limit characters, its head and tail kept whole
-// lines where lines are short, saying what was cut.
-func headTail(s string, limit int) (string, *bound.Cut) {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	total := utf8.RuneCountInString(s)
-	if total <= limit {
-		return s, nil
-	}
-	h := limit / 2
-	t := limit - h
-	r := []rune(s)
-	return lineCut(string(r[:h]), string(r[len(r)-t:]), total)
 }
