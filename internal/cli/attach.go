@@ -285,6 +285,9 @@ type console struct {
 
 	mu   sync.Mutex
 	live map[int]bool // cells seen running, by seq
+	// sending counts typed cells sent and not yet answered: Ctrl-C stops
+	// the person's own cell even before the record has shown it running.
+	sending int
 
 	queue chan string // typed cells, sent in order
 }
@@ -309,7 +312,7 @@ func (a *console) seen(en api.Entry) {
 func (a *console) running() bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return len(a.live) > 0
+	return len(a.live) > 0 || a.sending > 0
 }
 
 // send queues a typed cell. Cells are sent one after another, in the
@@ -332,8 +335,14 @@ func (a *console) sender(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		}
+		a.mu.Lock()
+		a.sending++
+		a.mu.Unlock()
 		_, err := a.e.client.Exec(ctx, a.name, api.ExecRequest{Code: code, Timeout: api.MaxTimeout.Seconds(), Client: a.me,
 			Spawn: api.Spawn{Cwd: cwd(), Env: os.Environ()}})
+		a.mu.Lock()
+		a.sending--
+		a.mu.Unlock()
 		var ae *client.APIError
 		switch {
 		case err == nil, ctx.Err() != nil:
