@@ -20,13 +20,24 @@ func init() {
 client such as Claude Code, Cursor or Codex to launch. Its tools, below,
 reach the same daemon and the same sessions as the command line. New
 sessions start in the directory the server was launched in, with its
-environment. Logs go to standard error.`,
+environment. Logs go to standard error.
+
+--max-wait SECS caps how long any call waits before it answers: a cell
+still running then goes on, as after its timeout, and the wait tool
+collects it. Set it below your client's own limit on a tool call (60 s
+in many clients); polyrepl setup CLIENT does.`,
 		more: printTools,
-		new:  func() runner { return plain(runMCP) },
+		new:  func() runner { return &mcpCmd{} },
 	})
 }
 
-func runMCP(e *env, pos []string) int {
+type mcpCmd struct{ maxWait secondsFlag }
+
+func (m *mcpCmd) flags(fs *flagSet) {
+	fs.Var(&m.maxWait, "max-wait", "SECS", "answer every call within SECS seconds; a cell still running goes on (default: each call's own timeout)")
+}
+
+func (m *mcpCmd) run(e *env, pos []string) int {
 	c := e.cmd
 	if len(pos) != 0 {
 		return e.usageError(c, "mcp takes no arguments")
@@ -42,6 +53,7 @@ func runMCP(e *env, pos []string) int {
 		cwd = "/"
 	}
 	srv := pmcp.New(e.client, cwd, os.Environ())
+	srv.MaxWait = m.maxWait.v
 	if err := srv.Run(e.ctx, pmcp.Stdio(os.Stdin, out)); err != nil && e.ctx.Err() == nil {
 		fmt.Fprintf(os.Stderr, "polyrepl mcp: %v\n", err)
 		return ExitFailed

@@ -52,6 +52,12 @@ type Server struct {
 	cwd    string
 	env    []string
 	quiet  bool // $POLYREPL_ACTIVITY=off: do not tell other clients' activity
+	// MaxWait, if above 0, caps in seconds how long a call waits for a
+	// cell (polyrepl mcp --max-wait): clients cut tool calls off on their
+	// own clocks, and a reply that comes too late is lost to the model
+	// while "still running" tells it to wait. None by default, as
+	// clients' limits differ; polyrepl setup sets it for each.
+	MaxWait float64
 
 	mu    sync.Mutex
 	conns map[*mcp.ServerSession]string // each connection's place in the records
@@ -282,7 +288,7 @@ func (s *Server) exec(ctx context.Context, req *mcp.CallToolRequest, in execIn) 
 	}
 	prog := progress(ctx, req, in.Session)
 	r, err := s.client.ExecProgress(ctx, in.Session, api.ExecRequest{
-		Code: in.Code, Timeout: in.Timeout, Progress: progressSeconds(prog),
+		Code: in.Code, Timeout: s.capped(in.Timeout), Progress: progressSeconds(prog),
 		Spawn:  sp,
 		Client: s.who(req),
 	}, prog)
@@ -292,9 +298,24 @@ func (s *Server) exec(ctx context.Context, req *mcp.CallToolRequest, in execIn) 
 	return r, s.text(r), nil
 }
 
+// capped is the timeout a call asks of the daemon: the one given (or
+// the default), at most MaxWait.
+func (s *Server) capped(timeout float64) float64 {
+	if s.MaxWait <= 0 {
+		return timeout
+	}
+	if timeout <= 0 || timeout > s.MaxWait {
+		if timeout <= 0 && api.DefaultTimeout.Seconds() <= s.MaxWait {
+			return timeout
+		}
+		return s.MaxWait
+	}
+	return timeout
+}
+
 func (s *Server) wait(ctx context.Context, req *mcp.CallToolRequest, in waitIn) (api.CellResult, string, error) {
 	prog := progress(ctx, req, in.Session)
-	r, err := s.client.WaitProgress(ctx, in.Session, api.WaitRequest{Timeout: in.Timeout, Progress: progressSeconds(prog), Client: s.who(req)}, prog)
+	r, err := s.client.WaitProgress(ctx, in.Session, api.WaitRequest{Timeout: s.capped(in.Timeout), Progress: progressSeconds(prog), Client: s.who(req)}, prog)
 	if err != nil {
 		return r, "", err
 	}

@@ -509,3 +509,22 @@ func TestInterruptRestartKill(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxWaitCaps: --max-wait bounds every call's wait, the default's
+// too, and leaves shorter timeouts alone.
+func TestMaxWaitCaps(t *testing.T) {
+	s := &Server{MaxWait: 20}
+	for _, c := range []struct{ in, want float64 }{{0, 20}, {5, 5}, {20, 20}, {300, 20}} {
+		if got := s.capped(c.in); got != c.want {
+			t.Errorf("max-wait 20, timeout %v: waits %v, want %v", c.in, got, c.want)
+		}
+	}
+	s.MaxWait = 50
+	if got := s.capped(0); got != 0 {
+		t.Errorf("max-wait 50, no timeout: asks %v, want the default (0)", got)
+	}
+	s.MaxWait = 0
+	if got := s.capped(300); got != 300 {
+		t.Errorf("no max-wait, timeout 300: asks %v", got)
+	}
+}
