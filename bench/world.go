@@ -168,7 +168,7 @@ func (w *world) spawn(runtime, exe string) api.Spawn {
 }
 
 func (w *world) execReq(code string) api.ExecRequest {
-	return api.ExecRequest{Code: code, Timeout: 120, Spawn: w.spawn("python", w.cfg.python), Client: api.Client{Who: "bench", How: "go"}}
+	return api.ExecRequest{Code: code, Timeout: api.Seconds(120), Spawn: w.spawn("python", w.cfg.python), Client: api.Client{Who: "bench", How: "go"}}
 }
 
 func (w *world) startDaemon(ctx context.Context) error {

@@ -93,11 +93,13 @@ type Spawn struct {
 
 // ExecRequest runs one cell.
 type ExecRequest struct {
-	Code       string  `json:"code"`
-	Timeout    float64 `json:"timeout,omitempty"` // seconds; 0 means the default
-	Spawn      Spawn   `json:"spawn"`
-	Client     Client  `json:"client"`
-	Generation string  `json:"generation,omitempty"` // if set, refuse unless it matches the live session
+	Code string `json:"code"`
+	// Timeout is how long the call waits for the cell, in seconds: nil
+	// takes DefaultTimeout, 0 starts the cell and answers at once.
+	Timeout    *float64 `json:"timeout,omitempty"`
+	Spawn      Spawn    `json:"spawn"`
+	Client     Client   `json:"client"`
+	Generation string   `json:"generation,omitempty"` // if set, refuse unless it matches the live session
 	// Progress, if above 0, asks for a stream (NDJSON StreamEvents) with a
 	// progress event at least this often, in seconds, while the cell runs.
 	Progress float64 `json:"progress,omitempty"`
@@ -105,10 +107,10 @@ type ExecRequest struct {
 
 // WaitRequest collects a running or finished cell.
 type WaitRequest struct {
-	Timeout    float64 `json:"timeout,omitempty"`
-	Client     Client  `json:"client"`
-	Generation string  `json:"generation,omitempty"`
-	Progress   float64 `json:"progress,omitempty"` // as in ExecRequest
+	Timeout    *float64 `json:"timeout,omitempty"` // as in ExecRequest; 0 looks without waiting
+	Client     Client   `json:"client"`
+	Generation string   `json:"generation,omitempty"`
+	Progress   float64  `json:"progress,omitempty"` // as in ExecRequest
 }
 
 // Progress says how a running cell is doing, for clients that must show
@@ -301,3 +303,7 @@ func Readable(d time.Duration) time.Duration {
 	}
 	return d.Round(time.Second)
 }
+
+// Seconds is a timeout for a request: a pointer, because a timeout of 0
+// (answer at once) must differ on the wire from none given (the default).
+func Seconds(secs float64) *float64 { return &secs }

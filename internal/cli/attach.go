@@ -338,7 +338,7 @@ func (a *console) sender(ctx context.Context) {
 		a.mu.Lock()
 		a.sending++
 		a.mu.Unlock()
-		_, err := a.e.client.Exec(ctx, a.name, api.ExecRequest{Code: code, Timeout: api.MaxTimeout.Seconds(), Client: a.me,
+		_, err := a.e.client.Exec(ctx, a.name, api.ExecRequest{Code: code, Timeout: api.Seconds(api.MaxTimeout.Seconds()), Client: a.me,
 			Spawn: api.Spawn{Cwd: cwd(), Env: os.Environ()}})
 		a.mu.Lock()
 		a.sending--

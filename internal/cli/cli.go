@@ -244,16 +244,24 @@ func (e *env) usageError(c *command, format string, a ...any) int {
 	return ExitUsage
 }
 
-// secondsFlag is a timeout in seconds, checked when parsed.
-type secondsFlag struct{ v float64 }
+// secondsFlag is a timeout in seconds, checked when parsed; v is nil
+// until the flag is given, so that -t 0 (answer at once) differs from
+// no -t (the default).
+type secondsFlag struct{ v *float64 }
 
-func (s *secondsFlag) String() string { return strconv.FormatFloat(s.v, 'g', -1, 64) }
+func (s *secondsFlag) String() string {
+	if s.v == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*s.v, 'g', -1, 64)
+}
+
 func (s *secondsFlag) Set(v string) error {
 	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || f <= 0 || f > 600 || f != f {
-		return fmt.Errorf("the timeout must be a number of seconds above 0 and at most 600, not %q", v)
+	if err != nil || f < 0 || f > 600 || f != f {
+		return fmt.Errorf("the timeout must be a number of seconds from 0 (answer at once, the cell going on) to 600, not %q", v)
 	}
-	s.v = f
+	s.v = &f
 	return nil
 }
 

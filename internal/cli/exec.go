@@ -18,6 +18,7 @@ func init() {
 		help: `Runs CODE as one cell in session NAME and waits for it up to -t seconds
 (default 30, at most 600). If the cell is still running then, exec returns
 with status 124 and the cell goes on: ` + "`polyrepl wait NAME`" + ` collects the rest.
+-t 0 starts the cell and returns at once (status 124 while it runs).
 With "-", the code is read from standard input.
 
 The first exec under a name creates the session, in the current directory
@@ -46,7 +47,7 @@ type execCmd struct {
 }
 
 func (x *execCmd) flags(fs *flagSet) {
-	fs.Var(&x.timeout, "t timeout", "SECS", "seconds to wait for the cell (default 30, at most 600)")
+	fs.Var(&x.timeout, "t timeout", "SECS", "seconds to wait for the cell (default 30, at most 600; 0 returns at once)")
 	fs.String(&x.spawn.Runtime, "runtime", "R", "", "runtime of a new session (default python)")
 	fs.String(&x.spawn.Exe, "exe", "PATH", "", "executable of a new session")
 	fs.String(&x.spawn.Python, "python", "PATH", "", "Python interpreter of a new Python session (as --exe)")

@@ -109,9 +109,9 @@ func TestDeclaredFlags(t *testing.T) {
 	if _, err := parse(fs.FlagSet, []string{"s", "--output", "f.md"}); err != nil || x.out != "f.md" || x.format != "md" {
 		t.Errorf("export s --output f.md: %v %+v", err, x)
 	}
-	_, errs, status := run("wait", "s", "-t", "0")
+	_, errs, status := run("wait", "s", "-t", "-1")
 	if status != ExitUsage || !strings.Contains(errs, "-t") || !strings.Contains(errs, "usage: polyrepl wait NAME [-t SECS] [--json]") {
-		t.Errorf("wait -t 0 exited %d:\n%s", status, errs)
+		t.Errorf("wait -t -1 exited %d:\n%s", status, errs)
 	}
 }
 

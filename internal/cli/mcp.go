@@ -42,6 +42,9 @@ func (m *mcpCmd) run(e *env, pos []string) int {
 	if len(pos) != 0 {
 		return e.usageError(c, "mcp takes no arguments")
 	}
+	if m.maxWait.v != nil && *m.maxWait.v == 0 {
+		return e.usageError(c, "--max-wait 0 would answer every call before its cell could run: give seconds above 0, below your client's limit on a tool call")
+	}
 	out, err := protocolStdout()
 	if err != nil {
 		e.errorf("%v", err)
@@ -53,7 +56,9 @@ func (m *mcpCmd) run(e *env, pos []string) int {
 		cwd = "/"
 	}
 	srv := pmcp.New(e.client, cwd, os.Environ())
-	srv.MaxWait = m.maxWait.v
+	if m.maxWait.v != nil {
+		srv.MaxWait = *m.maxWait.v
+	}
 	if err := srv.Run(e.ctx, pmcp.Stdio(os.Stdin, out)); err != nil && e.ctx.Err() == nil {
 		fmt.Fprintf(os.Stderr, "polyrepl mcp: %v\n", err)
 		return ExitFailed

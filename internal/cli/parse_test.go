@@ -12,17 +12,19 @@ func TestParseInterspersed(t *testing.T) {
 		args    []string
 		pos     []string
 		timeout float64
+		given   bool // -t was given (none: nil, the default)
 		json    bool
 		wantErr bool
 	}{
 		{args: []string{"s", "1+1"}, pos: []string{"s", "1+1"}},
-		{args: []string{"s", "1+1", "-t", "5"}, pos: []string{"s", "1+1"}, timeout: 5},
-		{args: []string{"-t", "2.5", "s", "1+1", "--json"}, pos: []string{"s", "1+1"}, timeout: 2.5, json: true},
-		{args: []string{"s", "--timeout=7", "-"}, pos: []string{"s", "-"}, timeout: 7},
+		{args: []string{"s", "1+1", "-t", "5"}, pos: []string{"s", "1+1"}, timeout: 5, given: true},
+		{args: []string{"-t", "2.5", "s", "1+1", "--json"}, pos: []string{"s", "1+1"}, timeout: 2.5, given: true, json: true},
+		{args: []string{"s", "--timeout=7", "-"}, pos: []string{"s", "-"}, timeout: 7, given: true},
 		{args: []string{"s", "--", "-1"}, pos: []string{"s", "-1"}},
 		{args: []string{"s", "-x"}, wantErr: true},
 		{args: []string{"s", "code", "-t"}, wantErr: true},
-		{args: []string{"s", "code", "-t", "0"}, wantErr: true},
+		{args: []string{"s", "code", "-t", "0"}, pos: []string{"s", "code"}, timeout: 0, given: true},
+		{args: []string{"s", "code", "-t", "-1"}, wantErr: true},
 		{args: []string{"s", "code", "-t", "601"}, wantErr: true},
 		{args: []string{"s", "code", "-t", "NaN"}, wantErr: true},
 	} {
@@ -39,8 +41,8 @@ func TestParseInterspersed(t *testing.T) {
 		if tc.wantErr {
 			continue
 		}
-		if !reflect.DeepEqual(pos, tc.pos) || timeout.v != tc.timeout || *asJSON != tc.json {
-			t.Errorf("parse(%q) = %q, t=%v, json=%v; want %q, t=%v, json=%v", tc.args, pos, timeout.v, *asJSON, tc.pos, tc.timeout, tc.json)
+		if !reflect.DeepEqual(pos, tc.pos) || (timeout.v != nil) != tc.given || (tc.given && *timeout.v != tc.timeout) || *asJSON != tc.json {
+			t.Errorf("parse(%q) = %q, t=%s, json=%v; want %q, t=%v (given %v), json=%v", tc.args, pos, timeout.String(), *asJSON, tc.pos, tc.timeout, tc.given, tc.json)
 		}
 	}
 }

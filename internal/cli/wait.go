@@ -10,7 +10,7 @@ func init() {
 		help: `Waits up to -t seconds (default 30, at most 600) for the running cell of
 session NAME and prints what it printed since the last reply, and its
 result once it has one. For a finished cell, prints what nobody has
-collected yet. Exit status as for exec.`,
+collected yet; -t 0 looks without waiting. Exit status as for exec.`,
 		new: func() runner { return &waitCmd{} },
 	})
 }
@@ -21,7 +21,7 @@ type waitCmd struct {
 }
 
 func (w *waitCmd) flags(fs *flagSet) {
-	fs.Var(&w.timeout, "t timeout", "SECS", "seconds to wait for the cell (default 30, at most 600)")
+	fs.Var(&w.timeout, "t timeout", "SECS", "seconds to wait for the cell (default 30, at most 600; 0 looks without waiting)")
 	fs.Bool(&w.json, "json", "print the result as JSON")
 }
 

@@ -44,6 +44,10 @@ func TestGolden(t *testing.T) {
 			{"a", "exec", map[string]any{"session": "g", "code": "1"}},
 			{"a", "wait", map[string]any{"session": "g"}},
 			{"a", "wait", map[string]any{"session": "g"}},
+			{"a", "exec", map[string]any{"session": "g", "code": "time.sleep(1)\n'late'", "timeout": 0}},
+			{"a", "wait", map[string]any{"session": "g", "timeout": 0}},
+			{"a", "wait", map[string]any{"session": "g"}},
+			{"a", "exec", map[string]any{"session": "g", "code": "1", "timeout": -1}},
 			{"a", "wait", map[string]any{"session": "nosuch"}},
 		}},
 		{"interrupt", []exchange{

@@ -90,19 +90,19 @@ func (s *Server) Connect(ctx context.Context, t mcp.Transport) (*mcp.ServerSessi
 // Tool inputs. Fields without omitempty are required in the schema.
 type (
 	execIn struct {
-		Session string  `json:"session" jsonschema:"session name (letters, digits, '.', '_', '-'; at most 64); the session is created on first use"`
-		Code    string  `json:"code" jsonschema:"code to run as one cell; a final expression's value is returned as Out[n]"`
-		Timeout float64 `json:"timeout,omitempty" jsonschema:"seconds to wait for the cell (default 30, at most 600); the cell keeps running after it and wait collects it"`
-		Cwd     string  `json:"cwd,omitempty" jsonschema:"working directory for a new session (default: where the MCP server runs); ignored for an existing session"`
-		Python  string  `json:"python,omitempty" jsonschema:"Python interpreter for a new Python session (default: $POLYREPL_PYTHON, else python3 on PATH); ignored for an existing session"`
-		Runtime string  `json:"runtime,omitempty" jsonschema:"runtime of a new session: python (default) or another that polyrepl runtimes lists; an existing session keeps its own"`
-		Exe     string  `json:"exe,omitempty" jsonschema:"executable for a new session of any runtime (default: $POLYREPL_<RUNTIME>, else the usual command on PATH)"`
-		Project string  `json:"project,omitempty" jsonschema:"project directory to activate in a new session (Julia, like julia --project)"`
-		Memory  string  `json:"memory,omitempty" jsonschema:"memory limit of a new session, such as 512M or 2G (default: the daemon's, else none)"`
+		Session string   `json:"session" jsonschema:"session name (letters, digits, '.', '_', '-'; at most 64); the session is created on first use"`
+		Code    string   `json:"code" jsonschema:"code to run as one cell; a final expression's value is returned as Out[n]"`
+		Timeout *float64 `json:"timeout,omitempty" jsonschema:"seconds to wait for the cell (default 30, at most 600; 0 answers at once); the cell keeps running after it and wait collects it"`
+		Cwd     string   `json:"cwd,omitempty" jsonschema:"working directory for a new session (default: where the MCP server runs); ignored for an existing session"`
+		Python  string   `json:"python,omitempty" jsonschema:"Python interpreter for a new Python session (default: $POLYREPL_PYTHON, else python3 on PATH); ignored for an existing session"`
+		Runtime string   `json:"runtime,omitempty" jsonschema:"runtime of a new session: python (default) or another that polyrepl runtimes lists; an existing session keeps its own"`
+		Exe     string   `json:"exe,omitempty" jsonschema:"executable for a new session of any runtime (default: $POLYREPL_<RUNTIME>, else the usual command on PATH)"`
+		Project string   `json:"project,omitempty" jsonschema:"project directory to activate in a new session (Julia, like julia --project)"`
+		Memory  string   `json:"memory,omitempty" jsonschema:"memory limit of a new session, such as 512M or 2G (default: the daemon's, else none)"`
 	}
 	waitIn struct {
-		Session string  `json:"session" jsonschema:"session name"`
-		Timeout float64 `json:"timeout,omitempty" jsonschema:"seconds to wait (default 30, at most 600)"`
+		Session string   `json:"session" jsonschema:"session name"`
+		Timeout *float64 `json:"timeout,omitempty" jsonschema:"seconds to wait (default 30, at most 600; 0 looks without waiting)"`
 	}
 	sessionIn struct {
 		Session string `json:"session" jsonschema:"session name"`
@@ -299,16 +299,15 @@ func (s *Server) exec(ctx context.Context, req *mcp.CallToolRequest, in execIn) 
 }
 
 // capped is the timeout a call asks of the daemon: the one given (or
-// the default), at most MaxWait.
-func (s *Server) capped(timeout float64) float64 {
-	if s.MaxWait <= 0 {
+// the default, nil), at most MaxWait.
+func (s *Server) capped(timeout *float64) *float64 {
+	switch {
+	case s.MaxWait <= 0:
 		return timeout
-	}
-	if timeout <= 0 || timeout > s.MaxWait {
-		if timeout <= 0 && api.DefaultTimeout.Seconds() <= s.MaxWait {
-			return timeout
-		}
-		return s.MaxWait
+	case timeout == nil && api.DefaultTimeout.Seconds() <= s.MaxWait:
+		return nil
+	case timeout == nil || *timeout > s.MaxWait:
+		return api.Seconds(s.MaxWait)
 	}
 	return timeout
 }

@@ -513,18 +513,27 @@ func TestInterruptRestartKill(t *testing.T) {
 // TestMaxWaitCaps: --max-wait bounds every call's wait, the default's
 // too, and leaves shorter timeouts alone.
 func TestMaxWaitCaps(t *testing.T) {
+	secs := func(p *float64) string {
+		if p == nil {
+			return "the default"
+		}
+		return fmt.Sprint(*p)
+	}
 	s := &Server{MaxWait: 20}
-	for _, c := range []struct{ in, want float64 }{{0, 20}, {5, 5}, {20, 20}, {300, 20}} {
-		if got := s.capped(c.in); got != c.want {
-			t.Errorf("max-wait 20, timeout %v: waits %v, want %v", c.in, got, c.want)
+	for _, c := range []struct{ in, want *float64 }{
+		{nil, api.Seconds(20)}, {api.Seconds(0), api.Seconds(0)}, {api.Seconds(5), api.Seconds(5)},
+		{api.Seconds(20), api.Seconds(20)}, {api.Seconds(300), api.Seconds(20)},
+	} {
+		if got := s.capped(c.in); secs(got) != secs(c.want) {
+			t.Errorf("max-wait 20, timeout %s: waits %s, want %s", secs(c.in), secs(got), secs(c.want))
 		}
 	}
 	s.MaxWait = 50
-	if got := s.capped(0); got != 0 {
-		t.Errorf("max-wait 50, no timeout: asks %v, want the default (0)", got)
+	if got := s.capped(nil); got != nil {
+		t.Errorf("max-wait 50, no timeout: asks %s, want the default", secs(got))
 	}
 	s.MaxWait = 0
-	if got := s.capped(300); got != 300 {
-		t.Errorf("no max-wait, timeout 300: asks %v", got)
+	if got := s.capped(api.Seconds(300)); secs(got) != "300" {
+		t.Errorf("no max-wait, timeout 300: asks %s", secs(got))
 	}
 }

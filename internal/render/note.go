@@ -56,9 +56,12 @@ func Note(n api.Note, v Voice) string {
 		}
 		return text
 	case api.NoteRunning:
-		return fmt.Sprintf("Cell %d is still running after %s; it goes on. %s",
-			n.Cell, Duration(seconds(n.Elapsed)), sentence(steps(n.Next, v, map[string]string{
-				api.DoWait: "collects the rest of its output and its result", api.DoInterrupt: "stops it"})))
+		running := fmt.Sprintf("Cell %d is still running after %s", n.Cell, Duration(seconds(n.Elapsed)))
+		if n.Elapsed < 0.1 {
+			running = fmt.Sprintf("Cell %d is running", n.Cell) // a timeout of 0: the call did not wait
+		}
+		return fmt.Sprintf("%s; it goes on. %s", running, sentence(steps(n.Next, v, map[string]string{
+			api.DoWait: "collects the rest of its output and its result", api.DoInterrupt: "stops it"})))
 	case api.NoteCollected:
 		if n.Cell == 0 {
 			return fmt.Sprintf("Nothing to collect: session %q has run no cell yet.", n.Session)

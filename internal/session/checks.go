@@ -20,17 +20,18 @@ func ValidateName(name string) error {
 }
 
 // Timeout turns a requested timeout in seconds into a duration, refusing
-// what cannot be meant.
-func Timeout(secs float64, asker api.Client) (time.Duration, error) {
+// what cannot be meant. None given is the default; 0 is a real timeout:
+// the call starts the cell (or looks at it) and answers at once.
+func Timeout(secs *float64, asker api.Client) (time.Duration, error) {
 	switch {
-	case secs == 0:
+	case secs == nil:
 		return api.DefaultTimeout, nil
-	case secs < 0 || secs != secs:
-		return 0, badInput(api.FieldTimeout, "give seconds between 0 and 600", "invalid timeout %v", secs)
-	case secs > api.MaxTimeout.Seconds():
-		return 0, badInput(api.FieldTimeout, "give at most 600 seconds: the cell keeps running after the timeout, to be collected later", "the timeout %vs is over the limit of 600s", secs)
+	case *secs < 0 || *secs != *secs:
+		return 0, badInput(api.FieldTimeout, "give seconds from 0 (answer at once, the cell going on) to 600", "invalid timeout %v", *secs)
+	case *secs > api.MaxTimeout.Seconds():
+		return 0, badInput(api.FieldTimeout, "give at most 600 seconds: the cell keeps running after the timeout, to be collected later", "the timeout %vs is over the limit of 600s", *secs)
 	}
-	return time.Duration(secs * float64(time.Second)), nil
+	return time.Duration(*secs * float64(time.Second)), nil
 }
 
 // progressEvery turns a requested progress interval into a duration,

@@ -10,7 +10,7 @@ import (
 )
 
 // short is a timeout that passes at once, in seconds.
-const short = 0.02
+var short = api.Seconds(0.02)
 
 // A second cell while one runs is refused as busy, from any client, and
 // changes nothing: the running cell goes on and Wait collects it.
@@ -80,6 +80,30 @@ func TestTimeoutLeavesTheCellRunning(t *testing.T) {
 	w3, err := m.Wait(context.Background(), "s", api.WaitRequest{Client: alice}, nil)
 	if err != nil || w3.Output != "" || w3.Value != "" || count(w3.Notes, api.NoteCollected) != 1 {
 		t.Errorf("third wait: %+v, %v; want nothing new to collect", w3, err)
+	}
+}
+
+// A timeout of 0 is the one rule for "start it and answer at once":
+// exec answers running without waiting, wait with 0 looks without
+// waiting, and a later wait collects.
+func TestTimeoutZeroAnswersAtOnce(t *testing.T) {
+	m := newTestManager(t)
+	x := req("print one\nblock")
+	x.Timeout = api.Seconds(0)
+	r := execOK(t, m, "s", x)
+	if r.Status != api.StatusRunning || r.Cell != 1 || count(r.Notes, api.NoteRunning) != 1 {
+		t.Fatalf("exec -t 0: status %q, cell %d, notes %v; want cell 1 running with a running note", r.Status, r.Cell, kinds(r.Notes))
+	}
+	f := fakeOf(t, r.Generation)
+	f.WaitRun(t)
+	w, err := m.Wait(context.Background(), "s", api.WaitRequest{Client: alice, Timeout: api.Seconds(0)}, nil)
+	if err != nil || w.Status != api.StatusRunning || w.Cell != 1 {
+		t.Fatalf("wait -t 0 while it runs: %+v, %v; want cell 1 running", w, err)
+	}
+	f.Finish(driver.Result{Value: "v"})
+	w, err = m.Wait(context.Background(), "s", api.WaitRequest{Client: alice}, nil)
+	if err != nil || w.Status != api.StatusDone || w.Value != "v" {
+		t.Fatalf("wait after it finished: %+v, %v; want done with its value", w, err)
 	}
 }
 

@@ -21,9 +21,9 @@ func TestBadExecRequests(t *testing.T) {
 		{"blank code", "s", func(r *api.ExecRequest) { r.Code = " \n\t " }},
 		{"NUL byte", "s", func(r *api.ExecRequest) { r.Code = "value 1\x00" }},
 		{"code over the limit", "s", func(r *api.ExecRequest) { r.Code = "print " + strings.Repeat("x", api.MaxCodeBytes) }},
-		{"negative timeout", "s", func(r *api.ExecRequest) { r.Timeout = -1 }},
-		{"NaN timeout", "s", func(r *api.ExecRequest) { r.Timeout = math.NaN() }},
-		{"timeout over the limit", "s", func(r *api.ExecRequest) { r.Timeout = api.MaxTimeout.Seconds() + 1 }},
+		{"negative timeout", "s", func(r *api.ExecRequest) { r.Timeout = api.Seconds(-1) }},
+		{"NaN timeout", "s", func(r *api.ExecRequest) { r.Timeout = api.Seconds(math.NaN()) }},
+		{"timeout over the limit", "s", func(r *api.ExecRequest) { r.Timeout = api.Seconds(api.MaxTimeout.Seconds() + 1) }},
 		{"unknown runtime", "s", func(r *api.ExecRequest) { r.Spawn.Runtime = "cobol-no-such" }},
 		{"relative cwd", "s", func(r *api.ExecRequest) { r.Spawn.Cwd = "relative/dir" }},
 		{"missing cwd", "s", func(r *api.ExecRequest) { r.Spawn.Cwd = "/no/such/directory/anywhere" }},
@@ -55,7 +55,7 @@ func TestExecRequestLimitsAccepted(t *testing.T) {
 	m := newTestManager(t)
 	code := "value 1\n" + strings.Repeat("#", api.MaxCodeBytes-len("value 1\n"))
 	x := req(code)
-	x.Timeout = api.MaxTimeout.Seconds()
+	x.Timeout = api.Seconds(api.MaxTimeout.Seconds())
 	if r := execOK(t, m, strings.Repeat("n", 64), x); r.Value != "1" {
 		t.Errorf("value %q", r.Value)
 	}
@@ -66,8 +66,8 @@ func TestBadRequestsToOtherCalls(t *testing.T) {
 	m := newTestManager(t)
 	execOK(t, m, "s", req("value 1"))
 	for call, err := range map[string]error{
-		"wait with a negative timeout": second(m.Wait(context.Background(), "s", api.WaitRequest{Client: alice, Timeout: -1}, nil)),
-		"wait over the limit":          second(m.Wait(context.Background(), "s", api.WaitRequest{Client: alice, Timeout: 601}, nil)),
+		"wait with a negative timeout": second(m.Wait(context.Background(), "s", api.WaitRequest{Client: alice, Timeout: api.Seconds(-1)}, nil)),
+		"wait over the limit":          second(m.Wait(context.Background(), "s", api.WaitRequest{Client: alice, Timeout: api.Seconds(601)}, nil)),
 		"wait on a bad name":           second(m.Wait(context.Background(), "a/b", api.WaitRequest{Client: alice}, nil)),
 		"interrupt a bad name":         second(m.Interrupt(context.Background(), "a b", api.ControlRequest{Client: alice})),
 		"kill a bad name":              second(m.Kill("", api.ControlRequest{Client: alice})),
