@@ -215,9 +215,13 @@ type SessionsReply struct {
 	Sessions []SessionInfo `json:"sessions"`
 }
 
-// KillReply says what kill, restart or stop ended.
+// KillReply says what kill or restart did. Session is the name, as in
+// every reply; Info is the session as SessionsReply lists it: for kill
+// the life that ended (its names are what was lost), for restart the
+// new one.
 type KillReply struct {
-	Session SessionInfo `json:"session"`
+	Session string      `json:"session"`
+	Info    SessionInfo `json:"info"`
 	Notes   []Note      `json:"notes,omitempty"`
 }
 

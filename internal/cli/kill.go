@@ -31,7 +31,7 @@ environment. Every name it held is gone.`,
 }
 
 func runKill(e *env, pos []string, asJSON bool) int {
-	return control(e, pos, asJSON, e.client.Kill, func(r api.KillReply) string { return render.Killed(r.Session) })
+	return control(e, pos, asJSON, e.client.Kill, func(r api.KillReply) string { return render.Killed(r.Info) })
 }
 
 func runRestart(e *env, pos []string, asJSON bool) int {

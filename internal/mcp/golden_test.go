@@ -104,6 +104,9 @@ func TestGolden(t *testing.T) {
 				fmt.Fprintf(&b, "### %s: %s %s (error: %v)\n%s\n\n", x.agent, x.tool, args, res.IsError, mask(f, txt))
 				wantLacks(t, fmt.Sprintf("%s %s", x.tool, args), txt, cliAdvice...)
 				wantLacks(t, fmt.Sprintf("%s %s", x.tool, args), txt, "--cwd", "--project", "--python", "--exe", "--memory", "--runtime")
+				if where := sessionNotName(res.StructuredContent, "structuredContent"); where != "" {
+					t.Errorf("%s %s: %s is not a session name; session is a name in every reply", x.tool, args, where)
+				}
 			}
 			path := filepath.Join("testdata", "golden", sc.name+".txt")
 			if *update {
@@ -124,6 +127,29 @@ func TestGolden(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sessionNotName finds a "session" field anywhere in v that is not a
+// string (a name), and says where; "" if there is none.
+func sessionNotName(v any, at string) string {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			if _, ok := x.(string); k == "session" && !ok {
+				return at + ".session"
+			}
+			if w := sessionNotName(x, at+"."+k); w != "" {
+				return w
+			}
+		}
+	case []any:
+		for i, x := range v {
+			if w := sessionNotName(x, fmt.Sprintf("%s[%d]", at, i)); w != "" {
+				return w
+			}
+		}
+	}
+	return ""
 }
 
 // masks hide what changes from run to run; the words stay.

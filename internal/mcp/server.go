@@ -342,7 +342,7 @@ func (s *Server) kill(ctx context.Context, req *mcp.CallToolRequest, in sessionI
 	if err != nil {
 		return r, "", err
 	}
-	return r, strings.TrimRight(notesText(render.Killed(r.Session)+"\n", r.Notes), "\n") + s.versionNote(), nil
+	return r, strings.TrimRight(notesText(render.Killed(r.Info)+"\n", r.Notes), "\n") + s.versionNote(), nil
 }
 
 func (s *Server) sessions(ctx context.Context, req *mcp.CallToolRequest, in sessionsIn) (api.SessionsReply, string, error) {

@@ -486,8 +486,8 @@ func TestInterruptRestartKill(t *testing.T) {
 	var kr api.KillReply
 	res = a.ok("restart", map[string]any{"session": "ir"})
 	structured(t, res, &kr)
-	if kr.Session.Name != "ir" || kr.Session.PID == pid || len(kr.Session.Names) != 0 {
-		t.Errorf("restart: session %+v, want ir with a new pid and no names", kr.Session)
+	if kr.Session != "ir" || kr.Info.Name != "ir" || kr.Info.PID == pid || len(kr.Info.Names) != 0 {
+		t.Errorf("restart: session %+v, want ir with a new pid and no names", kr.Info)
 	}
 	wantContains(t, "restart text", text(res), "Restarted", "x")
 	if r, _ := a.cell("exec", map[string]any{"session": "ir", "code": "x"}); r.Status != api.StatusError || r.Error == nil || r.Error.Type != "NameError" {
@@ -498,8 +498,8 @@ func TestInterruptRestartKill(t *testing.T) {
 	a.ok("exec", map[string]any{"session": "ir", "code": "yy = 1"})
 	res = a.ok("kill", map[string]any{"session": "ir"})
 	structured(t, res, &kr)
-	if !slices.Contains(kr.Session.Names, "yy") {
-		t.Errorf("kill: session %+v, want the name yy", kr.Session)
+	if kr.Session != "ir" || !slices.Contains(kr.Info.Names, "yy") {
+		t.Errorf("kill: session %+v, want the name yy", kr.Info)
 	}
 	wantContains(t, "kill text", text(res), "Killed session 'ir'", "names lost", "yy")
 	structured(t, a.ok("sessions", nil), &list)

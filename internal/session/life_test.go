@@ -19,11 +19,11 @@ func TestKill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if k.Session.State != Dead || k.Session.Death == nil || k.Session.Death.By != "kill" || k.Session.Generation != r.Generation {
-		t.Errorf("kill reply: state %q, death %+v, generation %s", k.Session.State, k.Session.Death, k.Session.Generation)
+	if k.Info.State != Dead || k.Info.Death == nil || k.Info.Death.By != "kill" || k.Info.Generation != r.Generation {
+		t.Errorf("kill reply: state %q, death %+v, generation %s", k.Info.State, k.Info.Death, k.Info.Generation)
 	}
-	if !equal(k.Session.Names, []string{"x", "y"}) {
-		t.Errorf("kill reply names %v, want the names lost: [x y]", k.Session.Names)
+	if !equal(k.Info.Names, []string{"x", "y"}) {
+		t.Errorf("kill reply names %v, want the names lost: [x y]", k.Info.Names)
 	}
 	f.waitExited(t)
 	if f.alive() {
@@ -77,9 +77,9 @@ func TestRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if k.Session.Generation == r.Generation || k.Session.State != Idle || len(k.Session.Names) != 0 || k.Session.Runtime != fakeRuntime {
+	if k.Info.Generation == r.Generation || k.Info.State != Idle || len(k.Info.Names) != 0 || k.Info.Runtime != fakeRuntime {
 		t.Errorf("restart reply: generation %s (was %s), state %q, names %v, runtime %q",
-			k.Session.Generation, r.Generation, k.Session.State, k.Session.Names, k.Session.Runtime)
+			k.Info.Generation, r.Generation, k.Info.State, k.Info.Names, k.Info.Runtime)
 	}
 	old.waitExited(t)
 	if old.alive() {
@@ -89,9 +89,9 @@ func TestRestart(t *testing.T) {
 		t.Errorf("%d processes started, want 2", n)
 	}
 	x := req("value 1")
-	x.Generation = k.Session.Generation
+	x.Generation = k.Info.Generation
 	next := execOK(t, m, "s", x)
-	if next.Cell != 1 || next.Generation != k.Session.Generation || count(next.Notes, api.NoteLost) != 0 || count(next.Notes, api.NoteCreated) != 0 {
+	if next.Cell != 1 || next.Generation != k.Info.Generation || count(next.Notes, api.NoteLost) != 0 || count(next.Notes, api.NoteCreated) != 0 {
 		t.Errorf("exec after restart: cell %d, generation %s, notes %v; want cell 1 of the new generation, no lost or created note",
 			next.Cell, next.Generation, kinds(next.Notes))
 	}

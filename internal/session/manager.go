@@ -357,8 +357,8 @@ func (m *Manager) Kill(name string, req api.ControlRequest) (api.KillReply, erro
 	// The reply says what was lost: the killer has heard of this death.
 	m.told.first(name, s.Generation, req.Client)
 	m.forgetDead(s)
-	reply := api.KillReply{Session: s.Info(false)}
-	reply.Session.Memory = info.Memory
+	reply := api.KillReply{Session: name, Info: s.Info(false)}
+	reply.Info.Memory = info.Memory
 	if kerr != nil {
 		return reply, kerr
 	}
@@ -399,7 +399,7 @@ func (m *Manager) Restart(ctx context.Context, name string, req api.ControlReque
 		restarted.Cell = before.Running.Cell
 	}
 	m.note(s, req.Client, restarted)
-	return api.KillReply{Session: s.Info(false), Notes: append([]api.Note{restarted}, m.othersNotes(name, req.Client)...)}, nil
+	return api.KillReply{Session: name, Info: s.Info(false), Notes: append([]api.Note{restarted}, m.othersNotes(name, req.Client)...)}, nil
 }
 
 // List describes every session, sorted by name.
