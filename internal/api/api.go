@@ -210,6 +210,26 @@ type Running struct {
 	Code    string    `json:"code"` // first line, bounded
 }
 
+// RuntimeInfo is one runtime a session can run in, as a new session
+// would find it: `polyrepl runtimes` and the MCP runtimes tool.
+type RuntimeInfo struct {
+	Name    string `json:"name"`
+	Family  string `json:"family"` // how it is driven: worker, terminal, jupyter
+	Exe     string `json:"exe"`    // the executable a new session would start
+	Path    string `json:"path,omitempty"`
+	Found   bool   `json:"found"`
+	Version string `json:"version,omitempty"`
+	EnvVar  string `json:"env_var"` // the variable naming another executable
+	Needs   string `json:"needs"`   // what to install, in words
+	Limits  string `json:"limits,omitempty"`
+	Problem string `json:"problem,omitempty"` // why it was not found
+}
+
+// RuntimesReply lists runtimes (MCP structured output is an object).
+type RuntimesReply struct {
+	Runtimes []RuntimeInfo `json:"runtimes"`
+}
+
 // SessionsReply lists sessions.
 type SessionsReply struct {
 	Sessions []SessionInfo `json:"sessions"`

@@ -37,6 +37,7 @@ func TestGolden(t *testing.T) {
 			{"a", "exec", map[string]any{"session": "g", "code": "x = 6 * 7\nprint('hello')\nx"}},
 			{"a", "exec", map[string]any{"session": "g", "code": "1/0"}},
 			{"a", "exec", map[string]any{"session": "g", "code": "2", "runtime": "cobol"}},
+			{"a", "exec", map[string]any{"session": "g2", "code": "2", "runtime": "cobol"}},
 			{"a", "exec", map[string]any{"session": "g", "code": "y = 1", "memory": "300M"}},
 		}},
 		{"wait", []exchange{

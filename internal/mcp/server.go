@@ -35,15 +35,14 @@ import (
 // five seconds after which some clients give up on a silent call.
 const ProgressEvery = 3 * time.Second
 
-// Instructions tell a model when to reach for these tools.
-const Instructions = `polyrepl runs code in named, persistent REPL sessions that keep their namespace — imports, loaded data, functions — between calls and across conversations. Sessions are Python by default; exec's "runtime" argument starts other languages (its description lists them).
-
-Use it instead of "python3 -c", "Rscript -e", "node -e" or throwaway scripts whenever you would run code: load data once, then ask many questions of it.
-- Call "sessions" first and reuse a session whose cwd and names match your task; otherwise pick a short new name, and "exec" creates it.
-- "exec" runs one cell; a final expression's value comes back as the runtime's REPL shows it (Out[n] in Python). It waits up to "timeout" seconds (default 30, max 600); a cell still running then keeps running: call "wait" to collect it, "interrupt" to stop it. Never re-run a cell just because it timed out.
-- A session runs one cell at a time; use another session for parallel work.
-- "restart" and "kill" lose the namespace. Write results that matter to files.
-Replies may mention other sessions with work in flight, and what a session lost if it died.`
+// Instructions tell a model when to reach for these tools. They name
+// only tools and arguments that exist (TestInstructionsNameWhatExists)
+// and say each rule once: the details are in the tools' descriptions.
+const Instructions = `polyrepl runs code in named REPL sessions that keep their namespace (imports, data, functions) between calls and across conversations. Use it instead of "python3 -c", "Rscript -e" or throwaway scripts: load data once, then ask many questions of it.
+- Call "sessions" first and reuse a session whose cwd and names fit; otherwise "exec" with a new short name creates one. Sessions are Python unless exec's "runtime" says otherwise; "runtimes" lists what is installed.
+- A cell still running after exec's "timeout" keeps running: "wait" collects it, "interrupt" stops it. Never re-run a cell because it timed out.
+- One cell at a time per session; use another session for parallel work.
+- "restart" and "kill" lose the namespace: write results that matter to files.`
 
 // Server is polyrepl's MCP server.
 type Server struct {
@@ -115,6 +114,7 @@ type (
 	sessionsIn struct {
 		Session string `json:"session,omitempty" jsonschema:"only this session (default: all)"`
 	}
+	runtimesIn struct{}
 )
 
 func (s *Server) addTools() {
@@ -125,6 +125,7 @@ func (s *Server) addTools() {
 	addTool(s, tool("kill"), s.kill)
 	addTool(s, tool("history"), s.history)
 	addTool(s, tool("sessions"), s.sessions)
+	addTool(s, tool("runtimes"), s.runtimes)
 }
 
 // handler is a typed tool: it returns the structured result and the text
@@ -354,6 +355,13 @@ func (s *Server) sessions(ctx context.Context, req *mcp.CallToolRequest, in sess
 		list = []api.SessionInfo{}
 	}
 	return api.SessionsReply{Sessions: list}, sessionsText(list, time.Now()) + s.versionNote(), nil
+}
+
+// runtimes surveys the runtimes as a new session of this server would
+// find them: with its environment, from its directory.
+func (s *Server) runtimes(ctx context.Context, req *mcp.CallToolRequest, in runtimesIn) (api.RuntimesReply, string, error) {
+	list := driver.Survey(ctx, s.env, s.cwd)
+	return api.RuntimesReply{Runtimes: list}, runtimesText(list) + s.versionNote(), nil
 }
 
 func (s *Server) history(ctx context.Context, req *mcp.CallToolRequest, in historyIn) (api.RecordReply, string, error) {

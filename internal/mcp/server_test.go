@@ -35,12 +35,32 @@ func TestToolsList(t *testing.T) {
 	for _, tool := range res.Tools {
 		tools[tool.Name] = tool
 	}
+
+	// The instructions name only what exists: every quoted word is a tool
+	// or one of a tool's arguments, and they stay short.
+	args := map[string]bool{}
+	for _, tool := range res.Tools {
+		b, _ := json.Marshal(tool.InputSchema)
+		var in struct{ Properties map[string]any }
+		json.Unmarshal(b, &in)
+		for p := range in.Properties {
+			args[p] = true
+		}
+	}
+	for _, m := range regexp.MustCompile(`"([a-z_]+)"`).FindAllStringSubmatch(init.Instructions, -1) {
+		if tools[m[1]] == nil && !args[m[1]] {
+			t.Errorf("the instructions name %q, which is neither a tool nor an argument", m[1])
+		}
+	}
+	if n := len(init.Instructions); n > 800 {
+		t.Errorf("the instructions are %d characters; keep them under 800", n)
+	}
 	var names []string
 	for n := range tools {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	if want := []string{"exec", "history", "interrupt", "kill", "restart", "sessions", "wait"}; !slices.Equal(names, want) {
+	if want := []string{"exec", "history", "interrupt", "kill", "restart", "runtimes", "sessions", "wait"}; !slices.Equal(names, want) {
 		t.Fatalf("tools = %v, want %v", names, want)
 	}
 	if declared := Tools(); len(declared) != len(tools) {
@@ -75,6 +95,7 @@ func TestToolsList(t *testing.T) {
 		{tool: "restart", required: []string{"session"}, destructive: true},
 		{tool: "kill", required: []string{"session"}, destructive: true},
 		{tool: "sessions", optional: []string{"session"}, readOnly: true},
+		{tool: "runtimes", readOnly: true},
 	} {
 		t.Run(tc.tool, func(t *testing.T) {
 			tool := tools[tc.tool]
@@ -536,4 +557,32 @@ func TestMaxWaitCaps(t *testing.T) {
 	if got := s.capped(api.Seconds(300)); secs(got) != "300" {
 		t.Errorf("no max-wait, timeout 300: asks %s", secs(got))
 	}
+}
+
+// The runtimes tool surveys runtimes as a new session of this server
+// would find them (its environment: $POLYREPL_PYTHON here), installed
+// ones with version and limits, the rest with what they need.
+func TestRuntimesTool(t *testing.T) {
+	f := newFixture(t, true)
+	a := f.connect(testAgent)
+	res := a.ok("runtimes", nil)
+	var r api.RuntimesReply
+	structured(t, res, &r)
+	byName := map[string]api.RuntimeInfo{}
+	for _, x := range r.Runtimes {
+		byName[x.Name] = x
+	}
+	py := byName["python"]
+	if !py.Found || py.Exe != f.python || !strings.HasPrefix(py.Version, "Python 3") {
+		t.Errorf("python: %+v, want %s found with its version", py, f.python)
+	}
+	if jl, ok := byName["julia"]; !ok || jl.Needs == "" {
+		t.Errorf("julia: %+v, want it listed with what it needs", jl)
+	}
+	txt := text(res)
+	wantContains(t, "runtimes text", txt, "Runtimes installed here", "- python: "+f.python+", Python 3", "Limits: ")
+	if !byName["julia"].Found {
+		wantContains(t, "runtimes text", txt, "Not installed: ", "julia (needs Julia")
+	}
+	wantLacks(t, "runtimes text", txt, cliAdvice...)
 }

@@ -44,6 +44,11 @@ var tools = []mcp.Tool{
 		Description: "List sessions: runtime and version, state, uptime, idle time or running cell, cells run, memory, working directory and the names defined in each. Call it first to reuse a session.",
 		Annotations: &mcp.ToolAnnotations{Title: "List sessions", ReadOnlyHint: true, OpenWorldHint: boolp(false)},
 	},
+	{
+		Name:        "runtimes",
+		Description: "List the languages a new session can run (python, r, node, ruby, julia, ghci, bash and more): which are installed here, their executable and version, and each one's known limits.",
+		Annotations: &mcp.ToolAnnotations{Title: "List runtimes", ReadOnlyHint: true, OpenWorldHint: boolp(false)},
+	},
 }
 
 // Tool is what a person reads of one tool: its name and what it does.

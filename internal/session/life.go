@@ -82,7 +82,9 @@ func (m *Manager) create(ctx context.Context, e *entry, name string, sp api.Spaw
 	}
 	drv, err := driver.Lookup(sp.Runtime)
 	if err != nil {
-		return nil, nil, badInput(api.FieldRuntime, "choose one of the known runtimes", "%v", err)
+		refusal := badInput(api.FieldRuntime, "choose one of the known runtimes", "%v", err).(*Error)
+		refusal.Next = []api.Action{{Do: api.DoRuntimes}}
+		return nil, nil, refusal
 	}
 	if !filepath.IsAbs(sp.Cwd) {
 		return nil, nil, badInput(api.FieldCwd, "give an absolute directory", "the working directory %q is not an absolute path", sp.Cwd)
