@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/paths"
 	"github.com/polyrepl/polyrepl/internal/plain"
 )
 
@@ -149,11 +150,11 @@ func (r *Record) removeOutput(e *api.Entry) {
 // (all of it: a clip drops nothing before its entry is over the limit),
 // and from now on every write.
 func (c *clip) spill() {
-	if err := os.MkdirAll(filepath.Dir(c.path), 0o700); err != nil {
+	if err := paths.EnsurePrivateDir(filepath.Dir(c.path)); err != nil {
 		c.fileErr = err
 		return
 	}
-	f, err := os.OpenFile(c.path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := paths.OpenFile(c.path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
 	if err != nil {
 		c.fileErr = err
 		return
@@ -169,7 +170,7 @@ func (c *clip) save(p []byte) {
 		return
 	}
 	if c.f == nil {
-		f, err := os.OpenFile(c.path, os.O_WRONLY|os.O_APPEND, 0o600)
+		f, err := paths.OpenFile(c.path, os.O_WRONLY|os.O_APPEND)
 		if err != nil {
 			c.fileErr = err
 			return

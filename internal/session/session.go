@@ -95,9 +95,12 @@ type Session struct {
 	exited     chan struct{} // closed when the process has ended
 	recent     []byte        // the last bytes the running cell printed, for progress
 	transcript *state.Transcript
-	rec        *record.Record // the name's shared record
-	limit      *limit.Limit   // its memory limit, or nil
-	idleSeq    int            // the record entry of output while idle, or 0
+	// transcriptErr is why the transcript could not be opened, told with
+	// every cell it misses (a planted link is refused, not followed).
+	transcriptErr error
+	rec           *record.Record // the name's shared record
+	limit         *limit.Limit   // its memory limit, or nil
+	idleSeq       int            // the record entry of output while idle, or 0
 }
 
 // Progress reports on a running cell while a call waits for it.
