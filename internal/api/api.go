@@ -29,12 +29,16 @@ const VersionHeader = "Polyrepl-Version"
 
 // Limits the daemon enforces; the client checks them too, to fail early.
 const (
-	DefaultTimeout   = 30 * time.Second
-	MaxTimeout       = 600 * time.Second
-	MaxCodeBytes     = 2 << 20 // 2 MiB of code per cell
-	MaxNameLen       = 64
-	OutputLimit      = 30000 // characters of output per reply
-	ValueLimit       = 10000 // characters of a value's repr
+	DefaultTimeout = 30 * time.Second
+	MaxTimeout     = 600 * time.Second
+	MaxCodeBytes   = 2 << 20 // 2 MiB of code per cell
+	MaxNameLen     = 64
+	OutputLimit    = 30000 // characters of output per reply
+	ValueLimit     = 10000 // characters of a value's repr
+	// ErrorLimit bounds a cell's error, message and traceback together,
+	// in a reply and in a record entry; the whole error is saved to a
+	// file, as long output is.
+	ErrorLimit       = 10000
 	NameChars        = "letters, digits, '.', '_' and '-' (not starting with '.' or '-')"
 	MaxEnvBytes      = 1 << 20
 	DefaultRuntime   = "python"
@@ -138,11 +142,16 @@ type ControlRequest struct {
 	Generation string `json:"generation,omitempty"`
 }
 
-// CellError is what a cell raised.
+// CellError is what a cell raised, bounded by ErrorLimit where the
+// daemon makes the result, so that every edge shows the same cut.
 type CellError struct {
 	Type      string `json:"type"`
 	Message   string `json:"message"`
 	Traceback string `json:"traceback,omitempty"`
+	// MessageCut and TracebackCut say what ErrorLimit cut of each (head
+	// and tail kept); the File of either holds the whole error.
+	MessageCut   *bound.Cut `json:"message_cut,omitempty"`
+	TracebackCut *bound.Cut `json:"traceback_cut,omitempty"`
 }
 
 // CellResult is the one shape of a cell's result everywhere: CLI --json,

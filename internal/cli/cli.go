@@ -129,7 +129,7 @@ func (e *env) fail(err error) int {
 		}
 		return ExitUsage
 	case errors.Is(err, paths.ErrUnsafe):
-		e.errorf("%v", strings.TrimPrefix(err.Error(), paths.ErrUnsafe.Error()+": "))
+		e.errorf("%v", err)
 		return ExitUsage
 	case errors.As(err, &ce):
 		e.errorf("cannot reach the polyrepl daemon: %v", ce.Err)
@@ -159,7 +159,7 @@ func (e *env) failJSON(err error) int {
 			status = ExitFailed
 		}
 	case errors.Is(err, paths.ErrUnsafe):
-		body = api.ErrorReply{Error: strings.TrimPrefix(err.Error(), paths.ErrUnsafe.Error()+": "), Code: api.CodeUnreachable}
+		body = api.ErrorReply{Error: err.Error(), Code: api.CodeUnreachable}
 	case errors.As(err, &ce):
 		body = api.ErrorReply{Error: "cannot reach the polyrepl daemon: " + ce.Err.Error(), Code: api.CodeUnreachable,
 			Hint: fmt.Sprintf("see the daemon log %s, or run `polyrepl daemon` to see it fail in the foreground", filepath.Join(filepath.Dir(e.client.Socket), paths.LogName))}

@@ -156,11 +156,11 @@ func exportMarkdown(w io.Writer, r api.RecordReply) {
 			}
 			if e.Error != nil {
 				fmt.Fprint(w, "Error:\n\n")
-				msg := e.Error.Traceback
-				if msg == "" {
-					msg = render.ErrorLine(e.Error)
-				}
+				msg, cut := render.ErrorParts(e.Error)
 				block(w, "text", msg)
+				if cut != nil {
+					fmt.Fprintf(w, "%s\n\n", render.ErrorCut(cut))
+				}
 			}
 			if e.Text != "" {
 				fmt.Fprintf(w, "_%s_\n\n", e.Text)
@@ -289,6 +289,9 @@ func exportNotebook(w io.Writer, r api.RecordReply) error {
 				tb := tracebackLines(e.Error.Traceback)
 				if len(tb) == 0 {
 					tb = []string{render.ErrorLine(e.Error)}
+				}
+				if _, cut := render.ErrorParts(e.Error); cut != nil {
+					tb = append(tb, render.ErrorCut(cut))
 				}
 				outs = append(outs, nbOutput{"output_type": "error", "ename": orUnknown(e.Error.Type), "evalue": msg, "traceback": tb})
 			}

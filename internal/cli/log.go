@@ -208,12 +208,8 @@ func (p *entryPrinter) ending(b *strings.Builder, en api.Entry) {
 	if en.Display != "" {
 		b.WriteString(en.Display + "\n")
 	}
-	if en.Error != nil {
-		if en.Error.Traceback != "" {
-			b.WriteString(strings.TrimSuffix(en.Error.Traceback, "\n") + "\n")
-		} else if !strings.Contains(en.Output, en.Error.Message) {
-			b.WriteString(render.ErrorLine(en.Error) + "\n")
-		}
+	if en.Error != nil && (en.Error.Traceback != "" || en.Error.MessageCut != nil || !strings.Contains(en.Output, en.Error.Message)) {
+		b.WriteString(render.ErrorShown(en.Error))
 	}
 	if t := render.EntryText(en); t != "" {
 		b.WriteString("[" + t + "]\n")

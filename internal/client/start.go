@@ -46,9 +46,9 @@ func (c *Client) startDaemon(ctx context.Context) error {
 		return fmt.Errorf("cannot find the polyrepl binary to start the daemon: %w", err)
 	}
 	logPath := filepath.Join(dir, paths.LogName)
-	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	logf, err := paths.OpenFile(logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE)
 	if err != nil {
-		return fmt.Errorf("cannot open the daemon log %s: %w", logPath, err)
+		return fmt.Errorf("cannot open the daemon log: %w", err)
 	}
 	defer logf.Close()
 	// The daemon gets 0, 1 and 2 and nothing else: a descriptor this

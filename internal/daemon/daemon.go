@@ -80,7 +80,7 @@ func Listen() (*Daemon, error) {
 	if err := paths.EnsurePrivateDir(dir); err != nil {
 		return nil, err
 	}
-	lock, err := os.OpenFile(filepath.Join(dir, paths.LockName), os.O_RDWR|os.O_CREATE, 0o600)
+	lock, err := paths.OpenFile(filepath.Join(dir, paths.LockName), os.O_RDWR|os.O_CREATE)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open the daemon lock: %w", err)
 	}

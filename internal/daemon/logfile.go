@@ -56,7 +56,7 @@ func (l *logFile) rotate() {
 	if err := os.Rename(l.path, l.path+".1"); err != nil {
 		return
 	}
-	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := paths.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE)
 	if err != nil {
 		return
 	}

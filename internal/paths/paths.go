@@ -66,12 +66,21 @@ func StateDir() (string, error) {
 	return filepath.Join(base, "polyrepl", host), nil
 }
 
-// ErrUnsafe marks a refusal of a directory someone else could control.
-var ErrUnsafe = errors.New("unsafe directory")
+// ErrUnsafe marks a refusal of a directory or a file someone else could
+// control, or a cell could have planted: errors.Is tells it from an I/O
+// failure.
+var ErrUnsafe = errors.New("unsafe path")
 
-// unsafe wraps a refusal so callers can tell it from an I/O failure.
+// refusal is an ErrUnsafe whose words are only the refusal itself, which
+// says what to do.
+type refusal struct{ msg string }
+
+func (r *refusal) Error() string        { return r.msg }
+func (r *refusal) Is(target error) bool { return target == ErrUnsafe }
+
+// unsafe makes a refusal.
 func unsafe(format string, a ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrUnsafe}, a...)...)
+	return &refusal{fmt.Sprintf(format, a...)}
 }
 
 // EnsurePrivateDir creates dir (and missing parents) with mode 0700 and

@@ -116,8 +116,8 @@ func brief(e api.Entry) api.Entry {
 	e.Display = lines(e.Display, 2, 1)
 	if e.Error != nil {
 		er := *e.Error
-		er.Traceback = ""
-		er.Message = lines(er.Message, 2, 1)
+		er.Traceback, er.TracebackCut = "", nil
+		er.Message, er.MessageCut = lines(er.Message, 2, 1), nil
 		e.Error = &er
 	}
 	e.CodeCut, e.OutputCut = nil, nil
@@ -206,8 +206,8 @@ func fit(e api.Entry, room int) api.Entry {
 	e.Display = lines(e.Display, 2, 1)
 	if e.Error != nil {
 		er := *e.Error
-		er.Traceback = ""
-		er.Message = lines(er.Message, 2, 1)
+		er.Traceback, er.TracebackCut = "", nil
+		er.Message, er.MessageCut = lines(er.Message, 2, 1), nil
 		e.Error = &er
 	}
 	rest := room - utf8.RuneCountInString(e.Display) - utf8.RuneCountInString(e.Text)

@@ -3,9 +3,12 @@ package record
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"time"
+
+	"github.com/polyrepl/polyrepl/internal/paths"
 )
 
 // Positions are saved beside the record (NAME.positions.json, 0600) at
@@ -27,7 +30,12 @@ type savedPosition struct {
 // loadPositions reads the saved positions; unreadable ones are ignored:
 // their clients then start afresh, as at first contact.
 func (r *Record) loadPositions() {
-	b, err := os.ReadFile(r.posPath)
+	f, err := paths.OpenFile(r.posPath, os.O_RDONLY)
+	if err != nil {
+		return
+	}
+	b, err := io.ReadAll(f)
+	f.Close()
 	if err != nil {
 		return
 	}
@@ -63,14 +71,7 @@ func (r *Record) savePositionsLocked() {
 		saved[key] = savedPosition{Seen: p.seen, Told: p.told}
 	}
 	b, _ := json.Marshal(saved)
-	tmp := r.posPath + ".new"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		os.Remove(tmp)
-		r.saveErr = fmt.Errorf("cannot save the clients' positions in the record of %q: %w", r.name, err)
-		return
-	}
-	if err := os.Rename(tmp, r.posPath); err != nil {
-		os.Remove(tmp)
+	if err := paths.WriteFile(r.posPath, b); err != nil {
 		r.saveErr = fmt.Errorf("cannot save the clients' positions in the record of %q: %w", r.name, err)
 	}
 }

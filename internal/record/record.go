@@ -14,7 +14,9 @@ package record
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,6 +26,7 @@ import (
 
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/bound"
+	"github.com/polyrepl/polyrepl/internal/paths"
 	"github.com/polyrepl/polyrepl/internal/plain"
 )
 
@@ -79,8 +82,8 @@ func Open(dir, name string) (*Record, error) {
 }
 
 func (r *Record) load() error {
-	f, err := os.Open(r.path)
-	if os.IsNotExist(err) {
+	f, err := paths.OpenFile(r.path, os.O_RDONLY)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
@@ -360,7 +363,7 @@ func (r *Record) saveLocked(e *api.Entry) {
 		return
 	}
 	if r.f == nil {
-		f, err := os.OpenFile(r.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		f, err := paths.OpenFile(r.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE)
 		if err != nil {
 			r.saveErr = fmt.Errorf("cannot save the record of %q: %w", r.name, err)
 			return
@@ -385,15 +388,8 @@ func (r *Record) compactLocked() {
 		b.Write(line)
 		b.WriteByte('\n')
 	}
-	tmp := r.path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(b.String()), 0o600); err != nil {
+	if err := paths.WriteFile(r.path, []byte(b.String())); err != nil {
 		r.saveErr = fmt.Errorf("cannot save the record of %q: %w", r.name, err)
-		os.Remove(tmp)
-		return
-	}
-	if err := os.Rename(tmp, r.path); err != nil {
-		r.saveErr = fmt.Errorf("cannot save the record of %q: %w", r.name, err)
-		os.Remove(tmp)
 		return
 	}
 	if r.f != nil {

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/bound"
 )
 
 var (
@@ -405,5 +406,45 @@ func TestStream(t *testing.T) {
 	}
 	if !strings.HasSuffix(got, big+"end") {
 		t.Errorf("the stream's end: %q", got[max(0, len(got)-20):])
+	}
+}
+
+// A cut error's whole text is kept beside its entry, 0600, for as long
+// as the entry is; a link planted where it goes is refused, not followed.
+func TestWholeError(t *testing.T) {
+	dir := t.TempDir()
+	r, _ := Open(dir, "s")
+	defer r.Close()
+	seq := r.Add(cellBy(alice, "raise"))
+	path, err := r.SaveWholeError(seq, "ValueError: all of it\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "ValueError: all of it\n" {
+		t.Errorf("%s holds %q", path, b)
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+		t.Errorf("%s has mode %v", path, fi.Mode().Perm())
+	}
+	r.Update(seq, func(e *api.Entry) {
+		e.Status = api.StatusError
+		e.Error = &api.CellError{Type: "ValueError", Message: "all", MessageCut: &bound.Cut{Total: 10, Head: 1, Tail: 2, File: path}}
+	})
+	for i := 0; i < api.RecordKeep; i++ {
+		end(r, r.Add(cellBy(alice, "1")), api.StatusDone)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("the whole error of a dropped entry is still there: %v", err)
+	}
+
+	target := filepath.Join(t.TempDir(), "target")
+	os.WriteFile(target, []byte("precious"), 0o644)
+	seq = r.Add(cellBy(alice, "raise"))
+	os.Symlink(target, r.errorPath(seq))
+	if _, err := r.SaveWholeError(seq, "ValueError\n"); err == nil || !strings.Contains(err.Error(), "symlink") {
+		t.Errorf("SaveWholeError through a planted link: %v", err)
+	}
+	if b, _ := os.ReadFile(target); string(b) != "precious" {
+		t.Errorf("the link's target now holds %q", b)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/paths"
 	"github.com/polyrepl/polyrepl/internal/plain"
 )
 
@@ -137,11 +138,15 @@ func (r *Record) outputPath(seq int) string {
 	return filepath.Join(filepath.Dir(r.path), "output", fmt.Sprintf("%s-%d.txt", r.name, seq))
 }
 
-// removeOutput removes the whole-output file of a dropped entry: only
-// the one this record would have made for it, wherever the entry says.
+// removeOutput removes the whole-output file of a dropped entry, and its
+// whole error's: only the ones this record would have made for it,
+// wherever the entry says.
 func (r *Record) removeOutput(e *api.Entry) {
 	if e.OutputCut != nil && e.OutputCut.File == r.outputPath(e.Seq) {
 		os.Remove(e.OutputCut.File)
+	}
+	if e.Error != nil && (e.Error.MessageCut != nil || e.Error.TracebackCut != nil) {
+		os.Remove(r.errorPath(e.Seq))
 	}
 }
 
@@ -149,11 +154,11 @@ func (r *Record) removeOutput(e *api.Entry) {
 // (all of it: a clip drops nothing before its entry is over the limit),
 // and from now on every write.
 func (c *clip) spill() {
-	if err := os.MkdirAll(filepath.Dir(c.path), 0o700); err != nil {
+	if err := paths.EnsurePrivateDir(filepath.Dir(c.path)); err != nil {
 		c.fileErr = err
 		return
 	}
-	f, err := os.OpenFile(c.path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := paths.OpenFile(c.path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
 	if err != nil {
 		c.fileErr = err
 		return
@@ -169,7 +174,7 @@ func (c *clip) save(p []byte) {
 		return
 	}
 	if c.f == nil {
-		f, err := os.OpenFile(c.path, os.O_WRONLY|os.O_APPEND, 0o600)
+		f, err := paths.OpenFile(c.path, os.O_WRONLY|os.O_APPEND)
 		if err != nil {
 			c.fileErr = err
 			return
@@ -202,4 +207,33 @@ func (c *clip) flushFile() {
 			c.fileErr = err
 		}
 	}
+}
+
+// errorPath is where entry seq's whole error is saved when it outgrows
+// the bound: beside its whole output, removed with it.
+func (r *Record) errorPath(seq int) string {
+	return filepath.Join(filepath.Dir(r.path), "output", fmt.Sprintf("%s-%d.error.txt", r.name, seq))
+}
+
+// SaveWholeError saves the whole of entry seq's error, which the entry
+// and the reply hold cut, and returns its file's path: kept as long as
+// the entry, as a cut entry's whole output is.
+func (r *Record) SaveWholeError(seq int, text string) (string, error) {
+	path := r.errorPath(seq)
+	if err := paths.EnsurePrivateDir(filepath.Dir(path)); err != nil {
+		return "", err
+	}
+	f, err := paths.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
+	if err != nil {
+		return "", err
+	}
+	_, err = f.WriteString(text)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return "", fmt.Errorf("cannot save the whole error in %s: %w", path, err)
+	}
+	return path, nil
 }

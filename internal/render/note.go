@@ -113,6 +113,8 @@ func Note(n api.Note, v Voice) string {
 			return "This cell ran, but it could not be added to the transcript: " + n.Err
 		case api.SavedOutput:
 			return "The whole output could not be saved: " + n.Err
+		case api.SavedError:
+			return "The whole error could not be saved: " + n.Err
 		}
 		return "Something could not be saved: " + n.Err
 	case api.NoteVersion:

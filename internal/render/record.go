@@ -133,6 +133,9 @@ func entryBody(b *strings.Builder, e api.Entry, indent string) {
 	block("value:", e.Display)
 	if e.Error != nil {
 		block("error:", ErrorLine(e.Error))
+		if e.Error.MessageCut != nil {
+			b.WriteString(indent + ErrorCut(e.Error.MessageCut) + "\n")
+		}
 	}
 	if t := EntryText(e); t != "" {
 		b.WriteString(indent + t + "\n")
@@ -189,6 +192,9 @@ func Entry(w io.Writer, e api.Entry) {
 	entryBody(&b, e, "")
 	if e.Error != nil && e.Error.Traceback != "" {
 		b.WriteString("traceback:\n" + strings.TrimSuffix(e.Error.Traceback, "\n") + "\n")
+		if e.Error.TracebackCut != nil {
+			b.WriteString(ErrorCut(e.Error.TracebackCut) + "\n")
+		}
 	}
 	io.WriteString(w, b.String())
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/bound"
 	"github.com/polyrepl/polyrepl/internal/limit"
 )
 
@@ -142,13 +143,35 @@ func ErrorText(r api.CellResult) string {
 	switch {
 	case e == nil:
 		return ""
-	case e.Traceback != "":
-		return strings.TrimRight(e.Traceback, "\n") + "\n"
-	case e.Type == "" && strings.Contains(r.Output, e.Message):
+	case e.Traceback == "" && e.Type == "" && e.MessageCut == nil && strings.Contains(r.Output, e.Message):
 		return ""
 	}
-	return ErrorLine(e) + "\n"
+	return ErrorShown(e)
 }
+
+// ErrorShown is an error as a reader sees it: its traceback if it has
+// one, else its line, then what the bound cut of that, if it did, and
+// where the whole error is.
+func ErrorShown(e *api.CellError) string {
+	text, cut := ErrorParts(e)
+	text = strings.TrimRight(text, "\n") + "\n"
+	if cut != nil {
+		text += ErrorCut(cut) + "\n"
+	}
+	return text
+}
+
+// ErrorParts is what ErrorShown shows of an error, and the cut of it, for
+// a view that sets the two apart (a notebook, Markdown).
+func ErrorParts(e *api.CellError) (string, *bound.Cut) {
+	if e.Traceback != "" {
+		return e.Traceback, e.TracebackCut
+	}
+	return ErrorLine(e), e.MessageCut
+}
+
+// ErrorCut says what a bound cut of an error.
+func ErrorCut(c *bound.Cut) string { return c.Describe("error") }
 
 // ErrorLine is an error in one line: "Type: message", or either alone.
 func ErrorLine(e *api.CellError) string {

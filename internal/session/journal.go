@@ -47,9 +47,12 @@ func (m *Manager) noteNames(s *Session) {
 func (m *Manager) appendTranscript(s *Session, c *cell) error {
 	header := fmt.Sprintf("[%d] %s · %s", c.n, c.started.Format("2006-01-02 15:04:05"), c.client.Label())
 	s.mu.Lock()
-	t := s.transcript
+	t, terr := s.transcript, s.transcriptErr
 	s.mu.Unlock()
 	if t == nil {
+		if terr != nil {
+			return terr
+		}
 		return fmt.Errorf("the transcript %s could not be opened (see the daemon log)", s.Transcript)
 	}
 	if err := t.Append("#", header, c.code); err != nil {

@@ -176,7 +176,7 @@ func (m *Manager) start(ctx context.Context, s *Session) error {
 		log.Printf("session %s: %v", s.Name, err)
 	}
 	s.mu.Lock()
-	s.transcript = t
+	s.transcript, s.transcriptErr = t, err
 	s.mu.Unlock()
 	if err := m.state.SaveLive(m.life(s)); err != nil {
 		log.Printf("session %s: cannot record it as live: %v", s.Name, err)

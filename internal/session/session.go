@@ -95,9 +95,12 @@ type Session struct {
 	exited     chan struct{} // closed when the process has ended
 	recent     []byte        // the last bytes the running cell printed, for progress
 	transcript *state.Transcript
-	rec        *record.Record // the name's shared record
-	limit      *limit.Limit   // its memory limit, or nil
-	idleSeq    int            // the record entry of output while idle, or 0
+	// transcriptErr is why the transcript could not be opened, told with
+	// every cell it misses (a planted link is refused, not followed).
+	transcriptErr error
+	rec           *record.Record // the name's shared record
+	limit         *limit.Limit   // its memory limit, or nil
+	idleSeq       int            // the record entry of output while idle, or 0
 }
 
 // Progress reports on a running cell while a call waits for it.
@@ -125,6 +128,9 @@ type cell struct {
 	// cell; oomNote says, once it ended, how many it lost.
 	ooms    int
 	oomNote *api.Note
+	// errSaveErr says why its error, cut for the reply, could not be
+	// saved whole.
+	errSaveErr error
 }
 
 func (c *cell) finished() bool { return c.status != api.StatusRunning }
@@ -173,9 +179,23 @@ func (s *Session) CellDone(r driver.Result) {
 	if c == nil || c.n != r.Cell || c.finished() {
 		return
 	}
+	c.ended = time.Now()
+	var whole string
+	if r.Error, whole = boundError(r.Error, api.ErrorLimit); whole != "" {
+		// Saved under the cell's record entry, which points at it as
+		// long as it is kept; the reply points at the same file.
+		if path, err := s.rec.SaveWholeError(c.seq, whole); err != nil {
+			c.errSaveErr = err
+		} else {
+			for _, cut := range []*bound.Cut{r.Error.MessageCut, r.Error.TracebackCut} {
+				if cut != nil {
+					cut.File = path
+				}
+			}
+		}
+	}
 	c.result = &r
 	c.status = r.Status
-	c.ended = time.Now()
 	if n := s.limit.OOMKills() - c.ooms; n > 0 {
 		// The kernel killed a child of the runtime, the largest process
 		// of the group; the runtime lives on, and only saw a child die.
@@ -457,6 +477,9 @@ func (s *Session) takeLocked(c *cell, asker api.Client) api.CellResult {
 		}
 		r.Error = res.Error
 		r.ValueCut = res.ValueCut
+		if c.errSaveErr != nil {
+			r.Notes = append(r.Notes, api.Note{Kind: api.NoteSave, Session: s.Name, Cell: c.n, Saved: api.SavedError, Err: c.errSaveErr.Error()})
+		}
 		if res.Note != "" {
 			r.Notes = append(r.Notes, api.Note{Kind: api.NoteRuntime, Session: s.Name, Cell: c.n, Said: res.Note})
 		}

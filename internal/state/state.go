@@ -67,9 +67,9 @@ type Transcript struct {
 
 // OpenTranscript opens (creating it 0600) the transcript at path.
 func OpenTranscript(path string) (*Transcript, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := paths.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE)
 	if err != nil {
-		return nil, fmt.Errorf("cannot open the transcript %s: %w", path, err)
+		return nil, fmt.Errorf("cannot open the transcript: %w", err)
 	}
 	return &Transcript{path: path, f: f}, nil
 }
@@ -165,15 +165,7 @@ func writeJSON(path string, v any) error {
 	if err != nil {
 		return fmt.Errorf("cannot encode %s: %w", path, err)
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return fmt.Errorf("cannot save %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("cannot save %s: %w", path, err)
-	}
-	return nil
+	return paths.WriteFile(path, b)
 }
 
 func readAll(dir string) ([]Life, error) {

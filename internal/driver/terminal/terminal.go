@@ -46,6 +46,7 @@ import (
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/bound"
 	"github.com/polyrepl/polyrepl/internal/driver"
+	"github.com/polyrepl/polyrepl/internal/paths"
 	"github.com/polyrepl/polyrepl/internal/proc"
 )
 
@@ -271,7 +272,7 @@ func (p *process) Run(cell int, code string) error {
 			content += "\n"
 		}
 		file = filepath.Join(p.cells, fmt.Sprintf("cell_%d%s", cell, p.pr.Ext))
-		if err := os.WriteFile(file, []byte(content), 0o600); err != nil {
+		if err := paths.WriteFile(file, []byte(content)); err != nil {
 			return fmt.Errorf("cannot write the cell file for %s: %w", p.pr.Name, err)
 		}
 		msg.WriteString(p.pr.Load(file) + "\n")
