@@ -245,7 +245,7 @@ func TestBadInput(t *testing.T) {
 		{"python is /bin/false", []string{"exec", "c5", "1", "--python", "/bin/false"}, "", []string{"/bin/false", "Python"}},
 		{"python is missing", []string{"exec", "c6", "1", "--python", "/nonexistent"}, "", []string{"/nonexistent"}},
 		{"python is echo", []string{"exec", "c7", "1", "--python", "/bin/echo"}, "", []string{"/bin/echo", "Python"}},
-		{"zero timeout", []string{"exec", "c8", "1", "-t", "0"}, "", []string{"timeout", "600"}},
+		{"negative timeout", []string{"exec", "c8", "1", "-t", "-1"}, "", []string{"timeout", "600"}},
 		{"timeout over 600", []string{"exec", "c9", "1", "-t", "601"}, "", []string{"timeout", "600"}},
 		{"timeout not a number", []string{"exec", "c10", "1", "-t", "abc"}, "", []string{"timeout", `"abc"`}},
 		{"unknown flag", []string{"exec", "c11", "1", "--bogus"}, "", []string{"--bogus"}},

@@ -16,7 +16,7 @@ import (
 
 // hostileCells is the reliability report's section for cells that fight
 // back.
-const hostileCells = "14 Hostile cells"
+const hostileCells = "6 Hostile cells"
 
 // errorBound is the README's bound on a cell's error (message and
 // traceback together) in a reply and in a record entry.

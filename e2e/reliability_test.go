@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -47,7 +48,12 @@ func writeReliability() error {
 	if os.Getenv("POLYREPL_RELIABILITY_REPORT") == "" || len(findings) == 0 {
 		return nil
 	}
-	sort.SliceStable(findings, func(i, j int) bool { return findings[i].section < findings[j].section })
+	// Sections sort by their leading number: "10 …" after "9 …".
+	order := func(section string) int {
+		n, _ := strconv.Atoi(section[:strings.Index(section+" ", " ")])
+		return n
+	}
+	sort.SliceStable(findings, func(i, j int) bool { return order(findings[i].section) < order(findings[j].section) })
 	var b strings.Builder
 	b.WriteString("# Reliability\n\n")
 	b.WriteString("Written by the reliability suite (`e2e/reliability_test.go`) from its last run:\n\n")
