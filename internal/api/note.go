@@ -35,6 +35,10 @@ const (
 	// NoteRunning: the call's timeout passed and the cell goes on.
 	// Session, Cell, Elapsed; Next collects or stops it.
 	NoteRunning = "running"
+	// NoteCapped: the MCP server answered before the timeout asked for,
+	// at its cap on any call's wait (polyrepl mcp --max-wait), so that
+	// the client would not give up on the call. Elapsed is the cap.
+	NoteCapped = "capped"
 	// NoteCollected: there was nothing new to collect. Session, and the
 	// last Cell with its Status and At (Cell 0: none ran yet).
 	NoteCollected = "collected"

@@ -30,8 +30,9 @@ type exchange struct {
 // reply in them names tools and arguments, never CLI commands or flags.
 func TestGolden(t *testing.T) {
 	scripts := []struct {
-		name  string
-		calls []exchange
+		name    string
+		calls   []exchange
+		maxWait float64 // polyrepl mcp --max-wait
 	}{
 		{"exec", []exchange{
 			{"a", "exec", map[string]any{"session": "g", "code": "x = 6 * 7\nprint('hello')\nx"}},
@@ -39,7 +40,7 @@ func TestGolden(t *testing.T) {
 			{"a", "exec", map[string]any{"session": "g", "code": "2", "runtime": "cobol"}},
 			{"a", "exec", map[string]any{"session": "g2", "code": "2", "runtime": "cobol"}},
 			{"a", "exec", map[string]any{"session": "g", "code": "y = 1", "memory": "300M"}},
-		}},
+		}, 0},
 		{"wait", []exchange{
 			{"a", "exec", map[string]any{"session": "g", "code": "import time\ntime.sleep(3)\nprint('slept')", "timeout": 0.2}},
 			{"a", "exec", map[string]any{"session": "g", "code": "1"}},
@@ -50,49 +51,55 @@ func TestGolden(t *testing.T) {
 			{"a", "wait", map[string]any{"session": "g"}},
 			{"a", "exec", map[string]any{"session": "g", "code": "1", "timeout": -1}},
 			{"a", "wait", map[string]any{"session": "nosuch"}},
-		}},
+		}, 0},
 		{"interrupt", []exchange{
 			{"a", "exec", map[string]any{"session": "g", "code": "0"}},
 			{"a", "interrupt", map[string]any{"session": "g"}},
 			{"a", "exec", map[string]any{"session": "g", "code": "import time\nprint('working', flush=True)\ntime.sleep(60)", "timeout": 1}},
 			{"a", "interrupt", map[string]any{"session": "g"}},
 			{"a", "interrupt", map[string]any{"session": "nosuch"}},
-		}},
+		}, 0},
 		{"kill", []exchange{
 			{"a", "exec", map[string]any{"session": "g", "code": "kept = 1"}},
 			{"a", "kill", map[string]any{"session": "g"}},
 			{"a", "wait", map[string]any{"session": "g"}},
 			{"b", "wait", map[string]any{"session": "g"}},
 			{"a", "kill", map[string]any{"session": "nosuch"}},
-		}},
+		}, 0},
 		{"restart", []exchange{
 			{"a", "exec", map[string]any{"session": "g", "code": "kept = 1"}},
 			{"a", "restart", map[string]any{"session": "g"}},
 			{"a", "restart", map[string]any{"session": "nosuch"}},
-		}},
+		}, 0},
 		{"death", []exchange{
 			{"a", "exec", map[string]any{"session": "g", "code": "kept = 1"}},
 			{"a", "exec", map[string]any{"session": "g", "code": "import os\nos._exit(3)"}},
 			{"a", "wait", map[string]any{"session": "g"}},
 			{"b", "exec", map[string]any{"session": "g", "code": "'fresh'"}},
 			{"a", "exec", map[string]any{"session": "g", "code": "'again'"}},
-		}},
+		}, 0},
 		{"history", []exchange{
 			{"a", "exec", map[string]any{"session": "g", "code": "print('for the record')"}},
 			{"b", "exec", map[string]any{"session": "g", "code": "'from b'"}},
 			{"a", "history", map[string]any{"session": "g"}},
 			{"a", "history", map[string]any{"session": "g", "id": "g#2"}},
 			{"a", "history", map[string]any{"session": "nosuch"}},
-		}},
+		}, 0},
+		{"maxwait", []exchange{
+			{"a", "exec", map[string]any{"session": "g", "code": "import time\ntime.sleep(2)\n'slow'", "timeout": 300}},
+			{"a", "wait", map[string]any{"session": "g", "timeout": 0.2}},
+			{"a", "wait", map[string]any{"session": "g"}},
+		}, 0.5},
 		{"sessions", []exchange{
 			{"a", "sessions", map[string]any{}},
 			{"a", "exec", map[string]any{"session": "g", "code": "names = 1"}},
 			{"a", "sessions", map[string]any{"session": "nosuch"}},
-		}},
+		}, 0},
 	}
 	for _, sc := range scripts {
 		t.Run(sc.name, func(t *testing.T) {
 			f := newFixture(t, true)
+			f.srv.MaxWait = sc.maxWait
 			agents := map[string]*agent{
 				"a": f.connect(testAgent),
 				"b": f.connect(&mcp.Implementation{Name: "other-agent", Title: "Other Agent", Version: "1.0"}),

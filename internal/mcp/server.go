@@ -296,6 +296,7 @@ func (s *Server) exec(ctx context.Context, req *mcp.CallToolRequest, in execIn) 
 	if err != nil {
 		return r, "", err
 	}
+	s.tellCap(&r, in.Timeout)
 	return r, s.text(r), nil
 }
 
@@ -313,12 +314,29 @@ func (s *Server) capped(timeout *float64) *float64 {
 	return timeout
 }
 
+// tellCap adds to a reply still running, when MaxWait cut the wait short
+// of the timeout asked for (or the default), a note saying so: a model
+// that asked for 300 s and heard back after 50 must know why.
+func (s *Server) tellCap(r *api.CellResult, asked *float64) {
+	if r.Status != api.StatusRunning || s.MaxWait <= 0 {
+		return
+	}
+	want := api.DefaultTimeout.Seconds()
+	if asked != nil {
+		want = *asked
+	}
+	if want > s.MaxWait {
+		r.Notes = append(r.Notes, api.Note{Kind: api.NoteCapped, Elapsed: s.MaxWait})
+	}
+}
+
 func (s *Server) wait(ctx context.Context, req *mcp.CallToolRequest, in waitIn) (api.CellResult, string, error) {
 	prog := progress(ctx, req, in.Session)
 	r, err := s.client.WaitProgress(ctx, in.Session, api.WaitRequest{Timeout: s.capped(in.Timeout), Progress: progressSeconds(prog), Client: s.who(req)}, prog)
 	if err != nil {
 		return r, "", err
 	}
+	s.tellCap(&r, in.Timeout)
 	return r, s.text(r), nil
 }
 

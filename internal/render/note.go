@@ -62,6 +62,9 @@ func Note(n api.Note, v Voice) string {
 		}
 		return fmt.Sprintf("%s; it goes on. %s", running, sentence(steps(n.Next, v, map[string]string{
 			api.DoWait: "collects the rest of its output and its result", api.DoInterrupt: "stops it"})))
+	case api.NoteCapped:
+		return fmt.Sprintf("This server answers every call within %s, sooner than the timeout asked for, so that the client does not give up on the call.",
+			Duration(seconds(n.Elapsed)))
 	case api.NoteCollected:
 		if n.Cell == 0 {
 			return fmt.Sprintf("Nothing to collect: session %q has run no cell yet.", n.Session)
