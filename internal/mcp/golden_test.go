@@ -86,7 +86,7 @@ func TestGolden(t *testing.T) {
 			{"a", "history", map[string]any{"session": "nosuch"}},
 		}, 0},
 		{"maxwait", []exchange{
-			{"a", "exec", map[string]any{"session": "g", "code": "import time\ntime.sleep(2)\n'slow'", "timeout": 300}},
+			{"a", "exec", map[string]any{"session": "g", "code": "import time\ntime.sleep(5)\n'slow'", "timeout": 300}},
 			{"a", "wait", map[string]any{"session": "g", "timeout": 0.2}},
 			{"a", "wait", map[string]any{"session": "g"}},
 		}, 0.5},
