@@ -89,15 +89,15 @@ func (s *Server) Connect(ctx context.Context, t mcp.Transport) (*mcp.ServerSessi
 // Tool inputs. Fields without omitempty are required in the schema.
 type (
 	execIn struct {
-		Session string   `json:"session" jsonschema:"session name (letters, digits, '.', '_', '-'; at most 64); the session is created on first use"`
-		Code    string   `json:"code" jsonschema:"code to run as one cell; a final expression's value is returned as Out[n]"`
-		Timeout *float64 `json:"timeout,omitempty" jsonschema:"seconds to wait for the cell (default 30, at most 600; 0 answers at once); the cell keeps running after it and wait collects it"`
-		Cwd     string   `json:"cwd,omitempty" jsonschema:"working directory for a new session (default: where the MCP server runs); ignored for an existing session"`
-		Python  string   `json:"python,omitempty" jsonschema:"Python interpreter for a new Python session (default: $POLYREPL_PYTHON, else python3 on PATH); ignored for an existing session"`
-		Runtime string   `json:"runtime,omitempty" jsonschema:"runtime of a new session: python (default) or another that polyrepl runtimes lists; an existing session keeps its own"`
-		Exe     string   `json:"exe,omitempty" jsonschema:"executable for a new session of any runtime (default: $POLYREPL_<RUNTIME>, else the usual command on PATH)"`
-		Project string   `json:"project,omitempty" jsonschema:"project directory to activate in a new session (Julia, like julia --project)"`
-		Memory  string   `json:"memory,omitempty" jsonschema:"memory limit of a new session, such as 512M or 2G (default: the daemon's, else none)"`
+		Session string   `json:"session" jsonschema:"session name: letters, digits, '.', '_', '-' (at most 64)"`
+		Code    string   `json:"code" jsonschema:"the cell's code"`
+		Timeout *float64 `json:"timeout,omitempty" jsonschema:"seconds to wait (default 30, at most 600; 0 answers at once); a cell still running then goes on, and wait collects it"`
+		Cwd     string   `json:"cwd,omitempty" jsonschema:"working directory (default: the server's)"`
+		Python  string   `json:"python,omitempty" jsonschema:"Python interpreter (default: $POLYREPL_PYTHON, else python3)"`
+		Runtime string   `json:"runtime,omitempty" jsonschema:"runtime (default python)"`
+		Exe     string   `json:"exe,omitempty" jsonschema:"executable (default: $POLYREPL_<RUNTIME>, else the usual command)"`
+		Project string   `json:"project,omitempty" jsonschema:"project directory to activate (Julia's --project)"`
+		Memory  string   `json:"memory,omitempty" jsonschema:"memory limit such as 512M or 2G (default: the daemon's)"`
 	}
 	waitIn struct {
 		Session string   `json:"session" jsonschema:"session name"`
@@ -140,10 +140,6 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, h handler[In, Out]) {
 	if err != nil {
 		panic(fmt.Sprintf("tool %s: input schema: %v", t.Name, err))
 	}
-	out, err := jsonschema.For[Out](&jsonschema.ForOptions{IgnoreInvalidTypes: true})
-	if err != nil {
-		panic(fmt.Sprintf("tool %s: output schema: %v", t.Name, err))
-	}
 	if p := in.Properties["runtime"]; p != nil {
 		// The model cannot run `polyrepl runtimes`: name them here.
 		var names []string
@@ -151,11 +147,13 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, h handler[In, Out]) {
 			names = append(names, d.Info().Name)
 		}
 		if len(names) > 0 {
-			p.Description = "runtime of a new session, one of " + strings.Join(names, ", ") +
-				" (default python); an existing session keeps its own"
+			p.Description = "one of " + strings.Join(names, ", ") + " (default python; the runtimes tool says which are installed)"
 		}
 	}
-	t.InputSchema, t.OutputSchema = in, out
+	// No output schema: the structured content is the README's shapes,
+	// and a schema for them cost 14,500 characters of every conversation's
+	// tools/list while no client needs it to read the result (issue 15).
+	t.InputSchema = in
 	s.server.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var args In
 		if err := decodeArgs(req.Params.Arguments, &args, in); err != nil {

@@ -11,12 +11,12 @@ import (
 var tools = []mcp.Tool{
 	{
 		Name:        "exec",
-		Description: "Run code as one cell in a named persistent session (created on first use) and return its output and the value of a final expression. Waits up to timeout seconds; a cell still running then goes on, and wait collects it.",
+		Description: "Run code as one cell in a named persistent session and return its output and the value of a final expression. The first exec under a name creates the session; cwd, python, runtime, exe, project and memory apply only then.",
 		Annotations: &mcp.ToolAnnotations{Title: "Run a cell", DestructiveHint: boolp(true), OpenWorldHint: boolp(true)},
 	},
 	{
 		Name:        "wait",
-		Description: "Collect the output and result of a session's running cell (waiting up to timeout seconds), or what nobody collected of its last one.",
+		Description: "Collect a session's running cell (its output since the last reply, and its result once it ends), or what nobody collected of its last one.",
 		Annotations: &mcp.ToolAnnotations{Title: "Collect a cell", DestructiveHint: boolp(false), OpenWorldHint: boolp(false)},
 	},
 	{
