@@ -164,3 +164,75 @@ func EntrySeq(name, id string) (int, error) {
 	}
 	return n, nil
 }
+
+// LineChars bounds what an EntryLine keeps of an entry's code and of what
+// it gave: enough to know what happened, with the whole a history call
+// away.
+const LineChars = 150
+
+// EntryLine is an entry in one line, for the lists a model pays for by the
+// character (activity, a history listing): who ran what, how it ended,
+// the first line of its code and the start of what it gave. History with
+// its ID gives the entry whole.
+type EntryLine struct {
+	ID     string `json:"id"`
+	Kind   string `json:"kind"`
+	Cell   int    `json:"cell,omitempty"`
+	Who    string `json:"who,omitempty"`
+	How    string `json:"how,omitempty"`
+	Status string `json:"status,omitempty"`
+	Code   string `json:"code,omitempty"` // its first line
+	// Gave is the start of the cell's error, else its value, else its
+	// output (LineChars at most, lines and all); Note is a note entry's
+	// note.
+	Gave string `json:"gave,omitempty"`
+	Note *Note  `json:"note,omitempty"`
+	Text string `json:"text,omitempty"` // an entry's words from before notes were data
+	// Cut says Code or Gave is not the whole of it.
+	Cut     bool      `json:"cut,omitempty"`
+	Started time.Time `json:"started"`
+}
+
+// Line is e in one line.
+func (e Entry) Line() EntryLine {
+	l := EntryLine{ID: e.ID, Kind: e.Kind, Cell: e.Cell, Who: e.Who, How: e.How, Status: e.Status,
+		Note: e.Note, Text: e.Text, Started: e.Started.Truncate(time.Millisecond)}
+	var cut bool
+	l.Code, cut = firstLine(e.Code)
+	l.Cut = cut || e.CodeCut != nil
+	gave := e.Output
+	switch {
+	case e.Error != nil:
+		gave = e.Error.Message
+		if e.Error.Type != "" {
+			gave = e.Error.Type + ": " + e.Error.Message
+		}
+	case e.Display != "":
+		gave = e.Display
+	}
+	l.Gave, cut = start(gave)
+	l.Cut = l.Cut || cut || e.OutputCut != nil && gave == e.Output
+	return l
+}
+
+// start is the first LineChars characters of s, its ends trimmed, and
+// whether that left anything out.
+func start(s string) (string, bool) {
+	t := strings.TrimSpace(s)
+	if r := []rune(t); len(r) > LineChars {
+		return strings.TrimSpace(string(r[:LineChars-1])) + "…", true
+	}
+	return t, false
+}
+
+// firstLine is s's first non-empty line, at most LineChars characters,
+// and whether that left anything out.
+func firstLine(s string) (string, bool) {
+	t := strings.TrimLeft(s, "\n")
+	line, rest, _ := strings.Cut(t, "\n")
+	cut := strings.TrimSpace(rest) != ""
+	if r := []rune(line); len(r) > LineChars {
+		line, cut = string(r[:LineChars-1])+"…", true
+	}
+	return line, cut
+}

@@ -1,0 +1,141 @@
+package mcp
+
+import (
+	"math"
+	"strings"
+	"time"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/bound"
+)
+
+// Some clients pass a model both a tool result's text and its structured
+// content, so what the structured content repeats of the text is paid
+// twice. These are the README's shapes with nothing said twice (issue
+// 15): long output and values by their cut and the file that holds them,
+// lists of entries one line each, times to the millisecond.
+
+// structuredInline is how much of an output, a value or a traceback the
+// structured content keeps; the text keeps more, and a file the whole.
+const structuredInline = 1000
+
+// leanCell is a cell result as structured content: the README's cell
+// result, its activity as entry lines.
+type leanCell struct {
+	api.CellResult
+	Activity *leanActivity `json:"activity,omitempty"`
+}
+
+// leanActivity is api.Activity with its entries as lines.
+type leanActivity struct {
+	Session string          `json:"session"`
+	Entries []api.EntryLine `json:"entries"`
+	Updated []int           `json:"updated,omitempty"`
+	More    []string        `json:"more,omitempty"`
+	First   bool            `json:"first,omitempty"`
+	Earlier int             `json:"earlier,omitempty"`
+}
+
+// leanRecord is a history listing: one line per entry.
+type leanRecord struct {
+	api.RecordReply
+	Entries []api.EntryLine `json:"entries"`
+}
+
+// leanResult is r as structured content.
+func leanResult(r api.CellResult) leanCell {
+	out := leanCell{CellResult: r}
+	c := &out.CellResult
+	c.Output, c.OutputCut = shorter(c.Output, c.OutputCut)
+	c.Display = leanDisplay(c.Display, c.Value)
+	c.Value, c.ValueCut = shorter(c.Value, c.ValueCut)
+	c.Error = leanError(c.Error)
+	c.Elapsed = millis(c.Elapsed)
+	c.Notes = leanNotes(c.Notes)
+	c.Activity = nil
+	if a := r.Activity; a != nil {
+		la := &leanActivity{Session: a.Session, Updated: a.Updated, More: a.More, First: a.First, Earlier: a.Earlier}
+		for _, e := range a.Entries {
+			la.Entries = append(la.Entries, e.Line())
+		}
+		out.Activity = la
+	}
+	return out
+}
+
+// leanHistory is a history listing as structured content.
+func leanHistory(r api.RecordReply) leanRecord {
+	out := leanRecord{RecordReply: r, Entries: []api.EntryLine{}}
+	out.RecordReply.Entries = nil
+	for _, e := range r.Entries {
+		out.Entries = append(out.Entries, e.Line())
+	}
+	return out
+}
+
+// shorter keeps at most structuredInline characters of a text, head and
+// tail, its cut counting from the whole text and naming its file.
+func shorter(text string, cut *bound.Cut) (string, *bound.Cut) {
+	short, c := bound.HeadTailLines(text, structuredInline)
+	if c == nil {
+		return text, cut
+	}
+	if cut != nil {
+		c.Total, c.File = cut.Total, cut.File
+	}
+	return short, c
+}
+
+// leanDisplay drops a display that is only a prompt before the value
+// ("Out[3]: 42"): the value says it.
+func leanDisplay(display, value string) string {
+	if display == value {
+		return ""
+	}
+	if prompt, ok := strings.CutSuffix(display, value); ok && value != "" && len(prompt) <= 40 &&
+		!strings.Contains(strings.TrimRight(prompt, " \n"), "\n") {
+		return ""
+	}
+	d, _ := bound.HeadTailLines(display, structuredInline)
+	return d
+}
+
+// leanError keeps a long traceback's head and tail; the message, which
+// says what went wrong, stays as the daemon bounded it.
+func leanError(e *api.CellError) *api.CellError {
+	if e == nil {
+		return nil
+	}
+	l := *e
+	l.Traceback, l.TracebackCut = shorter(e.Traceback, e.TracebackCut)
+	return &l
+}
+
+// leanNotes rounds the notes' times, and leans an uncollected result.
+func leanNotes(notes []api.Note) []api.Note {
+	if len(notes) == 0 {
+		return notes
+	}
+	out := make([]api.Note, len(notes))
+	for i, n := range notes {
+		n.Elapsed = millis(n.Elapsed)
+		if n.At != nil {
+			at := n.At.Truncate(time.Millisecond)
+			n.At = &at
+		}
+		if n.Result != nil {
+			e := *n.Result
+			e.Output, e.OutputCut = shorter(e.Output, e.OutputCut)
+			e.Display = leanDisplay(e.Display, e.Value)
+			e.Value, e.ValueCut = shorter(e.Value, e.ValueCut)
+			e.Error = leanError(e.Error)
+			e.Elapsed = millis(e.Elapsed)
+			n.Result = &e
+		}
+		out[i] = n
+	}
+	return out
+}
+
+// millis rounds seconds to the millisecond: nine digits say nothing more.
+func millis(secs float64) float64 { return math.Round(secs*1000) / 1000 }
