@@ -65,6 +65,13 @@ type Client struct {
 	// Quiet asks not to be told other clients' activity
 	// (POLYREPL_ACTIVITY=off).
 	Quiet bool `json:"quiet,omitempty"`
+	// Output and Value, if above 0, are how many characters of a cell's
+	// output and value this client takes inline in a reply, below the
+	// daemon's OutputLimit and ValueLimit: a model pays for each one
+	// (polyrepl mcp --max-output). The whole of what they cut is saved to
+	// a file that the reply's cut names.
+	Output int `json:"output,omitempty"`
+	Value  int `json:"value,omitempty"`
 }
 
 // Label names the client in a sentence: "alice via mcp", or "someone".

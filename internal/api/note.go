@@ -85,6 +85,7 @@ const (
 	SavedTranscript = "transcript" // the cell's place in the transcript
 	SavedOutput     = "output"     // the whole output, beyond what the reply holds
 	SavedError      = "error"      // the whole error, beyond what the reply holds
+	SavedValue      = "value"      // the whole value, beyond what the reply holds
 )
 
 // Note is one thing a reply or the record says besides a cell's own

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/polyrepl/polyrepl/internal/api"
 	pmcp "github.com/polyrepl/polyrepl/internal/mcp"
 )
 
@@ -25,16 +26,25 @@ environment. Logs go to standard error.
 --max-wait SECS caps how long any call waits before it answers: a cell
 still running then goes on, as after its timeout, and the wait tool
 collects it. Set it below your client's own limit on a tool call (60 s
-in many clients); polyrepl setup CLIENT does.`,
+in many clients); polyrepl setup CLIENT does.
+
+--max-output N is how many characters of a cell's output a reply keeps
+inline, head and tail (default 8,000; a value keeps half as many); the
+whole of what is cut is saved to a file the reply names. The command line
+keeps 30,000 for people.`,
 		more: printTools,
 		new:  func() runner { return &mcpCmd{} },
 	})
 }
 
-type mcpCmd struct{ maxWait secondsFlag }
+type mcpCmd struct {
+	maxWait   secondsFlag
+	maxOutput int
+}
 
 func (m *mcpCmd) flags(fs *flagSet) {
 	fs.Var(&m.maxWait, "max-wait", "SECS", "answer every call within SECS seconds; a cell still running goes on (default: each call's own timeout)")
+	fs.Int(&m.maxOutput, "max-output", "N", "characters of output a reply keeps inline, head and tail (default 8000; values half)")
 }
 
 func (m *mcpCmd) run(e *env, pos []string) int {
@@ -44,6 +54,9 @@ func (m *mcpCmd) run(e *env, pos []string) int {
 	}
 	if m.maxWait.v != nil && *m.maxWait.v == 0 {
 		return e.usageError(c, "--max-wait 0 would answer every call before its cell could run: give seconds above 0, below your client's limit on a tool call")
+	}
+	if m.maxOutput != 0 && (m.maxOutput < 1000 || m.maxOutput > api.OutputLimit) {
+		return e.usageError(c, "--max-output %d: give between 1000 and %d characters", m.maxOutput, api.OutputLimit)
 	}
 	out, err := protocolStdout()
 	if err != nil {
@@ -58,6 +71,9 @@ func (m *mcpCmd) run(e *env, pos []string) int {
 	srv := pmcp.New(e.client, cwd, os.Environ())
 	if m.maxWait.v != nil {
 		srv.MaxWait = *m.maxWait.v
+	}
+	if m.maxOutput != 0 {
+		srv.MaxOutput = m.maxOutput
 	}
 	if err := srv.Run(e.ctx, pmcp.Stdio(os.Stdin, out)); err != nil && e.ctx.Err() == nil {
 		fmt.Fprintf(os.Stderr, "polyrepl mcp: %v\n", err)

@@ -35,6 +35,10 @@ import (
 // five seconds after which some clients give up on a silent call.
 const ProgressEvery = 3 * time.Second
 
+// DefaultMaxOutput is the output a reply to a model keeps inline by
+// default: ~2,000 tokens, where a person gets 30,000 characters.
+const DefaultMaxOutput = 8000
+
 // Instructions tell a model when to reach for these tools. They name
 // only tools and arguments that exist (TestInstructionsNameWhatExists)
 // and say each rule once: the details are in the tools' descriptions.
@@ -57,6 +61,12 @@ type Server struct {
 	// while "still running" tells it to wait. None by default, as
 	// clients' limits differ; polyrepl setup sets it for each.
 	MaxWait float64
+	// MaxOutput is how many characters of a cell's output a reply keeps
+	// inline, head and tail, and half of it of a value (polyrepl mcp
+	// --max-output); the whole of what it cuts is saved to a file the
+	// reply names. A model pays for every character, where a person at a
+	// terminal gets api.OutputLimit.
+	MaxOutput int
 
 	mu    sync.Mutex
 	conns map[*mcp.ServerSession]string // each connection's place in the records
@@ -65,7 +75,7 @@ type Server struct {
 // New makes the server. Sessions it creates start in cwd with env, the
 // environment the agent launched `polyrepl mcp` with.
 func New(c *client.Client, cwd string, env []string) *Server {
-	s := &Server{client: c, cwd: cwd, env: env, conns: map[*mcp.ServerSession]string{}}
+	s := &Server{client: c, cwd: cwd, env: env, conns: map[*mcp.ServerSession]string{}, MaxOutput: DefaultMaxOutput}
 	switch strings.ToLower(lookupEnv(env, "POLYREPL_ACTIVITY")) {
 	case "off", "0", "no", "false":
 		s.quiet = true
@@ -247,6 +257,9 @@ func lookupEnv(env []string, key string) string {
 // tells its connection apart from others with the same name.
 func (s *Server) who(req *mcp.CallToolRequest) api.Client {
 	c := api.Client{Who: "an MCP client", How: "mcp", Quiet: s.quiet}
+	if s.MaxOutput > 0 && s.MaxOutput < api.OutputLimit {
+		c.Output, c.Value = s.MaxOutput, min(s.MaxOutput/2, api.ValueLimit)
+	}
 	if req.Session != nil {
 		s.mu.Lock()
 		id := s.conns[req.Session]

@@ -581,3 +581,45 @@ func TestRuntimesTool(t *testing.T) {
 	// rest of the advice is for the model.
 	wantLacks(t, "runtimes text", txt, cliAdvice[1:]...)
 }
+
+// A reply to a model keeps about 8,000 characters of output and 4,000 of
+// a value inline (polyrepl mcp --max-output), the whole saved to a file
+// the cut names; the structured content keeps less still, naming the
+// same file.
+func TestModelBounds(t *testing.T) {
+	f := newFixture(t, true)
+	a := f.connect(testAgent)
+	res := a.ok("exec", map[string]any{"session": "mb", "code": "for i in range(5000): print('line', i)"})
+	txt := text(res)
+	if n := len([]rune(txt)); n > DefaultMaxOutput+600 {
+		t.Errorf("a 5,000-line print gave %d characters of text, want about %d", n, DefaultMaxOutput)
+	}
+	wantContains(t, "long output", txt, "line 0\n", "line 4999", "output cut: 48,890 characters in all")
+	var r api.CellResult
+	structured(t, res, &r)
+	if r.OutputCut == nil || r.OutputCut.File == "" {
+		t.Fatalf("structured output cut %+v: want the file of the whole", r.OutputCut)
+	}
+	whole, err := os.ReadFile(r.OutputCut.File)
+	if err != nil || !strings.Contains(string(whole), "line 2500\n") || len(whole) != 48890 {
+		t.Errorf("the whole output's file: %d bytes, %v", len(whole), err)
+	}
+	if n := len([]rune(r.Output)); n > structuredInline+200 {
+		t.Errorf("structured output keeps %d characters", n)
+	}
+	wantContains(t, "long output", txt, r.OutputCut.File)
+
+	// A value under the daemon's bound but over the model's is saved
+	// whole by the daemon and cut in the reply.
+	res = a.ok("exec", map[string]any{"session": "mb", "code": "'v' * 6000"})
+	structured(t, res, &r)
+	if r.ValueCut == nil || r.ValueCut.Total != 6002 || r.ValueCut.File == "" {
+		t.Fatalf("value cut %+v: want 6,002 characters in all and the file", r.ValueCut)
+	}
+	if b, err := os.ReadFile(r.ValueCut.File); err != nil || string(b) != "'"+strings.Repeat("v", 6000)+"'" {
+		t.Errorf("the whole value's file: %d bytes, %v", len(b), err)
+	}
+	if n := len([]rune(text(res))); n > DefaultMaxOutput/2+600 {
+		t.Errorf("a 6,000-character value gave %d characters of text", n)
+	}
+}

@@ -118,6 +118,8 @@ func Note(n api.Note, v Voice) string {
 			return "The whole output could not be saved: " + n.Err
 		case api.SavedError:
 			return "The whole error could not be saved: " + n.Err
+		case api.SavedValue:
+			return "The whole value could not be saved: " + n.Err
 		}
 		return "Something could not be saved: " + n.Err
 	case api.NoteVersion:

@@ -466,6 +466,7 @@ func (s *Session) takeLocked(c *cell, asker api.Client) api.CellResult {
 		r.Elapsed = time.Since(c.started).Seconds()
 		r.Notes = append(r.Notes, api.Note{Kind: api.NoteRunning, Session: s.Name, Cell: c.n, Elapsed: r.Elapsed,
 			Next: []api.Action{{Do: api.DoWait, Session: s.Name}, {Do: api.DoInterrupt, Session: s.Name}}})
+		s.fitLocked(&r, c, asker)
 		s.idleNoteLocked(&r, asker)
 		return r
 	}
@@ -496,6 +497,7 @@ func (s *Session) takeLocked(c *cell, asker api.Client) api.CellResult {
 			r.Notes = append(r.Notes, s.lossNoteLocked())
 		}
 	}
+	s.fitLocked(&r, c, asker)
 	s.idleNoteLocked(&r, asker)
 	return r
 }

@@ -1,0 +1,64 @@
+package session
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/bound"
+)
+
+// fitLocked holds a reply's output and value to the bounds its asker
+// takes inline (api.Client's Output and Value), below the daemon's own:
+// head and tail, the cut counted from the whole, and the whole saved
+// where no file holds it yet, so that nothing a smaller bound cuts is
+// lost. A value the runtime already cut keeps the total it counted.
+func (s *Session) fitLocked(r *api.CellResult, c *cell, asker api.Client) {
+	var err error
+	if asker.Output > 0 {
+		r.Output, r.OutputCut, err = s.fit(r.Output, r.OutputCut, asker.Output, fmt.Sprintf("%s-%d-*.txt", s.Name, c.n))
+		if err != nil {
+			r.Notes = append(r.Notes, api.Note{Kind: api.NoteSave, Session: s.Name, Cell: c.n, Saved: api.SavedOutput, Err: err.Error()})
+		}
+	}
+	if asker.Value > 0 && r.Value != "" {
+		before := r.Value
+		r.Value, r.ValueCut, err = s.fit(r.Value, r.ValueCut, asker.Value, fmt.Sprintf("%s-%d-value-*.txt", s.Name, c.n))
+		if err != nil {
+			r.Notes = append(r.Notes, api.Note{Kind: api.NoteSave, Session: s.Name, Cell: c.n, Saved: api.SavedValue, Err: err.Error()})
+		}
+		if r.Value != before && r.Display != "" {
+			r.Display = s.drv.Info().Display(c.n, c.result.ValueName, r.Value)
+		}
+	}
+}
+
+// fit cuts text to limit characters at line ends, as every cut is; when
+// it cuts a text no file holds (cut is nil: the text is whole), it saves
+// the whole to a new file in the output directory first.
+func (s *Session) fit(text string, cut *bound.Cut, limit int, pattern string) (string, *bound.Cut, error) {
+	short, c := bound.HeadTailLines(text, limit)
+	if c == nil {
+		return text, cut, nil
+	}
+	if cut != nil {
+		c.Total, c.File = cut.Total, cut.File
+		return short, c, nil
+	}
+	f, err := os.CreateTemp(s.m.outputDir, pattern)
+	if err == nil {
+		_, err = f.WriteString(text)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(f.Name())
+		} else {
+			c.File = f.Name()
+		}
+	}
+	if err != nil {
+		err = fmt.Errorf("save the whole text in %s: %w; only the head and tail are kept (check free space and permissions there)", s.m.outputDir, err)
+	}
+	return short, c, err
+}
