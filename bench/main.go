@@ -6,8 +6,23 @@
 // cancels. It prints the tables with each target of issue 4 marked met or
 // missed, and writes them to docs/benchmarks.md.
 //
-//	go run ./bench            # the full run, a few minutes
-//	go run ./bench -quick     # a smoke run, well under a minute
+// It also measures what MCP replies cost a model (issue 15): a scripted
+// agent run of about 30 calls by two MCP clients through the real
+// `polyrepl mcp`, counting the characters of each reply's text and
+// structured content, of the tool list and of the instructions, against
+// the run before the replies were made lean (bench/testdata/context-before.json).
+//
+//	go run ./bench                   # the full run, a few minutes
+//	go run ./bench -quick            # a smoke run, well under a minute
+//	go run ./bench -only context     # the context-cost section alone, under a minute
+//	go run ./bench -only context -save-before bench/testdata/context-before.json
+//	                                 # ... and keep this run as the "before"
+//
+// The report's generated part lies between markers (see writeReport), and
+// within it each section that can run alone lies between its own
+// (sectionMarkers): a full run rewrites the whole generated part, an
+// -only run just its section, or adds it at the end of the generated part
+// if the report lacks it.
 //
 // Everything it starts carries a tag in its environment, and at the end it
 // proves that no such process is left.
@@ -36,6 +51,10 @@ type config struct {
 	concRounds     int // rounds of the 1/10/50-client runs
 	throughputReps int // 100 MB cells
 	idleCounts     []int
+
+	only       string // run only this section ("context")
+	saveBefore string // write the context run's numbers here, as the "before"
+	dump       string // write each reply of the context run into this directory
 }
 
 func main() {
@@ -44,12 +63,15 @@ func main() {
 	flag.IntVar(&c.reps, "reps", 0, "repetitions of each round-trip row (default 200, or 15 with -quick)")
 	flag.StringVar(&c.out, "o", "docs/benchmarks.md", "write the report here (relative to the module root); \"-\" for nowhere")
 	flag.StringVar(&c.python, "python", "/usr/bin/python3", "the Python interpreter of every Python row")
+	flag.StringVar(&c.only, "only", "", "run only this section: "+contextSection+" (the context cost of an agent run, issue 15)")
+	flag.StringVar(&c.saveBefore, "save-before", "", "write the context-cost run's numbers to this JSON file (relative to the module root), as the \"before\" of later runs")
+	flag.StringVar(&c.dump, "dump", "", "write each reply of the context-cost run (text and structured content) into this directory, to read what is counted")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: go run ./bench [-quick] [-reps N] [-o FILE] [-python PATH]\n\n")
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: go run ./bench [-quick] [-only SECTION] [-save-before FILE] [-reps N] [-o FILE] [-python PATH]\n\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
-	if flag.NArg() > 0 {
+	if flag.NArg() > 0 || (c.only != "" && c.only != contextSection) {
 		flag.Usage()
 		os.Exit(2)
 	}
@@ -96,6 +118,26 @@ func run(c config) (err error) {
 	if err := w.startDaemon(ctx); err != nil {
 		return err
 	}
+	// The context run goes first, on a daemon with no other session, so
+	// that its sessions listing is the same in every run.
+	rep.context = contextCost(ctx, w, c)
+	if err := saveBefore(w, c, rep.context); err != nil {
+		return err
+	}
+	if c.only == contextSection {
+		if err := w.stopDaemon(ctx); err != nil {
+			return err
+		}
+		text := contextMarkdown(rep.context)
+		fmt.Println(text)
+		if path := w.reportPath(); path != "" {
+			if err := writeSection(path, contextSection, text); err != nil {
+				return err
+			}
+			logf("wrote the %s section of %s", contextSection, path)
+		}
+		return rep.context.err
+	}
 	rep.trivial, rep.big, rep.runtimes = roundTrips(ctx, w, c)
 	rep.create = creation(ctx, w, c)
 	w.stopJupyter()
@@ -119,16 +161,46 @@ func run(c config) (err error) {
 
 	text := rep.markdown()
 	fmt.Println(rep.console())
-	if c.out != "" && c.out != "-" {
-		path := c.out
-		if !strings.HasPrefix(path, "/") {
-			path = w.moduleRoot + "/" + path
-		}
+	if path := w.reportPath(); path != "" {
 		if err := writeReport(path, text); err != nil {
 			return err
 		}
 		logf("wrote %s", path)
 	}
+	return nil
+}
+
+// reportPath is where the report goes, "" for nowhere.
+func (w *world) reportPath() string {
+	return w.modulePath(w.cfg.out)
+}
+
+// modulePath resolves a path given relative to the module root; "" and
+// "-" are nowhere.
+func (w *world) modulePath(p string) string {
+	switch {
+	case p == "" || p == "-":
+		return ""
+	case strings.HasPrefix(p, "/"):
+		return p
+	}
+	return w.moduleRoot + "/" + p
+}
+
+// saveBefore keeps the context run as the "before", if -save-before asked.
+func saveBefore(w *world, c config, r *contextResult) error {
+	path := w.modulePath(c.saveBefore)
+	if path == "" {
+		return nil
+	}
+	if r.now == nil || r.err != nil {
+		return fmt.Errorf("not saving %s: the context run failed: %v", path, r.err)
+	}
+	if err := writeContextRun(path, r.now); err != nil {
+		return err
+	}
+	logf("saved the context run to %s", path)
+	r.before = r.now
 	return nil
 }
 

@@ -27,6 +27,7 @@ type report struct {
 	conc         *concResult
 	through      []*alt
 	idle         *idleResult
+	context      *contextResult
 	skips        []string
 }
 
@@ -320,6 +321,10 @@ func (r *report) body() string {
 	p("Each client is its own `client.New()` in a goroutine of the harness, on its own session, running `1+1` back to back; the client counts take turns, round by round. ")
 	p("CPU per cell is from `/proc/PID/task/*/schedstat` of the daemon, of the harness (the clients) and of the sessions' workers, over the bursts. ")
 	p("With every client busy, a cell's round trip is at least the clients × the CPU per cell ÷ the cores (Little's law).\n\n")
+
+	if r.context != nil {
+		p("%s\n", fenced(contextSection, contextMarkdown(r.context)))
+	}
 
 	if len(r.skips) > 0 {
 		p("## Not measured here\n\n")
