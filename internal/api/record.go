@@ -210,14 +210,14 @@ func (e Entry) Line() EntryLine {
 	case e.Display != "":
 		gave = e.Display
 	}
-	l.Gave, cut = start(gave)
+	l.Gave, cut = Start(gave)
 	l.Cut = l.Cut || cut || e.OutputCut != nil && gave == e.Output
 	return l
 }
 
-// start is the first LineChars characters of s, its ends trimmed, and
+// Start is the first LineChars characters of s, its ends trimmed, and
 // whether that left anything out.
-func start(s string) (string, bool) {
+func Start(s string) (string, bool) {
 	t := strings.TrimSpace(s)
 	if r := []rune(t); len(r) > LineChars {
 		return strings.TrimSpace(string(r[:LineChars-1])) + "…", true

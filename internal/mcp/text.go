@@ -12,7 +12,7 @@ import (
 // modelStyle lays a result out for a model: what other clients did set
 // apart from its own call's result, and an empty result said aloud.
 var modelStyle = render.Style{Voice: model, ActivityHeader: render.ActivityHeaderModel, ActivityIdleHeader: render.ActivityIdleHeaderModel,
-	ActivityFirstHeader: render.ActivityFirstHeaderModel, CallHeader: "Your call's result:", SayEmpty: true}
+	ActivityFirstHeader: render.ActivityFirstHeaderModel, CallHeader: "Your call's result:", SayEmpty: true, BriefActivity: true}
 
 // text writes a cell result for a model, laid out as for a person but in
 // the model's terms.

@@ -31,6 +31,11 @@ type Style struct {
 	// SayEmpty says that a cell finished with no output, where an empty
 	// reply could be taken for a lost one.
 	SayEmpty bool
+	// BriefActivity tells each entry of activity in one line (who, how,
+	// status, its code's first line and the start of what it gave), for
+	// a reader who pays for every character and can ask history for the
+	// rest.
+	BriefActivity bool
 }
 
 // People is how the CLI lays out a result.
@@ -59,7 +64,11 @@ func Result(w io.Writer, r api.CellResult, st Style) {
 			header = ActivityIdleHeader
 		}
 	}
-	Activity(&b, r.Activity, header, st.Voice)
+	if st.BriefActivity {
+		BriefActivity(&b, r.Activity, header, st.Voice)
+	} else {
+		Activity(&b, r.Activity, header, st.Voice)
+	}
 	if st.CallHeader != "" && r.Activity != nil && b.Len() > 0 {
 		b.WriteString(st.CallHeader + "\n")
 	}
