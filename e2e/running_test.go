@@ -178,25 +178,33 @@ func TestInterrupt(t *testing.T) {
 	wantContains(t, "interrupt on an idle session", out, "Nothing to interrupt")
 }
 
-// TestOtherSessionsNoted checks that every reply mentions other sessions
-// with a cell running or with output nobody has read.
+// TestOtherSessionsNoted checks that replies mention other sessions with
+// a cell running or with output nobody has read: to each client once,
+// when that begins, not on every call while it lasts.
 func TestOtherSessionsNoted(t *testing.T) {
 	needPython(t)
 	t.Parallel()
 	e := newEnv(t)
 	e.must(124, "exec", "busybee", "import time\ntime.sleep(10)", "-t", "0.3")
-	e.must(124, "exec", "chatty", "import time\ntime.sleep(0.5)\nprint('unread-mark')", "-t", "0.2")
+	out, _ := e.must(124, "exec", "chatty", "import time\ntime.sleep(0.5)\nprint('unread-mark')", "-t", "0.2")
+	wantContains(t, "exec on another session while busybee runs", out, "Other sessions", "busybee")
 	if !waitFor(20*time.Second, func() bool { return e.session("chatty").State == "idle" }) {
 		t.Fatalf("chatty never finished its cell")
 	}
 	if s := e.session("chatty"); !s.Unread {
 		t.Errorf("sessions --json: chatty's uncollected output is not marked unread: %+v", s)
 	}
-	out, _ := e.must(0, "exec", "quiet", "1")
-	wantContains(t, "exec on another session", out, "Other sessions", "busybee", "chatty")
+	out, _ = e.must(0, "exec", "quiet", "1")
+	wantContains(t, "exec after chatty's cell ended uncollected", out, "Other sessions", "chatty")
+	wantLacks(t, "exec after busybee was told", out, "busybee")
 	r := e.runJSON("exec", "quiet", "2")
+	if others := r.notesOf("others"); len(others) != 0 {
+		t.Errorf("nothing changed, yet the others were told again: %q", others)
+	}
+	// Another client hears of both for itself.
+	r = e.runJSON("--label", "bob", "exec", "quiet", "3")
 	others := strings.Join(r.notesOf("others"), "\n")
-	wantContains(t, "the others note", others, "busybee", "chatty")
+	wantContains(t, "the others note to another client", others, "busybee", "chatty")
 	wantLacks(t, "the others note", others, "quiet")
 	e.must(0, "interrupt", "busybee")
 }

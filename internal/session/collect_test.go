@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/driver"
@@ -183,5 +184,41 @@ func TestInterrupt(t *testing.T) {
 	}
 	if i := describe(t, m, "s"); i.State != Idle {
 		t.Errorf("after interrupt the session is %q, want idle", i.State)
+	}
+}
+
+// A cell running in another session is told to each client once when it
+// starts and once when it ends uncollected, not on every call between;
+// another client hears of it for itself.
+func TestOthersToldOnce(t *testing.T) {
+	m := newTestManager(t)
+	x := req("print started\nblock")
+	x.Timeout = short
+	r := execOK(t, m, "a", x)
+	f := fakeOf(t, r.Generation)
+	f.WaitRun(t)
+	if n := count(execOK(t, m, "b", req("value 1")).Notes, api.NoteOthers); n != 1 {
+		t.Fatalf("the first call elsewhere has %d others notes, want 1", n)
+	}
+	for i := 0; i < 3; i++ {
+		if n := count(execOK(t, m, "b", req("value 1")).Notes, api.NoteOthers); n != 0 {
+			t.Fatalf("call %d elsewhere told the running cell again", i+2)
+		}
+	}
+	if n := count(execOK(t, m, "b", reqBy(bob, "value 1")).Notes, api.NoteOthers); n != 1 {
+		t.Errorf("another client was not told of the running cell")
+	}
+	f.Finish(driver.Result{Value: "9"})
+	for deadline := time.Now().Add(10 * time.Second); describe(t, m, "a").Running != nil; {
+		if time.Now().After(deadline) {
+			t.Fatal("the cell did not finish")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := count(execOK(t, m, "b", req("value 1")).Notes, api.NoteOthers); n != 1 {
+		t.Errorf("the cell's end, uncollected, was not told")
+	}
+	if n := count(execOK(t, m, "b", req("value 1")).Notes, api.NoteOthers); n != 0 {
+		t.Errorf("the uncollected result was told twice")
 	}
 }

@@ -65,6 +65,10 @@ type Manager struct {
 
 	// told remembers who has heard of each name's last death.
 	told told
+	// othersTold keeps the others note to news: each client hears of a
+	// cell running elsewhere when it starts and of its end, not on every
+	// call between.
+	othersTold othersTold
 
 	mu      sync.Mutex
 	entries map[string]*entry

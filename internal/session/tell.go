@@ -1,6 +1,7 @@
 package session
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
@@ -50,25 +51,39 @@ func (m *Manager) tell(r *api.CellResult, name string, asker api.Client) {
 }
 
 // othersNotes mentions the other sessions that have a cell running or
-// something nobody collected, so no client forgets work in flight.
+// something nobody collected, so no client forgets work in flight: each
+// once to each client, when it begins (a cell starts; it ends with
+// output or a result nobody collected), not again on every call while it
+// lasts.
 //
 // A session that died with a cell nobody collected is mentioned with what
 // its death lost, once to each client: it is the first this client hears
 // of the death, so the reply that collects the cell does not tell it again.
 func (m *Manager) othersNotes(except string, asker api.Client) []api.Note {
 	n := api.Note{Kind: api.NoteOthers}
+	// The asker's own session is not told here, nor forgotten: what it
+	// was told of it stays told.
+	attention := map[string]bool{except: true}
 	for _, i := range m.List(false) {
 		if i.Name == except {
 			continue
 		}
+		var what string
 		switch {
 		case i.Running != nil:
+			what = fmt.Sprintf("running %s %d", i.Generation, i.Running.Cell)
 		case i.State == Dead && i.Unread:
 			if !m.told.first(i.Name, i.Generation, asker) {
 				continue
 			}
+			what = "dead " + i.Generation
 		case i.Unread:
+			what = fmt.Sprintf("unread %s %d", i.Generation, i.Cells)
 		default:
+			continue
+		}
+		attention[i.Name] = true
+		if !m.othersTold.news(asker, i.Name, what) {
 			continue
 		}
 		o := api.Other{Session: i.Name, State: i.State, Running: i.Running, Death: i.Death, Unread: i.Unread}
@@ -78,6 +93,7 @@ func (m *Manager) othersNotes(except string, asker api.Client) []api.Note {
 		n.Others = append(n.Others, o)
 		n.Next = append(n.Next, api.Action{Do: api.DoWait, Session: i.Name})
 	}
+	m.othersTold.settled(asker, attention)
 	if len(n.Others) == 0 {
 		return nil
 	}

@@ -58,3 +58,43 @@ func (t *told) has(name, gen string, c api.Client) bool {
 	d := t.deaths[name]
 	return d != nil && d.generation == gen && d.clients[clientKey(c)]
 }
+
+// othersTold remembers, for each client, what it was last told of each
+// other session that needs attention (a cell running, a result nobody
+// collected), so that a note mentions it when that begins or changes —
+// a cell starts, ends uncollected — and not on every call while it lasts.
+type othersTold struct {
+	mu   sync.Mutex
+	told map[string]map[string]string // clientKey → session → what was told
+}
+
+// news reports whether what (a key of the session's state) is news to c
+// about session name, and remembers it told.
+func (o *othersTold) news(c api.Client, name, what string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.told == nil {
+		o.told = map[string]map[string]string{}
+	}
+	k := clientKey(c)
+	if o.told[k] == nil {
+		o.told[k] = map[string]string{}
+	}
+	if o.told[k][name] == what {
+		return false
+	}
+	o.told[k][name] = what
+	return true
+}
+
+// settled forgets what c was told of sessions not in attention, so that
+// the next cell running there is news again.
+func (o *othersTold) settled(c api.Client, attention map[string]bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for name := range o.told[clientKey(c)] {
+		if !attention[name] {
+			delete(o.told[clientKey(c)], name)
+		}
+	}
+}
