@@ -109,7 +109,16 @@ func TestGolden(t *testing.T) {
 				res := agents[x.agent].call(x.tool, x.args)
 				args, _ := json.Marshal(x.args)
 				txt := text(res)
-				fmt.Fprintf(&b, "### %s: %s %s (error: %v)\n%s\n\n", x.agent, x.tool, args, res.IsError, mask(f, txt))
+				fmt.Fprintf(&b, "### %s: %s %s (error: %v)\n%s\n", x.agent, x.tool, args, res.IsError, mask(f, txt))
+				if res.StructuredContent != nil {
+					// The lean shapes a client reads besides the text.
+					var sc strings.Builder
+					enc := json.NewEncoder(&sc)
+					enc.SetEscapeHTML(false)
+					enc.Encode(res.StructuredContent)
+					fmt.Fprintf(&b, "structured: %s", mask(f, sc.String()))
+				}
+				b.WriteString("\n")
 				wantLacks(t, fmt.Sprintf("%s %s", x.tool, args), txt, cliAdvice...)
 				wantLacks(t, fmt.Sprintf("%s %s", x.tool, args), txt, "--cwd", "--project", "--python", "--exe", "--memory", "--runtime")
 				if where := sessionNotName(res.StructuredContent, "structuredContent"); where != "" {
@@ -165,7 +174,9 @@ var masks = []struct {
 	re   *regexp.Regexp
 	with string
 }{
-	{regexp.MustCompile(`\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(Z|[+-]\d\d:\d\d)?`), "DATE"},
+	{regexp.MustCompile(`\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?`), "DATE"},
+	{regexp.MustCompile(`"(elapsed|memory|pid|rev|exit_code|signal)":[0-9.e+-]+`), `"$1":N`},
+	{regexp.MustCompile(`"version":"[^"]*"`), `"version":"VERSION"`},
 	{regexp.MustCompile(`\b\d\d:\d\d:\d\d\b`), "TIME"},
 	{regexp.MustCompile(`\b[0-9a-f]{12}\b`), "GEN"},
 	{regexp.MustCompile(`pid \d+`), "pid PID"},
