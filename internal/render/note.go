@@ -61,7 +61,7 @@ func Note(n api.Note, v Voice) string {
 			running = fmt.Sprintf("Cell %d is running", n.Cell) // a timeout of 0: the call did not wait
 		}
 		return fmt.Sprintf("%s; it goes on. %s", running, sentence(steps(n.Next, v, map[string]string{
-			api.DoWait: "collects the rest of its output and its result", api.DoInterrupt: "stops it"})))
+			api.DoWait: "collects the rest", api.DoInterrupt: "stops it"})))
 	case api.NoteCapped:
 		return fmt.Sprintf("This server answers every call within %s, sooner than the timeout asked for, so that the client does not give up on the call.",
 			Duration(seconds(n.Elapsed)))
