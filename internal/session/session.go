@@ -463,6 +463,7 @@ func (s *Session) takeLocked(c *cell, asker api.Client) api.CellResult {
 		if res.Hint != "" {
 			r.Notes = append(r.Notes, api.Note{Kind: api.NoteHint, Session: s.Name, Cell: c.n, Hint: res.Hint})
 		}
+		r.Notes = append(r.Notes, plumbingNotes(s.Name, c.n, res)...)
 	}
 	if c.oomNote != nil {
 		r.Notes = append(r.Notes, *c.oomNote)
@@ -540,6 +541,11 @@ func (s *Session) Interrupt(ctx context.Context, asker api.Client) (api.CellResu
 	p := s.p
 	s.mu.Unlock()
 
+	// A stopped runtime runs no handler: SIGINT would only wait. SIGCONT
+	// first, to the whole group (a stopped child holds the cell as well).
+	if stoppedTree(p.Tree()) {
+		p.Tree().SignalGroup(syscall.SIGCONT)
+	}
 	for attempt := 0; attempt < 3; attempt++ {
 		if err := p.Interrupt(attempt); err != nil {
 			return api.CellResult{}, fmt.Errorf("cannot interrupt session %q: %w", s.Name, err)
@@ -551,7 +557,7 @@ func (s *Session) Interrupt(ctx context.Context, asker api.Client) (api.CellResu
 	r, err := s.collect(ctx, c, api.InterruptTimeout, asker, nil, 0)
 	if err == nil && r.Status == api.StatusRunning {
 		r.Notes = append(r.Notes, api.Note{Kind: api.NoteStuck, Session: s.Name, Cell: r.Cell, Elapsed: api.InterruptTimeout.Seconds(),
-			Next: []api.Action{{Do: api.DoKill, Session: s.Name}}})
+			Why: stuckWhy(p.Tree().Leader), Next: []api.Action{{Do: api.DoKill, Session: s.Name}}})
 	}
 	return r, err
 }
@@ -652,6 +658,9 @@ func (s *Session) Info(withMemory bool) api.SessionInfo {
 	s.mu.Unlock()
 	if withMemory && p != nil && state != Dead {
 		info.Memory = proc.RSS(p.Tree().Members(false))
+	}
+	if p != nil && state != Dead {
+		info.Stopped = proc.Stopped(p.Tree().Leader)
 	}
 	return info
 }
