@@ -541,12 +541,13 @@ func (s *Session) Interrupt(ctx context.Context, asker api.Client) (api.CellResu
 	p := s.p
 	s.mu.Unlock()
 
-	// A stopped runtime runs no handler: SIGINT would only wait. SIGCONT
-	// first, to the whole group (a stopped child holds the cell as well).
-	if stoppedTree(p.Tree()) {
-		p.Tree().SignalGroup(syscall.SIGCONT)
-	}
 	for attempt := 0; attempt < 3; attempt++ {
+		// A stopped runtime runs no handler: SIGINT would only wait.
+		// SIGCONT first, to the whole group (a stopped child holds the
+		// cell as well).
+		if stoppedTree(p.Tree()) {
+			p.Tree().SignalGroup(syscall.SIGCONT)
+		}
 		if err := p.Interrupt(attempt); err != nil {
 			return api.CellResult{}, fmt.Errorf("cannot interrupt session %q: %w", s.Name, err)
 		}
