@@ -10,7 +10,7 @@ import (
 
 // Stopped sees SIGSTOP and SIGCONT; Ignores reads SigIgn.
 func TestStoppedAndIgnores(t *testing.T) {
-	cmd := exec.Command("sh", "-c", "trap '' INT; sleep 30")
+	cmd := exec.Command("sh", "-c", "trap '' INT; exec sleep 30")
 	if err := cmd.Start(); err != nil {
 		t.Skipf("cannot start sh: %v", err)
 	}
