@@ -157,8 +157,8 @@ func TestReliabilityHostileRedirectedOutput(t *testing.T) {
 	}
 	wantAlive(t, e, "redir", before)
 	report(t, hostileSection, "`import os; fd = os.open(\"/dev/null\", os.O_WRONLY); os.dup2(fd, 1); print(\"x\"); 5`; `os.write = lambda *a: 0`",
-		"value 5 in %s, with a note that fd 1 was pointed elsewhere; the worker restored fds 1 and 2 (its own high, close-on-exec copies) and writes its end marker through its own os.write; the next cell's output arrives, the namespace kept",
-		took.Round(100*time.Millisecond))
+		"value 5 after %d ms, with a note that fd 1 was pointed elsewhere; the worker restored fds 1 and 2 (its own high, close-on-exec copies) and writes its end marker through its own os.write; the next cell's output arrives, the namespace kept",
+		took.Milliseconds())
 }
 
 // TestReliabilityHostileFakeResult writes forged results to the worker's
