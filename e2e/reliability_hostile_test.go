@@ -185,7 +185,25 @@ for fd in map(int, os.listdir("/proc/self/fd")):
 	}
 	stray := strings.Join(r.notesOf("stray"), "\n")
 	wantContains(t, "the stray note", stray, "did not belong to the cell in flight")
-	for i := 4; i <= 6; i++ {
+	// A line of 10 MB on the event channel itself: read through, not
+	// kept, and the channel stays open.
+	r = e.runJSON("exec", "fake", `import stat
+out = os.fstat(1).st_ino
+for fd in map(int, os.listdir("/proc/self/fd")):
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        continue
+    if fd > 2 and stat.S_ISFIFO(st.st_mode) and st.st_ino != out:
+        try:
+            os.write(fd, b'{"op":"done","cell":4,"status":"done","value":"' + b"v" * 10_000_000 + b'"}\n')
+        except OSError:
+            pass
+"survived"`)
+	if r.Status != "done" || r.Value != "'survived'" || r.Cell != 4 || len(r.notesOf("stray")) != 1 {
+		t.Errorf("a 10 MB line on the event channel: want the cell's own value and a stray note: %.1000s", r.String())
+	}
+	for i := 5; i <= 7; i++ {
 		r := e.runJSON("exec", "fake", fmt.Sprintf("kept + %d", i))
 		if r.Status != "done" || r.Cell != i || r.Value != strconv.Itoa(41+i) {
 			t.Errorf("cell %d after the fakes: want %d: %v", i, 41+i, r)
@@ -202,8 +220,8 @@ for fd in map(int, os.listdir("/proc/self/fd")):
 		t.Errorf("the worker's command line holds the end marker (or cannot be read: %v): %q", err, cmdline)
 	}
 	wantAlive(t, e, "fake", before)
-	report(t, hostileSection, "`os.write(4, b'{\"op\":\"done\",\"cell\":2,…,\"value\":\"FAKE\"}\\n')`, and the same on every descriptor of the process",
-		"fd 4 is no longer a channel (they sit high and close-on-exec, not inherited by children); a forged result on the real channel lacks the cell's nonce, is ignored and reported; every later cell right; the end marker not in the command line")
+	report(t, hostileSection, "`os.write(4, b'{\"op\":\"done\",\"cell\":2,…,\"value\":\"FAKE\"}\\n')`, the same on every descriptor of the process, and a 10 MB line on the event channel",
+		"fd 4 is no longer a channel (they sit high and close-on-exec, not inherited by children); a forged result on the real channel lacks the cell's nonce, is ignored and reported, and a 10 MB line there is read through without being kept; every later cell right; the end marker not in the command line")
 }
 
 // TestReliabilityHostileStopped stops its own runtime, and ignores
