@@ -234,6 +234,7 @@ func TestReliabilityHostileStopped(t *testing.T) {
 	if r.Status != "running" {
 		t.Fatalf("a cell that stops its runtime: %v", r)
 	}
+	wantContains(t, "the running note", strings.Join(r.notesOf("running"), "\n"), "stopped by a signal")
 	if st := procField(before.PID, 3); st != "T" {
 		t.Errorf("/proc/%d/stat state %q, want T", before.PID, st)
 	}

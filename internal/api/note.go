@@ -33,7 +33,9 @@ const (
 	// and Err if the whole output could not be saved.
 	NoteIdle = "idle"
 	// NoteRunning: the call's timeout passed and the cell goes on.
-	// Session, Cell, Elapsed; Next collects or stops it.
+	// Session, Cell, Elapsed; Why is StuckStopped when the runtime is
+	// stopped by a signal, so it goes on only once woken; Next collects
+	// or stops it.
 	NoteRunning = "running"
 	// NoteCollected: there was nothing new to collect. Session, and the
 	// last Cell with its Status and At (Cell 0: none ran yet).
@@ -99,8 +101,9 @@ const (
 	// StuckIgnoresSIGINT: the runtime ignores SIGINT (the cell set it to
 	// SIG_IGN), so an interrupt cannot reach the cell.
 	StuckIgnoresSIGINT = "ignores-sigint"
-	// StuckStopped: the runtime is stopped by a signal (SIGSTOP) and
-	// stayed stopped after SIGCONT.
+	// StuckStopped: the runtime is stopped by a signal (SIGSTOP): in a
+	// stuck note, it stayed stopped after SIGCONT; in a running note, it
+	// makes no progress until it gets SIGCONT (interrupt sends it).
 	StuckStopped = "stopped"
 )
 

@@ -56,6 +56,11 @@ func Note(n api.Note, v Voice) string {
 		}
 		return text
 	case api.NoteRunning:
+		if n.Why == api.StuckStopped {
+			return fmt.Sprintf("Cell %d is still running after %s, but its runtime is stopped by a signal (SIGSTOP): it makes no progress until it gets SIGCONT. %s",
+				n.Cell, Duration(seconds(n.Elapsed)), sentence(steps(n.Next, v, map[string]string{
+					api.DoWait: "collects its output and result once it goes on", api.DoInterrupt: "wakes it (SIGCONT) and stops the cell"})))
+		}
 		return fmt.Sprintf("Cell %d is still running after %s; it goes on. %s",
 			n.Cell, Duration(seconds(n.Elapsed)), sentence(steps(n.Next, v, map[string]string{
 				api.DoWait: "collects the rest of its output and its result", api.DoInterrupt: "stops it"})))

@@ -44,6 +44,7 @@ func TestEveryNoteKindIsWorded(t *testing.T) {
 		{Kind: api.NoteVersion, Version: "1.0", ClientVersion: "1.1", Next: []api.Action{{Do: api.DoStop}}},
 		{Kind: api.NoteStuck, Session: "s", Cell: 3, Elapsed: 5, Why: api.StuckIgnoresSIGINT, Next: []api.Action{{Do: api.DoKill, Session: "s"}}},
 		{Kind: api.NoteStuck, Session: "s", Cell: 3, Elapsed: 5, Why: api.StuckStopped, Next: []api.Action{{Do: api.DoKill, Session: "s"}}},
+		{Kind: api.NoteRunning, Session: "s", Cell: 3, Elapsed: 30, Why: api.StuckStopped, Next: wait},
 		{Kind: api.NoteStray, Session: "s", Cell: 2, Count: 1},
 		{Kind: api.NoteDropped, Session: "s", Cell: 2, Count: 84 << 20},
 		{Kind: api.NoteRedirected, Session: "s", Cell: 2, FDs: []int{1, 2}},

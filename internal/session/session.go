@@ -444,8 +444,12 @@ func (s *Session) takeLocked(c *cell, asker api.Client) api.CellResult {
 	r.Status = c.status
 	if !c.finished() {
 		r.Elapsed = time.Since(c.started).Seconds()
-		r.Notes = append(r.Notes, api.Note{Kind: api.NoteRunning, Session: s.Name, Cell: c.n, Elapsed: r.Elapsed,
-			Next: []api.Action{{Do: api.DoWait, Session: s.Name}, {Do: api.DoInterrupt, Session: s.Name}}})
+		n := api.Note{Kind: api.NoteRunning, Session: s.Name, Cell: c.n, Elapsed: r.Elapsed,
+			Next: []api.Action{{Do: api.DoWait, Session: s.Name}, {Do: api.DoInterrupt, Session: s.Name}}}
+		if s.p != nil && proc.Stopped(s.p.Tree().Leader) {
+			n.Why = api.StuckStopped // it will not go on by itself
+		}
+		r.Notes = append(r.Notes, n)
 		s.idleNoteLocked(&r, asker)
 		return r
 	}
