@@ -50,7 +50,9 @@ func TestStrayDescriptorsAreNotInherited(t *testing.T) {
 		want    []int  // the descriptors the driver gives the runtime
 		own     string // what the runtime opens itself, if anything
 	}{
-		{"py", []int{0, 1, 2, 3, 4}, ""},      // worker: stdin, output pipe, commands, events
+		// worker: stdin, output pipe; commands, events and its copies of
+		// fds 1 and 2, moved high by the worker (issue 14)
+		{"py", []int{0, 1, 2, 900, 901, 902, 903}, ""},
 		{"shell", []int{0, 1, 2}, "/dev/tty"}, // terminal on a PTY; the shell opens its tty
 	} {
 		fds := fdTargets(t, e.session(tc.session).PID)

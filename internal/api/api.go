@@ -213,9 +213,12 @@ type SessionInfo struct {
 	Cwd         string   `json:"cwd"`
 	Names       []string `json:"names"`
 	Running     *Running `json:"running,omitempty"`
-	Unread      bool     `json:"unread"` // output or a result nobody has collected
-	Death       *Death   `json:"death,omitempty"`
-	Transcript  string   `json:"transcript"`
+	// Stopped: the runtime is stopped by a signal (SIGSTOP, SIGTSTP) and
+	// runs nothing, its cell included, until SIGCONT (interrupt sends it).
+	Stopped    bool   `json:"stopped,omitempty"`
+	Unread     bool   `json:"unread"` // output or a result nobody has collected
+	Death      *Death `json:"death,omitempty"`
+	Transcript string `json:"transcript"`
 }
 
 // Running describes the cell a session is running.

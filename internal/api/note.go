@@ -33,7 +33,9 @@ const (
 	// and Err if the whole output could not be saved.
 	NoteIdle = "idle"
 	// NoteRunning: the call's timeout passed and the cell goes on.
-	// Session, Cell, Elapsed; Next collects or stops it.
+	// Session, Cell, Elapsed; Why is StuckStopped when the runtime is
+	// stopped by a signal, so it goes on only once woken; Next collects
+	// or stops it.
 	NoteRunning = "running"
 	// NoteCapped: the MCP server answered before the timeout asked for,
 	// at its cap on any call's wait (polyrepl mcp --max-wait), so that
@@ -50,7 +52,8 @@ const (
 	// the last Cell with its Status (Cell 0: none ran yet).
 	NoteNotRunning = "not-running"
 	// NoteStuck: a cell did not stop within Elapsed seconds of SIGINT.
-	// Session, Cell; Next ends it.
+	// Session, Cell, and Why, what keeps it from stopping if that is
+	// known (one of the Stuck constants); Next ends it.
 	NoteStuck = "stuck"
 	// NoteUnchanged: what a call asked of a live session only applies
 	// when one is created. Session, Asked; Next applies it.
@@ -67,6 +70,24 @@ const (
 	// NoteSave: something could not be saved. Saved, what (one of the
 	// Saved constants), and Err.
 	NoteSave = "save"
+	// NoteStray: Count events on the runtime's result channel did not
+	// belong to the cell in flight (a cell can write to that channel) and
+	// were ignored. Session, Cell, Count.
+	NoteStray = "stray"
+	// NoteDropped: the runtime's report of the cell was Count bytes, too
+	// long for the daemon to take, so its value, error and names are not
+	// shown; the session lives on. Session, Cell, Count.
+	NoteDropped = "dropped"
+	// NoteRedirected: the cell pointed descriptors FDs (1: stdout, 2:
+	// stderr) away from the session's output, so what it printed after
+	// that went there; they were pointed back for the next cell, unless
+	// Err says why not. Session, Cell, FDs, Err.
+	NoteRedirected = "redirected"
+	// NoteOutputLate: the end of the cell's output did not arrive within
+	// Elapsed seconds of its result, so the cell was ended without it;
+	// anything that arrives later is output printed while no cell ran.
+	// Session, Cell, Elapsed.
+	NoteOutputLate = "output-late"
 	// NoteVersion: the client and the daemon differ. Version is the
 	// daemon's, ClientVersion the client's; Next ends it.
 	NoteVersion = "version"
@@ -77,6 +98,17 @@ const (
 	// HintDynamicImport: a Node cell used a static import, which only a
 	// module may; await import() loads the same module in a cell.
 	HintDynamicImport = "dynamic-import"
+)
+
+// What keeps a stuck cell from stopping, in a stuck note's Why.
+const (
+	// StuckIgnoresSIGINT: the runtime ignores SIGINT (the cell set it to
+	// SIG_IGN), so an interrupt cannot reach the cell.
+	StuckIgnoresSIGINT = "ignores-sigint"
+	// StuckStopped: the runtime is stopped by a signal (SIGSTOP): in a
+	// stuck note, it stayed stopped after SIGCONT; in a running note, it
+	// makes no progress until it gets SIGCONT (interrupt sends it).
+	StuckStopped = "stopped"
 )
 
 // What a save note is about.
@@ -121,6 +153,8 @@ type Note struct {
 	Limit     string     `json:"limit,omitempty"` // a memory limit as it holds: "512 MB (cgroup)"
 	Saved     string     `json:"saved,omitempty"`
 	Hint      string     `json:"hint,omitempty"`
+	Why       string     `json:"why,omitempty"`
+	FDs       []int      `json:"fds,omitempty"`
 	Err       string     `json:"err,omitempty"`
 	// Said is words from outside polyrepl: what a runtime said.
 	Said string `json:"said,omitempty"`

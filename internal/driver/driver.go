@@ -13,11 +13,17 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/bound"
 	"github.com/polyrepl/polyrepl/internal/proc"
 )
+
+// MarkerWait bounds how long a driver waits, once a runtime reported a
+// cell done, for the end of its output, before it ends the cell without
+// it (Result.OutputLate).
+const MarkerWait = 1500 * time.Millisecond
 
 // Spec says what to start.
 type Spec struct {
@@ -45,6 +51,21 @@ type Result struct {
 	Note      string   // something the runtime wants said (e.g. sys.exit was caught)
 	Hint      string   // a known trap the error fell into: one of the api.Hint constants, or ""
 	ValueName string   // the name the runtime gave the value (jshell's $1), or ""
+
+	// What went wrong on the way, which the session tells as notes. Stray
+	// counts events that did not belong to the cell in flight (a cell can
+	// write to its worker's channels) and were ignored. Dropped is the size
+	// in bytes of this cell's result when it was too long to take: its
+	// value, error and names are lost. Redirected lists the descriptors
+	// (1, 2) the cell pointed away from the output pipe, and Unrestored why
+	// some could not be pointed back for the next cell. OutputLate says
+	// that the end of the cell's output did not arrive in time after its
+	// result, so what comes later is output between cells.
+	Stray      int
+	Dropped    int
+	Redirected []int
+	Unrestored string
+	OutputLate bool
 }
 
 // Exit is how a runtime process ended.

@@ -56,6 +56,11 @@ func Note(n api.Note, v Voice) string {
 		}
 		return text
 	case api.NoteRunning:
+		if n.Why == api.StuckStopped {
+			return fmt.Sprintf("Cell %d is still running after %s, but its runtime is stopped by a signal (SIGSTOP): it makes no progress until it gets SIGCONT. %s",
+				n.Cell, Duration(seconds(n.Elapsed)), sentence(steps(n.Next, v, map[string]string{
+					api.DoWait: "collects its output and result once it goes on", api.DoInterrupt: "wakes it (SIGCONT) and stops the cell"})))
+		}
 		running := fmt.Sprintf("Cell %d is still running after %s", n.Cell, Duration(seconds(n.Elapsed)))
 		if n.Elapsed < 0.1 {
 			running = fmt.Sprintf("Cell %d is running", n.Cell) // a timeout of 0: the call did not wait
@@ -88,8 +93,35 @@ func Note(n api.Note, v Voice) string {
 		}
 		return fmt.Sprintf("Nothing to interrupt: session %q is idle.", n.Session)
 	case api.NoteStuck:
-		return fmt.Sprintf("The cell did not stop within %s of SIGINT: it may be stuck in code that never checks for signals. %s",
-			Duration(seconds(n.Elapsed)), sentence(steps(n.Next, v, map[string]string{api.DoKill: "ends it (and the namespace)"})))
+		why := "it may be stuck in code that never checks for signals"
+		switch n.Why {
+		case api.StuckIgnoresSIGINT:
+			why = "the cell ignores SIGINT (it set SIGINT to SIG_IGN), so an interrupt cannot reach it"
+		case api.StuckStopped:
+			why = "its runtime is stopped by a signal and stayed stopped after SIGCONT"
+		}
+		return fmt.Sprintf("The cell did not stop within %s of SIGINT: %s. %s",
+			Duration(seconds(n.Elapsed)), why, sentence(steps(n.Next, v, map[string]string{api.DoKill: "ends it (and the namespace)"})))
+	case api.NoteStray:
+		return fmt.Sprintf("%s on the runtime's result channel did not belong to the cell in flight (a cell wrote to the channel) and %s ignored; the results shown are the runtime's own.",
+			Plural(n.Count, "event"), map[bool]string{true: "was", false: "were"}[n.Count == 1])
+	case api.NoteDropped:
+		return fmt.Sprintf("The runtime's report of this cell was %s, too long to take, so its value, error and names are not shown; the session lives on.",
+			Megabytes(uint64(n.Count)))
+	case api.NoteRedirected:
+		var fds []string
+		for _, fd := range n.FDs {
+			fds = append(fds, map[int]string{1: "fd 1 (stdout)", 2: "fd 2 (stderr)"}[fd])
+		}
+		it := map[bool]string{true: "it", false: "them"}[len(fds) == 1]
+		text := fmt.Sprintf("The cell pointed %s away from the session's output, so what it printed after that went there instead.", strings.Join(fds, " and "))
+		if n.Err != "" {
+			return text + " polyrepl could not point " + it + " back (" + n.Err + "): later output may not arrive; restart the session if it does not."
+		}
+		return text + " polyrepl pointed " + it + " back for the next cell."
+	case api.NoteOutputLate:
+		return fmt.Sprintf("The end of this cell's output did not arrive within %s of its result (the cell may have redirected its output), so the cell was ended without it; output arriving later is shown as printed while no cell ran.",
+			Duration(seconds(n.Elapsed)))
 	case api.NoteUnchanged:
 		var asked []string
 		for _, a := range n.Asked {

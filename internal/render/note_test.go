@@ -42,6 +42,14 @@ func TestEveryNoteKindIsWorded(t *testing.T) {
 		{Kind: api.NoteHint, Session: "s", Cell: 2, Hint: api.HintDynamicImport},
 		{Kind: api.NoteSave, Saved: api.SavedRecord, Err: "disk full"},
 		{Kind: api.NoteVersion, Version: "1.0", ClientVersion: "1.1", Next: []api.Action{{Do: api.DoStop}}},
+		{Kind: api.NoteStuck, Session: "s", Cell: 3, Elapsed: 5, Why: api.StuckIgnoresSIGINT, Next: []api.Action{{Do: api.DoKill, Session: "s"}}},
+		{Kind: api.NoteStuck, Session: "s", Cell: 3, Elapsed: 5, Why: api.StuckStopped, Next: []api.Action{{Do: api.DoKill, Session: "s"}}},
+		{Kind: api.NoteRunning, Session: "s", Cell: 3, Elapsed: 30, Why: api.StuckStopped, Next: wait},
+		{Kind: api.NoteStray, Session: "s", Cell: 2, Count: 1},
+		{Kind: api.NoteDropped, Session: "s", Cell: 2, Count: 84 << 20},
+		{Kind: api.NoteRedirected, Session: "s", Cell: 2, FDs: []int{1, 2}},
+		{Kind: api.NoteRedirected, Session: "s", Cell: 2, FDs: []int{1}, Err: "fd 1: Bad file descriptor"},
+		{Kind: api.NoteOutputLate, Session: "s", Cell: 2, Elapsed: 1.5},
 	}
 	for _, n := range notes {
 		people, model := Note(n, People), Note(n, modelLike{})

@@ -257,6 +257,10 @@ func Session(w io.Writer, s api.SessionInfo, now time.Time, v Voice) {
 		fmt.Fprintf(w, "%s  pid %d  %s  up %s  %s  %s  %s  cwd %s\n",
 			s.Name, s.PID, strings.TrimSpace(s.Runtime+" "+s.Version), Ago(now.Sub(s.Created)), activity, cells, mem, s.Cwd)
 	}
+	if s.Stopped && s.State != api.StateDead {
+		fmt.Fprintf(w, "    stopped by a signal (SIGSTOP): it runs nothing, its cell included, until SIGCONT; %s sends it\n",
+			v.Step(api.Action{Do: api.DoInterrupt, Session: s.Name}))
+	}
 	if s.Unread {
 		fmt.Fprintf(w, "    unread output: %s collects it\n", v.Step(api.Action{Do: api.DoWait, Session: s.Name}))
 	}

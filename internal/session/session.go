@@ -464,8 +464,12 @@ func (s *Session) takeLocked(c *cell, asker api.Client) api.CellResult {
 	r.Status = c.status
 	if !c.finished() {
 		r.Elapsed = time.Since(c.started).Seconds()
-		r.Notes = append(r.Notes, api.Note{Kind: api.NoteRunning, Session: s.Name, Cell: c.n, Elapsed: r.Elapsed,
-			Next: []api.Action{{Do: api.DoWait, Session: s.Name}, {Do: api.DoInterrupt, Session: s.Name}}})
+		n := api.Note{Kind: api.NoteRunning, Session: s.Name, Cell: c.n, Elapsed: r.Elapsed,
+			Next: []api.Action{{Do: api.DoWait, Session: s.Name}, {Do: api.DoInterrupt, Session: s.Name}}}
+		if s.p != nil && proc.Stopped(s.p.Tree().Leader) {
+			n.Why = api.StuckStopped // it will not go on by itself
+		}
+		r.Notes = append(r.Notes, n)
 		s.fitLocked(&r, c, asker)
 		s.idleNoteLocked(&r, asker)
 		return r
@@ -487,6 +491,7 @@ func (s *Session) takeLocked(c *cell, asker api.Client) api.CellResult {
 		if res.Hint != "" {
 			r.Notes = append(r.Notes, api.Note{Kind: api.NoteHint, Session: s.Name, Cell: c.n, Hint: res.Hint})
 		}
+		r.Notes = append(r.Notes, plumbingNotes(s.Name, c.n, res)...)
 	}
 	if c.oomNote != nil {
 		r.Notes = append(r.Notes, *c.oomNote)
@@ -566,6 +571,12 @@ func (s *Session) Interrupt(ctx context.Context, asker api.Client) (api.CellResu
 	s.mu.Unlock()
 
 	for attempt := 0; attempt < 3; attempt++ {
+		// A stopped runtime runs no handler: SIGINT would only wait.
+		// SIGCONT first, to the whole group (a stopped child holds the
+		// cell as well).
+		if stoppedTree(p.Tree()) {
+			p.Tree().SignalGroup(syscall.SIGCONT)
+		}
 		if err := p.Interrupt(attempt); err != nil {
 			return api.CellResult{}, fmt.Errorf("cannot interrupt session %q: %w", s.Name, err)
 		}
@@ -576,7 +587,7 @@ func (s *Session) Interrupt(ctx context.Context, asker api.Client) (api.CellResu
 	r, err := s.collect(ctx, c, api.InterruptTimeout, asker, nil, 0)
 	if err == nil && r.Status == api.StatusRunning {
 		r.Notes = append(r.Notes, api.Note{Kind: api.NoteStuck, Session: s.Name, Cell: r.Cell, Elapsed: api.InterruptTimeout.Seconds(),
-			Next: []api.Action{{Do: api.DoKill, Session: s.Name}}})
+			Why: stuckWhy(p.Tree().Leader), Next: []api.Action{{Do: api.DoKill, Session: s.Name}}})
 	}
 	return r, err
 }
@@ -677,6 +688,9 @@ func (s *Session) Info(withMemory bool) api.SessionInfo {
 	s.mu.Unlock()
 	if withMemory && p != nil && state != Dead {
 		info.Memory = proc.RSS(p.Tree().Members(false))
+	}
+	if p != nil && state != Dead {
+		info.Stopped = proc.Stopped(p.Tree().Leader)
 	}
 	return info
 }

@@ -40,6 +40,10 @@ var Runtime = &worker.Runtime{
 	Args: []string{"-u"},
 	// The worker handles SIGINT and SIGUSR2 as the Python worker does.
 	Interrupt: python.Interrupt,
+	// The worker takes its end marker from the environment and echoes
+	// each cell's nonce (protocol.py).
+	SentinelEnv: true,
+	CellNonce:   true,
 }
 
 func init() { driver.Register(worker.Driver{R: Runtime}) }

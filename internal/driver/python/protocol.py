@@ -2,15 +2,23 @@
 # runtimes: each runtime's worker is this text followed by its own part,
 # written out as one file.
 #
-# The daemon starts a worker as `python -u worker.py SENTINEL` and talks to
-# it over three channels (the protocol of internal/driver/worker):
-#   fd 3  commands in: a header line "exec CELL VALUE_LIMIT NBYTES" and then
-#         NBYTES of UTF-8 code (no JSON: the decoder would import re)
-#   fd 4  events out, one JSON object per line ({"op": "hello"|"done", ...})
+# The daemon starts a worker as `python -u worker.py`, with the end marker
+# in $POLYREPL_WORKER_SENTINEL (removed at once, so that neither `ps` nor the
+# cell's children see it), and talks to it over three channels (the
+# protocol of internal/driver/worker):
+#   fd 3  commands in: a header line "exec CELL VALUE_LIMIT NBYTES NONCE" and
+#         then NBYTES of UTF-8 code (no JSON: the decoder would import re)
+#   fd 4  events out, one JSON object per line ({"op": "hello"|"done", ...});
+#         a "done" echoes the cell's NONCE, so the daemon can tell it from
+#         anything a cell writes there
 #   fd 1  and fd 2 are one pipe that carries every byte the cell prints: its
 #         own prints, its subprocesses' and C code's. After a cell ends, the
 #         worker writes SENTINEL to fd 1 so the daemon knows that all of that
 #         cell's output has arrived before it reports the cell done.
+# The worker moves fds 3 and 4 to high, close-on-exec descriptors and keeps
+# copies of fds 1 and 2 there too, so a cell does not stumble on its
+# channels, its children do not inherit them, and a cell that points fd 1
+# elsewhere gets it back for the next cell.
 #
 # Everything lives inside functions, so the user's namespace holds only what
 # the user (and IPython) put there. Keep this valid Python 3.8 and free of
@@ -21,6 +29,30 @@ import os
 import sys
 
 WORKER_FILE = os.path.abspath(__file__)
+
+# The worker's own references to what it calls after a cell: a cell may
+# replace os.write or sys.settrace in the modules it shares with the worker
+# (`os.write = lambda *a: 0`), and the worker must still reach its channels.
+_write = os.write
+_fstat = os.fstat
+_dup2 = os.dup2
+_settrace = sys.settrace
+_setprofile = sys.setprofile
+_gettrace = sys.gettrace
+_getprofile = sys.getprofile
+
+# Bounds of what one "done" event carries, in characters: a cell's error or
+# names can be of any size (a KeyError of a 6 M-character key, five names of
+# 20 MB), and the event must stay small enough for the daemon to take it
+# whole. The value is bounded by the VALUE_LIMIT of each exec.
+MESSAGE_LIMIT = 10000
+TRACEBACK_LIMIT = 30000
+NOTE_LIMIT = 10000
+NAME_LIMIT = 200
+TYPE_LIMIT = 200
+NAMES_LIMIT = 500
+
+SENTINEL_VAR = "POLYREPL_WORKER_SENTINEL"
 
 
 def serve(start, run_cell):
@@ -33,18 +65,37 @@ def serve(start, run_cell):
                          % (sys.executable, sys.version.split()[0]))
         sys.exit(3)
     worker_pid = os.getpid()
-    sentinel = sys.argv[1].encode()
+    # The end marker comes in the environment, not on the command line that
+    # every user can read (ps, /proc/PID/cmdline); an older daemon put it
+    # in argv. It is taken out before any cell runs, so a cell's children
+    # do not inherit it.
+    sentinel = os.environ.pop(SENTINEL_VAR, "")
+    if not sentinel and len(sys.argv) > 1:
+        sentinel = sys.argv[1]
+    sentinel = sentinel.encode()
     # Look like the interactive interpreter: no script name, the cwd first
     # on the import path (not this file's directory).
     sys.argv = [""]
     if sys.path and os.path.abspath(sys.path[0] or ".") == os.path.dirname(WORKER_FILE):
         sys.path[0] = ""
 
-    # The control channels must not leak into the cell's subprocesses.
-    os.set_inheritable(3, False)
-    os.set_inheritable(4, False)
-    commands = os.fdopen(3, "rb")
-    events = os.fdopen(4, "wb")
+    # The channels move to high, close-on-exec descriptors: a cell writing
+    # to fd 4 or opening a file (which gets the lowest free number) does
+    # not touch them, and the cell's subprocesses do not inherit them. The
+    # copies of fds 1 and 2 are what the worker restores after a cell that
+    # pointed them elsewhere.
+    command_fd, event_fd = high_fd(3), high_fd(4)
+    os.close(3)
+    os.close(4)
+    saved = []
+    for fd in (1, 2):
+        try:
+            saved.append((fd, high_fd(fd), identity(fd)))
+        except OSError:
+            pass  # started without it: nothing to restore
+    out_fd = saved[0][1] if saved and saved[0][0] == 1 else 1
+    commands = os.fdopen(command_fd, "rb")
+    events = os.fdopen(event_fd, "wb")
 
     # Text written by Python code is UTF-8 whatever the locale, so the
     # daemon can decode it; write-through keeps it ordered with the bytes
@@ -70,18 +121,126 @@ def serve(start, run_cell):
         if not header:
             break  # the daemon closed the channel: end quietly
         parts = header.split()
-        if len(parts) != 4 or parts[0] != b"exec":
+        if len(parts) not in (4, 5) or parts[0] != b"exec":
             continue
         cell, value_limit, size = int(parts[1]), int(parts[2]), int(parts[3])
+        nonce = parts[4].decode("ascii", "replace") if len(parts) == 5 else None
         code = commands.read(size).decode("utf-8", "surrogateescape")
-        result = run_cell(cell, code, value_limit)
+        try:
+            result = run_cell(cell, code, value_limit)
+        except BaseException as e:
+            # The worker's own code failed (a trace function the cell left
+            # raising in it, a bug): the cell's error, not the session's end.
+            result = {"op": "done", "cell": cell, "status": "error", "error": error_of(e, None)}
+        raised = untrace()[2]
+        if raised is not None and result.get("status") == "done":
+            result["status"] = "error"
+            result["error"] = error_of(raised, None)
         if os.getpid() != worker_pid:
             # A child forked by the cell ran off its end: it must not
             # answer for the session or read its commands.
-            flush_all(b"")
+            flush_all(b"", out_fd)
             os._exit(0)
-        result["flushed"] = flush_all(sentinel)
-        send(result)
+        # What says which cell this is comes first, so the daemon can tell
+        # even from the head of an event too long to take.
+        event = {"op": "done", "cell": cell}
+        if nonce is not None:
+            event["nonce"] = nonce
+        event["status"] = result.get("status", "done")
+        for key, value in result.items():
+            if key not in event:
+                event[key] = value
+        flush_all(b"", out_fd)
+        restore_streams(event, saved)
+        event["flushed"] = flush_all(sentinel, out_fd)
+        send(bounded(event))
+
+
+def high_fd(fd):
+    """A close-on-exec duplicate of fd, numbered high, where a cell's own
+    files (which take the lowest free numbers) do not reach."""
+    import fcntl
+    err = None
+    for low in (900, 100, 10):
+        try:
+            return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, low)
+        except OSError as e:
+            err = e  # over the descriptor limit: try lower
+    raise err
+
+
+def identity(fd):
+    st = _fstat(fd)
+    return (st.st_dev, st.st_ino)
+
+
+def restore_streams(result, saved):
+    """Point fds 1 and 2 back at the output pipe if the cell pointed them
+    elsewhere (os.dup2 of /dev/null over fd 1 silences C code), so that the
+    next cell's output arrives; the "done" event says which were
+    redirected, and which could not be restored."""
+    redirected, unrestored = [], []
+    for fd, copy, ident in saved:
+        try:
+            same = identity(fd) == ident
+        except OSError:
+            same = False  # closed by the cell
+        if same:
+            continue
+        redirected.append(fd)
+        try:
+            _dup2(copy, fd)
+        except OSError as e:
+            unrestored.append("fd %d: %s" % (fd, e.strerror or e))
+    if redirected:
+        result["redirected"] = redirected
+    if unrestored:
+        result["unrestored"] = "; ".join(unrestored)
+
+
+def untrace():
+    """Turn off the trace and profile functions a cell set, so the worker's
+    own code runs untraced: (trace, profile, what one of them raised). A
+    raising profile function raises at the first call below; Python unsets
+    it then, so the next round succeeds."""
+    raised = None
+    for _ in range(4):
+        try:
+            trace, profile = _gettrace(), _getprofile()
+            _setprofile(None)
+            _settrace(None)
+            return trace, profile, raised
+        except BaseException as e:
+            raised = e
+    return None, None, raised
+
+
+def cut(text, limit, sep="\n"):
+    """text, or its head and tail with the cut said between them, as the
+    daemon's bound.Marker says it."""
+    if len(text) <= limit:
+        return text
+    head = limit // 2
+    tail = limit - head
+    n = len(text) - limit
+    return "%s%s[\u2026 %s cut \u2026]%s%s" % (
+        text[:head], sep, "1 character" if n == 1 else "{:,} characters".format(n), sep, text[len(text) - tail:])
+
+
+def bounded(result):
+    """The "done" event held to the bounds above: whatever a cell raised or
+    named, the line the daemon reads stays small."""
+    error = result.get("error")
+    if isinstance(error, dict):
+        for key, limit in (("type", TYPE_LIMIT), ("message", MESSAGE_LIMIT), ("traceback", TRACEBACK_LIMIT)):
+            if isinstance(error.get(key), str):
+                error[key] = cut(error[key], limit, " " if key == "type" else "\n")
+    if isinstance(result.get("note"), str):
+        result["note"] = cut(result["note"], NOTE_LIMIT)
+    names = result.get("names")
+    if isinstance(names, list):
+        result["names"] = [cut(str(n), NAME_LIMIT, " ") for n in names[:NAMES_LIMIT]]
+    return result
 
 
 def dumps(obj):
@@ -108,8 +267,9 @@ def dumps(obj):
 _libc = [False]  # the C library, once looked up (None if it cannot be)
 
 
-def flush_all(sentinel):
-    """Push out everything the cell wrote, then mark the end of its output."""
+def flush_all(sentinel, out_fd=1):
+    """Push out everything the cell wrote, then mark the end of its output
+    on out_fd, the worker's own copy of the output pipe."""
     for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
         try:
             if stream is not None:
@@ -131,10 +291,11 @@ def flush_all(sentinel):
     if not sentinel:
         return False
     try:
-        os.write(1, sentinel)
+        while sentinel:
+            sentinel = sentinel[_write(out_fd, sentinel):]
         return True
     except OSError:
-        return False  # fd 1 was closed by the cell; the daemon won't wait
+        return False  # the pipe is gone; the daemon won't wait
 
 
 def put_value(result, text, value_limit):

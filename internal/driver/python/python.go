@@ -38,6 +38,10 @@ var Runtime = &worker.Runtime{
 	// -u: unbuffered, so prints interleave with subprocess output as written.
 	Args:      []string{"-u"},
 	Interrupt: Interrupt,
+	// The worker takes its end marker from the environment and echoes
+	// each cell's nonce (protocol.py).
+	SentinelEnv: true,
+	CellNonce:   true,
 }
 
 func init() { driver.Register(worker.Driver{R: Runtime}) }

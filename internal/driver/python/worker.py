@@ -14,7 +14,7 @@ def _main():
     sys.modules["__main__"] = main_module
     namespace = main_module.__dict__
 
-    state = {"running": False, "loop": None, "sources": {}, "fed": False}
+    state = {"running": False, "loop": None, "sources": {}, "fed": False, "tracing": (None, None)}
 
     def on_sigint(signum, frame):
         # Only a running cell is interrupted; a late SIGINT that arrives
@@ -86,13 +86,28 @@ CO_COROUTINE = 0x0080  # inspect.CO_COROUTINE, without importing inspect
 
 
 def run(code, namespace, state):
-    value = eval(code, namespace)
-    if code.co_flags & CO_COROUTINE:
-        # Top-level await: run the cell on the session's own event loop.
-        import asyncio
-        if state["loop"] is None or state["loop"].is_closed():
-            state["loop"] = asyncio.new_event_loop()
-        value = state["loop"].run_until_complete(value)
+    # The cell's trace and profile functions (sys.settrace, sys.setprofile)
+    # apply to the cell only: they are put back just before it runs and
+    # taken off as soon as it returns, so one that raises cannot fire in
+    # the worker's own code; what it raises is the cell's error.
+    trace, profile = state["tracing"]
+    state["tracing"] = (None, None)
+    if trace is not None or profile is not None:
+        _setprofile(profile)
+        _settrace(trace)
+    try:
+        value = eval(code, namespace)
+        if code.co_flags & CO_COROUTINE:
+            # Top-level await: run the cell on the session's own event loop.
+            import asyncio
+            if state["loop"] is None or state["loop"].is_closed():
+                state["loop"] = asyncio.new_event_loop()
+            value = state["loop"].run_until_complete(value)
+    finally:
+        trace, profile, raised = untrace()
+        state["tracing"] = (trace, profile)
+    if raised is not None:
+        raise raised
     return value
 
 

@@ -5,6 +5,7 @@ import (
 	"os"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/polyrepl/polyrepl/internal/driver"
 )
@@ -34,9 +35,9 @@ func BenchmarkReadOutput(b *testing.B) {
 			b.Fatal(err)
 		}
 		h := &countingHandler{done: make(chan driver.Result, 1)}
-		p := &process{h: h, sentinel: sentinel, ready: true,
-			dones: make(chan driver.Result, 1), outEOF: make(chan struct{})}
-		p.dones <- driver.Result{Cell: 1, Status: "done"}
+		p := &process{h: h, sentinel: sentinel, ready: true, late: time.NewTimer(time.Hour),
+			doneSent: make(chan struct{}, 1), evEOF: make(chan struct{}), outEOF: make(chan struct{})}
+		p.pending = &driver.Result{Cell: 1, Status: "done"}
 		go p.readOutput(r)
 		for sent := 0; sent < total; sent += len(chunk) {
 			if _, err := w.Write(chunk); err != nil {

@@ -7,20 +7,30 @@
 // The protocol, the same in every language:
 //
 //	argv  the runtime's own arguments, then the worker file and SENTINEL
+//	      (a runtime with SentinelEnv: the worker file only, SENTINEL in
+//	      $POLYREPL_WORKER_SENTINEL, which the worker removes)
 //	fd 3  commands in: "exec CELL VALUE_LIMIT NBYTES\n" then NBYTES of code
+//	      (a runtime with CellNonce: "exec CELL VALUE_LIMIT NBYTES NONCE\n")
 //	fd 4  events out, one JSON object per line:
 //	      {"op":"hello","version":…,"executable":…,"pid":…} once ready;
-//	      {"op":"done","cell":N,"status":"done"|"error"|"interrupted",
+//	      {"op":"done","cell":N,"nonce":…,"status":"done"|"error"|"interrupted",
 //	       "value":…} or {"value_head":…,"value_tail":…,"value_total":N},
 //	       "value_name":… (the name the runtime gave the value, if any),
 //	       "error":{"type","message","traceback"},"names":[…],"note":…,
-//	       "flushed":true} after each cell
+//	       "redirected":[1,2],"unrestored":…,"flushed":true} after each cell
 //	fd 1  and fd 2: one pipe with everything the cell prints; after a cell
 //	      the worker flushes and writes SENTINEL to fd 1, then sends "done"
 //	      with "flushed": true ("false" if it could not write it).
 //
 // SIGINT raises the runtime's interrupt in a running cell and is ignored
 // between cells.
+//
+// A cell runs in the worker's process and can write to any of its
+// descriptors, so the daemon takes nothing on trust: a result must be for
+// the cell in flight (and echo its nonce), one too long to take is read
+// through and reported, not kept, and a cell whose end marker never
+// arrives (it pointed fd 1 elsewhere) still ends, markerWait after its
+// result.
 package worker
 
 import (
@@ -36,6 +46,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -50,11 +61,24 @@ import (
 	"github.com/polyrepl/polyrepl/internal/proc"
 )
 
-// sentinelWait bounds how long a finished cell waits for the end marker
-// on its output pipe. The worker writes the marker before reporting the
-// cell done, so it is normally already there; a cell that redirected fd 1
-// elsewhere would otherwise stall the session.
-const sentinelWait = 5 * time.Second
+// doneWait bounds how long the output reader, having seen an end marker,
+// waits for the result that follows it on the event channel.
+const doneWait = 5 * time.Second
+
+// markerWait bounds how long a cell's result waits for its end marker on
+// the output pipe. The worker writes the marker before it sends the
+// result, so it is normally there already; a cell that pointed fd 1
+// elsewhere would otherwise stall the session for good.
+const markerWait = 1500 * time.Millisecond
+
+// maxEvent bounds one event line the daemon takes from a worker. Workers
+// bound their own events far below it; a longer line is read through
+// (never held whole) and reported as what it was.
+const maxEvent = 4 << 20
+
+// SentinelVar carries the end marker to a worker of a runtime with
+// SentinelEnv.
+const SentinelVar = "POLYREPL_WORKER_SENTINEL"
 
 // outputPipeSize is the capacity asked for the output pipe (the default
 // /proc/sys/fs/pipe-max-size allows it to any user).
@@ -80,6 +104,12 @@ type Runtime struct {
 	// the api.Hint constants, or ""), so the reply can say the way around
 	// it.
 	Hint func(r driver.Result) string
+	// SentinelEnv: the worker takes its end marker from $SentinelVar, not
+	// from its last argument, which every user can read in ps.
+	SentinelEnv bool
+	// CellNonce: the worker echoes the nonce of each exec in its result,
+	// so that no event a cell forges is taken for its result.
+	CellNonce bool
 }
 
 // Driver adapts a Runtime to driver.Driver.
@@ -102,8 +132,13 @@ func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (
 		return nil, err
 	}
 	sentinel := "\x01polyrepl-end-" + nonce + "\x02"
+	extra, env := []string{script, sentinel}, r.Env
+	if r.SentinelEnv {
+		extra = []string{script}
+		env = append(append([]string(nil), r.Env...), SentinelVar+"="+sentinel)
+	}
 	l := driver.Launch{Runtime: r.Name, Needs: r.Needs, EnvVar: r.EnvVar, Spec: spec,
-		Args: r.Args, Project: r.Project, Extra: []string{script, sentinel}, Env: r.Env}
+		Args: r.Args, Project: r.Project, Extra: extra, Env: env}
 	cmd, err := l.Command()
 	if err != nil {
 		return nil, err
@@ -141,7 +176,8 @@ func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (
 		cmds:     cmdW,
 		exe:      cmd.Path,
 		sentinel: []byte(sentinel),
-		dones:    make(chan driver.Result, 4),
+		doneSent: make(chan struct{}, 1),
+		evEOF:    make(chan struct{}),
 		helloed:  make(chan struct{}),
 		exited:   make(chan driver.Exit, 1),
 		outEOF:   make(chan struct{}),
@@ -183,6 +219,7 @@ type helloMsg struct {
 type doneMsg struct {
 	Op         string         `json:"op"`
 	Cell       int            `json:"cell"`
+	Nonce      string         `json:"nonce"`
 	Status     string         `json:"status"`
 	Value      *string        `json:"value"`
 	ValueHead  string         `json:"value_head"`
@@ -192,6 +229,8 @@ type doneMsg struct {
 	Error      *api.CellError `json:"error"`
 	Names      []string       `json:"names"`
 	Note       string         `json:"note"`
+	Redirected []int          `json:"redirected"`
+	Unrestored string         `json:"unrestored"`
 	Flushed    bool           `json:"flushed"`
 }
 
@@ -219,9 +258,28 @@ type process struct {
 	ready  bool         // hello received; output goes to h
 	done   bool         // Exited was called; nothing more goes to h
 	early  driver.Early // output before hello, for the error message
-	dones  chan driver.Result
 	exited chan driver.Exit
 	outEOF chan struct{}
+
+	// The cell in flight and how it ends, under evMu: Run sets inflight,
+	// the event reader takes the one result that matches it and leaves it
+	// pending until the output reader sees the end marker (or markerWait
+	// passes). stray counts events that matched nothing since the last
+	// result.
+	evMu     sync.Mutex
+	inflight *flight
+	pending  *driver.Result
+	late     *time.Timer
+	stray    int
+	doneSent chan struct{} // a result became pending
+	evEOF    chan struct{} // the event reader ended
+}
+
+// flight is the cell a worker runs: its number and the nonce its result
+// must echo.
+type flight struct {
+	cell  int
+	nonce string
 }
 
 func (p *process) PID() int        { return p.cmd.Process.Pid }
@@ -247,8 +305,22 @@ func (p *process) Interrupt(attempt int) error {
 
 // Run sends one cell to the worker.
 func (p *process) Run(cell int, code string) error {
-	msg := fmt.Appendf(nil, "exec %d %d %d\n", cell, p.valueLim, len(code))
+	f := &flight{cell: cell}
+	var msg []byte
+	if p.r.CellNonce {
+		nonce, err := driver.Nonce(8)
+		if err != nil {
+			return err
+		}
+		f.nonce = nonce
+		msg = fmt.Appendf(nil, "exec %d %d %d %s\n", cell, p.valueLim, len(code), nonce)
+	} else {
+		msg = fmt.Appendf(nil, "exec %d %d %d\n", cell, p.valueLim, len(code))
+	}
 	msg = append(msg, code...)
+	p.evMu.Lock()
+	p.inflight = f
+	p.evMu.Unlock()
 	p.cmdMu.Lock()
 	defer p.cmdMu.Unlock()
 	if _, err := p.cmds.Write(msg); err != nil {
@@ -257,34 +329,194 @@ func (p *process) Run(cell int, code string) error {
 	return nil
 }
 
-// readEvents reads hello and done messages from fd 4.
+// readEvents reads hello and done messages from fd 4, a line at a time
+// with a bounded buffer: a line of any length costs the daemon at most
+// maxEvent bytes, and the channel stays open after it.
 func (p *process) readEvents(r *os.File) {
 	defer r.Close()
-	defer close(p.dones)
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 64<<20)
+	defer close(p.evEOF)
+	br := bufio.NewReaderSize(r, 64*1024)
+	var buf []byte
 	greeted := false
-	for sc.Scan() {
-		hello, done, flushed := parseEvent(sc.Bytes())
-		switch {
-		case hello != nil:
-			if !greeted {
-				greeted = true
-				p.hello = *hello
-				close(p.helloed)
+	for {
+		line, n, err := readLine(br, buf[:0], maxEvent)
+		buf = line
+		if n > maxEvent {
+			p.tooLong(line, n)
+		} else if len(line) > 0 {
+			hello, done, flushed, nonce := parseEvent(line)
+			switch {
+			case hello != nil:
+				if !greeted {
+					greeted = true
+					p.hello = *hello
+					close(p.helloed)
+				}
+			case done != nil:
+				p.result(*done, nonce, flushed)
 			}
-		case done != nil:
-			if p.r.Hint != nil {
-				done.Hint = p.r.Hint(*done)
-			}
-			if flushed {
-				p.dones <- *done // the output reader delivers it after the marker
-				break
-			}
-			r := *done
-			p.deliver(func() { p.h.CellDone(r) })
+		}
+		if err != nil {
+			return
+		}
+		if cap(buf) > 1<<20 {
+			buf = nil // a long line's buffer is not kept for the short ones
 		}
 	}
+}
+
+// readLine reads the next line from r into buf, without its newline, and
+// returns it with its length n; a line over max bytes is read through and
+// only its first max bytes returned (n is still its whole length).
+func readLine(r *bufio.Reader, buf []byte, max int) (line []byte, n int, err error) {
+	for {
+		chunk, err := r.ReadSlice('\n')
+		n += len(chunk)
+		if room := max + 1 - len(buf); room > 0 {
+			buf = append(buf, chunk[:min(len(chunk), room)]...)
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err == nil {
+			n--
+			if len(buf) > 0 && buf[len(buf)-1] == '\n' {
+				buf = buf[:len(buf)-1]
+			}
+		}
+		if len(buf) > max {
+			buf = buf[:max]
+		}
+		return buf, n, err
+	}
+}
+
+// result takes a done event: the result of the cell in flight if it is
+// for that cell (and echoes its nonce), else a stray to report with the
+// next result. A flushed result waits for its end marker, at most
+// markerWait.
+func (p *process) result(r driver.Result, nonce string, flushed bool) {
+	p.evMu.Lock()
+	f := p.inflight
+	if f == nil || r.Cell != f.cell || nonce != f.nonce {
+		p.stray++
+		p.evMu.Unlock()
+		return
+	}
+	p.inflight = nil
+	r.Stray, p.stray = p.stray, 0
+	if p.r.Hint != nil {
+		r.Hint = p.r.Hint(r)
+	}
+	if !flushed {
+		p.evMu.Unlock()
+		p.deliver(func() { p.h.CellDone(r) })
+		return
+	}
+	pending := &r
+	p.pending = pending
+	p.late = time.AfterFunc(markerWait, func() { p.markerLate(pending) })
+	p.evMu.Unlock()
+	select {
+	case p.doneSent <- struct{}{}:
+	default:
+	}
+}
+
+// tooLong reports an event line of n bytes, over maxEvent, from its head:
+// a result for the cell in flight ends that cell, saying what was lost;
+// anything else is a stray.
+func (p *process) tooLong(head []byte, n int) {
+	h := eventHead(head)
+	if h.op != "done" {
+		p.evMu.Lock()
+		p.stray++
+		p.evMu.Unlock()
+		return
+	}
+	r := driver.Result{Cell: h.cell, Status: h.status, Dropped: n}
+	switch r.Status {
+	case api.StatusDone, api.StatusError, api.StatusInterrupted:
+	default:
+		r.Status = api.StatusError
+	}
+	if r.Status == api.StatusError {
+		r.Error = &api.CellError{Type: "Error", Message: fmt.Sprintf(
+			"the cell failed, and the runtime's report of it (%d bytes) was too long to take", n)}
+	}
+	p.result(r, h.nonce, true)
+}
+
+// head is what the start of an event line says about it.
+type head struct {
+	op, status, nonce string
+	cell              int
+}
+
+// eventHead reads the top-level op, cell, nonce and status of an event
+// from its first bytes (the Python worker sends them first), as far as
+// they go.
+func eventHead(b []byte) head {
+	var h head
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return h
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return h
+		}
+		key, _ := t.(string)
+		var v any
+		if key == "op" || key == "cell" || key == "nonce" || key == "status" {
+			if dec.Decode(&v) != nil {
+				return h
+			}
+		} else {
+			return h // the first long field: what follows is cut
+		}
+		switch key {
+		case "op":
+			h.op, _ = v.(string)
+		case "status":
+			h.status, _ = v.(string)
+		case "nonce":
+			h.nonce, _ = v.(string)
+		case "cell":
+			if f, ok := v.(float64); ok {
+				h.cell = int(f)
+			}
+		}
+	}
+	return h
+}
+
+// takePending takes the result that waits for its end marker, if any.
+func (p *process) takePending() *driver.Result {
+	p.evMu.Lock()
+	defer p.evMu.Unlock()
+	r := p.pending
+	if r != nil {
+		p.pending = nil
+		p.late.Stop()
+	}
+	return r
+}
+
+// markerLate ends a cell whose end marker did not come within markerWait
+// of its result.
+func (p *process) markerLate(r *driver.Result) {
+	p.evMu.Lock()
+	if p.pending != r {
+		p.evMu.Unlock()
+		return
+	}
+	p.pending = nil
+	p.evMu.Unlock()
+	res := *r
+	res.OutputLate = true
+	p.deliver(func() { p.h.CellDone(res) })
 }
 
 // maxNames bounds the names a worker may report for one cell.
@@ -294,33 +526,39 @@ const maxNames = 10000
 // result (and whether its output was flushed), or nothing it knows. A
 // result is held to what the session can show: a known status, an error
 // when it failed, a bounded list of names.
-func parseEvent(line []byte) (hello *helloMsg, done *driver.Result, flushed bool) {
+func parseEvent(line []byte) (hello *helloMsg, done *driver.Result, flushed bool, nonce string) {
 	var head struct {
 		Op string `json:"op"`
 	}
 	if json.Unmarshal(line, &head) != nil {
-		return nil, nil, false
+		return nil, nil, false, ""
 	}
 	switch head.Op {
 	case "hello":
 		var hm helloMsg
 		if json.Unmarshal(line, &hm) == nil {
-			return &hm, nil, false
+			return &hm, nil, false, ""
 		}
 	case "done":
 		var dm doneMsg
 		if json.Unmarshal(line, &dm) == nil {
 			r := resultOf(dm)
-			return nil, &r, dm.Flushed
+			return nil, &r, dm.Flushed, dm.Nonce
 		}
 	}
-	return nil, nil, false
+	return nil, nil, false, ""
 }
 
 func resultOf(dm doneMsg) driver.Result {
 	r := driver.Result{
 		Cell: dm.Cell, Status: dm.Status, Error: dm.Error,
 		Names: dm.Names, Note: dm.Note, ValueTotal: dm.ValueTotal, ValueName: dm.ValueName,
+		Unrestored: dm.Unrestored,
+	}
+	for _, fd := range dm.Redirected {
+		if (fd == 1 || fd == 2) && !slices.Contains(r.Redirected, fd) {
+			r.Redirected = append(r.Redirected, fd)
+		}
 	}
 	switch {
 	case dm.Value != nil:
@@ -393,14 +631,26 @@ func (p *process) output(b []byte) {
 	}
 }
 
-// cellEnded waits for the done message that follows a marker.
+// cellEnded delivers the result that follows a marker, waiting for it
+// at most doneWait.
 func (p *process) cellEnded() {
-	select {
-	case r, ok := <-p.dones:
-		if ok {
-			p.deliver(func() { p.h.CellDone(r) })
+	timer := time.NewTimer(doneWait)
+	defer timer.Stop()
+	for {
+		if r := p.takePending(); r != nil {
+			p.deliver(func() { p.h.CellDone(*r) })
+			return
 		}
-	case <-time.After(sentinelWait):
+		select {
+		case <-p.doneSent:
+		case <-p.evEOF:
+			if r := p.takePending(); r != nil {
+				p.deliver(func() { p.h.CellDone(*r) })
+			}
+			return
+		case <-timer.C:
+			return
+		}
 	}
 }
 
