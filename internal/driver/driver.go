@@ -45,12 +45,18 @@ type Result struct {
 	ValueTotal int
 	// ValueCut is set when the display was over the value limit: Value
 	// then holds its head, bound.Marker and its tail, as the Cut says.
-	ValueCut  *bound.Cut
-	Error     *api.CellError
-	Names     []string // the names defined in the namespace afterwards
-	Note      string   // something the runtime wants said (e.g. sys.exit was caught)
-	Hint      string   // a known trap the error fell into: one of the api.Hint constants, or ""
-	ValueName string   // the name the runtime gave the value (jshell's $1), or ""
+	ValueCut *bound.Cut
+	Error    *api.CellError
+	// A runtime that cut its error itself (to keep its message small)
+	// says how long the message and traceback were, and where it saved
+	// the whole (ErrorFile, a file of its own for the session to take
+	// over), or why it could not (ErrorSaveErr).
+	MessageTotal, TracebackTotal int
+	ErrorFile, ErrorSaveErr      string
+	Names                        []string // the names defined in the namespace afterwards
+	Note                         string   // something the runtime wants said (e.g. sys.exit was caught)
+	Hint                         string   // a known trap the error fell into: one of the api.Hint constants, or ""
+	ValueName                    string   // the name the runtime gave the value (jshell's $1), or ""
 
 	// What went wrong on the way, which the session tells as notes. Stray
 	// counts events that did not belong to the cell in flight (a cell can

@@ -3,6 +3,7 @@ package record
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -219,6 +220,24 @@ func (r *Record) errorPath(seq int) string {
 // and the reply hold cut, and returns its file's path: kept as long as
 // the entry, as a cut entry's whole output is.
 func (r *Record) SaveWholeError(seq int, text string) (string, error) {
+	return r.saveWholeError(seq, strings.NewReader(text))
+}
+
+// AdoptWholeError takes over a whole error a runtime saved in a file of
+// its own (src, in the daemon's runtime directory): copied, as SaveWholeError
+// saves one, then src removed. It streams, since a cell's error can be
+// tens of megabytes.
+func (r *Record) AdoptWholeError(seq int, src string) (string, error) {
+	defer os.Remove(src)
+	f, err := paths.OpenFile(src, os.O_RDONLY)
+	if err != nil {
+		return "", fmt.Errorf("cannot read the whole error the runtime saved: %w", err)
+	}
+	defer f.Close()
+	return r.saveWholeError(seq, f)
+}
+
+func (r *Record) saveWholeError(seq int, text io.Reader) (string, error) {
 	path := r.errorPath(seq)
 	if err := paths.EnsurePrivateDir(filepath.Dir(path)); err != nil {
 		return "", err
@@ -227,7 +246,7 @@ func (r *Record) SaveWholeError(seq int, text string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	_, err = f.WriteString(text)
+	_, err = io.Copy(f, text)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

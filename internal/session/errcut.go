@@ -20,7 +20,11 @@ const typeLimit = 200
 //
 // Each text gets half the room, and one that needs less gives the rest
 // to the other: a short message beside a long traceback is kept whole.
-func boundError(e *api.CellError, limit int) (*api.CellError, string) {
+//
+// totals are the message's and the traceback's lengths as the runtime
+// counted them, where it cut them itself (0: not cut there): the cut and
+// its marker then count from the whole.
+func boundError(e *api.CellError, limit int, totals ...int) (*api.CellError, string) {
 	if e == nil {
 		return nil, ""
 	}
@@ -39,7 +43,25 @@ func boundError(e *api.CellError, limit int) (*api.CellError, string) {
 	b.Type, _ = bound.HeadTail(e.Type, typeLimit)
 	b.Message, b.MessageCut = bound.HeadTailLines(e.Message, mRoom)
 	b.Traceback, b.TracebackCut = bound.HeadTailLines(e.Traceback, tRoom)
+	if len(totals) == 2 {
+		b.Message, b.MessageCut = recount(b.Message, b.MessageCut, totals[0])
+		b.Traceback, b.TracebackCut = recount(b.Traceback, b.TracebackCut, totals[1])
+	}
 	return b, wholeError(e)
+}
+
+// recount makes a cut of a text the runtime had cut already count from
+// the whole it came from (total characters): the head kept is the
+// whole's head and the tail its tail, so only the count between changes.
+func recount(text string, c *bound.Cut, total int) (string, *bound.Cut) {
+	if c == nil || total <= c.Total {
+		return text, c
+	}
+	r := []rune(text)
+	if c.Head+c.Tail > len(r) {
+		return text, c
+	}
+	return bound.JoinCut(string(r[:c.Head]), string(r[len(r)-c.Tail:]), total)
 }
 
 // wholeError is the error as one text for its file: the traceback, which

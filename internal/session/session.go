@@ -34,6 +34,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -177,14 +178,32 @@ func (s *Session) CellDone(r driver.Result) {
 	defer s.mu.Unlock()
 	c := s.cur
 	if c == nil || c.n != r.Cell || c.finished() {
+		if r.ErrorFile != "" {
+			os.Remove(r.ErrorFile)
+		}
 		return
 	}
 	c.ended = time.Now()
 	var whole string
-	if r.Error, whole = boundError(r.Error, api.ErrorLimit); whole != "" {
+	if r.Error, whole = boundError(r.Error, api.ErrorLimit, r.MessageTotal, r.TracebackTotal); whole != "" {
+		// A runtime that cut its error itself said how long it was (the
+		// cut counts from that) and saved the whole: its file is taken
+		// over, since the text here is not the whole.
 		// Saved under the cell's record entry, which points at it as
 		// long as it is kept; the reply points at the same file.
-		if path, err := s.rec.SaveWholeError(c.seq, whole); err != nil {
+		var path string
+		var err error
+		switch {
+		case r.ErrorFile != "":
+			path, err = s.rec.AdoptWholeError(c.seq, r.ErrorFile)
+		case r.ErrorSaveErr != "":
+			err = fmt.Errorf("the runtime could not save it: %s", r.ErrorSaveErr)
+		case r.MessageTotal > 0 || r.TracebackTotal > 0:
+			err = fmt.Errorf("the runtime cut it and saved no whole")
+		default:
+			path, err = s.rec.SaveWholeError(c.seq, whole)
+		}
+		if err != nil {
 			c.errSaveErr = err
 		} else {
 			for _, cut := range []*bound.Cut{r.Error.MessageCut, r.Error.TracebackCut} {

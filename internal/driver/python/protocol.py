@@ -53,6 +53,10 @@ TYPE_LIMIT = 200
 NAMES_LIMIT = 500
 
 SENTINEL_VAR = "POLYREPL_WORKER_SENTINEL"
+# Where the worker saves the whole of an error it cuts (a private
+# directory of the daemon's): the event stays small, and nothing is lost.
+SPOOL_VAR = "POLYREPL_WORKER_SPOOL"
+_spool = [None]
 
 
 def serve(start, run_cell):
@@ -70,6 +74,7 @@ def serve(start, run_cell):
     # in argv. It is taken out before any cell runs, so a cell's children
     # do not inherit it.
     sentinel = os.environ.pop(SENTINEL_VAR, "")
+    _spool[0] = os.environ.pop(SPOOL_VAR, None)
     if not sentinel and len(sys.argv) > 1:
         sentinel = sys.argv[1]
     sentinel = sentinel.encode()
@@ -232,8 +237,14 @@ def bounded(result):
     named, the line the daemon reads stays small."""
     error = result.get("error")
     if isinstance(error, dict):
+        message, tb = error.get("message"), error.get("traceback")
+        if (isinstance(message, str) and len(message) > MESSAGE_LIMIT
+                or isinstance(tb, str) and len(tb) > TRACEBACK_LIMIT):
+            save_whole(error)
         for key, limit in (("type", TYPE_LIMIT), ("message", MESSAGE_LIMIT), ("traceback", TRACEBACK_LIMIT)):
             if isinstance(error.get(key), str):
+                if key != "type":
+                    error[key + "_total"] = len(error[key])
                 error[key] = cut(error[key], limit, " " if key == "type" else "\n")
     if isinstance(result.get("note"), str):
         result["note"] = cut(result["note"], NOTE_LIMIT)
@@ -241,6 +252,30 @@ def bounded(result):
     if isinstance(names, list):
         result["names"] = [cut(str(n), NAME_LIMIT, " ") for n in names[:NAMES_LIMIT]]
     return result
+
+
+def save_whole(error):
+    """Write the whole of an error about to be cut to a new file in the
+    spool directory, named in error["whole"]; if that fails the cut still
+    holds, and error["whole_err"] says why."""
+    if not _spool[0]:
+        return
+    message, tb = str(error.get("message", "")), str(error.get("traceback", ""))
+    line = "%s: %s" % (error.get("type"), message) if error.get("type") else message
+    text = tb if tb and message in tb else (line + "\n\n" + tb if tb else line + "\n")
+    path = os.path.join(_spool[0], "error-%d-%s.txt" % (os.getpid(), os.urandom(6).hex()))
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), 0o600)
+        try:
+            data = text.encode("utf-8", "backslashreplace")
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+        error["whole"] = path
+    except (OSError, UnicodeError) as e:
+        error["whole_err"] = str(e)
 
 
 def dumps(obj):

@@ -135,7 +135,7 @@ func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (
 	extra, env := []string{script, sentinel}, r.Env
 	if r.SentinelEnv {
 		extra = []string{script}
-		env = append(append([]string(nil), r.Env...), SentinelVar+"="+sentinel)
+		env = append(append([]string(nil), r.Env...), SentinelVar+"="+sentinel, SpoolVar+"="+spec.RuntimeDir)
 	}
 	l := driver.Launch{Runtime: r.Name, Needs: r.Needs, EnvVar: r.EnvVar, Spec: spec,
 		Args: r.Args, Project: r.Project, Extra: extra, Env: env}
@@ -226,13 +226,29 @@ type doneMsg struct {
 	ValueTail  string         `json:"value_tail"`
 	ValueTotal int            `json:"value_total"`
 	ValueName  string         `json:"value_name"`
-	Error      *api.CellError `json:"error"`
+	Error      *workerError   `json:"error"`
 	Names      []string       `json:"names"`
 	Note       string         `json:"note"`
 	Redirected []int          `json:"redirected"`
 	Unrestored string         `json:"unrestored"`
 	Flushed    bool           `json:"flushed"`
 }
+
+// workerError is a cell's error as a worker sends it: cut by the worker
+// past its bounds (the totals say how long each text was), the whole
+// saved to a file in the spool directory the worker was given
+// ($SpoolVar), or why it could not be.
+type workerError struct {
+	api.CellError
+	MessageTotal   int    `json:"message_total"`
+	TracebackTotal int    `json:"traceback_total"`
+	Whole          string `json:"whole"`
+	WholeErr       string `json:"whole_err"`
+}
+
+// SpoolVar names the directory where a worker saves the whole of an
+// error it cuts.
+const SpoolVar = "POLYREPL_WORKER_SPOOL"
 
 // process is one running worker. Its handler is called under mu, which
 // keeps the calls from the output and event readers in order.
@@ -551,9 +567,14 @@ func parseEvent(line []byte) (hello *helloMsg, done *driver.Result, flushed bool
 
 func resultOf(dm doneMsg) driver.Result {
 	r := driver.Result{
-		Cell: dm.Cell, Status: dm.Status, Error: dm.Error,
+		Cell: dm.Cell, Status: dm.Status,
 		Names: dm.Names, Note: dm.Note, ValueTotal: dm.ValueTotal, ValueName: dm.ValueName,
 		Unrestored: dm.Unrestored,
+	}
+	if e := dm.Error; e != nil {
+		r.Error = &e.CellError
+		r.ErrorFile, r.ErrorSaveErr = e.Whole, e.WholeErr
+		r.MessageTotal, r.TracebackTotal = e.MessageTotal, e.TracebackTotal
 	}
 	for _, fd := range dm.Redirected {
 		if (fd == 1 || fd == 2) && !slices.Contains(r.Redirected, fd) {
