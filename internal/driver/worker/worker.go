@@ -217,21 +217,21 @@ type helloMsg struct {
 }
 
 type doneMsg struct {
-	Op         string         `json:"op"`
-	Cell       int            `json:"cell"`
-	Nonce      string         `json:"nonce"`
-	Status     string         `json:"status"`
-	Value      *string        `json:"value"`
-	ValueHead  string         `json:"value_head"`
-	ValueTail  string         `json:"value_tail"`
-	ValueTotal int            `json:"value_total"`
-	ValueName  string         `json:"value_name"`
-	Error      *workerError   `json:"error"`
-	Names      []string       `json:"names"`
-	Note       string         `json:"note"`
-	Redirected []int          `json:"redirected"`
-	Unrestored string         `json:"unrestored"`
-	Flushed    bool           `json:"flushed"`
+	Op         string       `json:"op"`
+	Cell       int          `json:"cell"`
+	Nonce      string       `json:"nonce"`
+	Status     string       `json:"status"`
+	Value      *string      `json:"value"`
+	ValueHead  string       `json:"value_head"`
+	ValueTail  string       `json:"value_tail"`
+	ValueTotal int          `json:"value_total"`
+	ValueName  string       `json:"value_name"`
+	Error      *workerError `json:"error"`
+	Names      []string     `json:"names"`
+	Note       string       `json:"note"`
+	Redirected []int        `json:"redirected"`
+	Unrestored string       `json:"unrestored"`
+	Flushed    bool         `json:"flushed"`
 }
 
 // workerError is a cell's error as a worker sends it: cut by the worker
