@@ -18,7 +18,7 @@ import (
 )
 
 // The reliability suite (issue 7): every scenario reports its outcome, and
-// `POLYREPL_RELIABILITY_REPORT=1 go test ./e2e -run Reliability` writes
+// `POLYREPL_RELIABILITY_REPORT=1 go test ./e2e -count=1` writes
 // them to docs/reliability.md. POLYREPL_LONG=1 runs the long variants.
 
 // long reports whether the long variants were asked for.
@@ -57,7 +57,7 @@ func writeReliability() error {
 	var b strings.Builder
 	b.WriteString("# Reliability\n\n")
 	b.WriteString("Written by the reliability suite (`e2e/reliability_test.go`) from its last run:\n\n")
-	fmt.Fprintf(&b, "    POLYREPL_RELIABILITY_REPORT=1 go test ./e2e -run Reliability -count=1   # %s\n\n", map[bool]string{true: "POLYREPL_LONG=1: long variants", false: "the CI variants"}[long()])
+	fmt.Fprintf(&b, "    POLYREPL_RELIABILITY_REPORT=1 go test ./e2e -count=1   # %s\n\n", map[bool]string{true: "POLYREPL_LONG=1: long variants", false: "the CI variants"}[long()])
 	fmt.Fprintf(&b, "Run on %s, %s.\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"), machine())
 	section := ""
 	for _, f := range findings {
