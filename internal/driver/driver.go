@@ -46,7 +46,11 @@ type Result struct {
 	// ValueCut is set when the display was over the value limit: Value
 	// then holds its head, bound.Marker and its tail, as the Cut says.
 	ValueCut *bound.Cut
-	Error    *api.CellError
+	// ValueFile is a file of the runtime's own holding the whole of a
+	// value it cut, for the session to take over; ValueSaveErr says why
+	// there is none.
+	ValueFile, ValueSaveErr string
+	Error                   *api.CellError
 	// A runtime that cut its error itself (to keep its message small)
 	// says how long the message and traceback were, and where it saved
 	// the whole (ErrorFile, a file of its own for the session to take

@@ -622,4 +622,16 @@ func TestModelBounds(t *testing.T) {
 	if n := len([]rune(text(res))); n > DefaultMaxOutput/2+600 {
 		t.Errorf("a 6,000-character value gave %d characters of text", n)
 	}
+
+	// A value over the daemon's own bound is cut by the runtime, which
+	// saves the whole for the record to keep.
+	res = a.ok("exec", map[string]any{"session": "mb", "code": "'w' * 62000"})
+	structured(t, res, &r)
+	if r.ValueCut == nil || r.ValueCut.Total != 62002 || r.ValueCut.File == "" {
+		t.Fatalf("value cut %+v: want 62,002 characters in all and the file", r.ValueCut)
+	}
+	if b, err := os.ReadFile(r.ValueCut.File); err != nil || string(b) != "'"+strings.Repeat("w", 62000)+"'" {
+		t.Errorf("the whole value's file %s: %d bytes, %v", r.ValueCut.File, len(b), err)
+	}
+	wantContains(t, "a 62k value", text(res), r.ValueCut.File)
 }

@@ -149,6 +149,7 @@ func (r *Record) removeOutput(e *api.Entry) {
 	if e.Error != nil && (e.Error.MessageCut != nil || e.Error.TracebackCut != nil) {
 		os.Remove(r.errorPath(e.Seq))
 	}
+	os.Remove(r.valuePath(e.Seq)) // there only if its value was cut
 }
 
 // spill starts the whole-output file of clip c: what it holds so far
@@ -216,11 +217,30 @@ func (r *Record) errorPath(seq int) string {
 	return filepath.Join(filepath.Dir(r.path), "output", fmt.Sprintf("%s-%d.error.txt", r.name, seq))
 }
 
+// valuePath is where entry seq's whole value is kept when the runtime
+// cut it: beside its whole output, removed with it.
+func (r *Record) valuePath(seq int) string {
+	return filepath.Join(filepath.Dir(r.path), "output", fmt.Sprintf("%s-%d.value.txt", r.name, seq))
+}
+
+// AdoptWholeValue takes over the whole of entry seq's value, which a
+// runtime cut and saved in a file of its own (src), as AdoptWholeError
+// does an error.
+func (r *Record) AdoptWholeValue(seq int, src string) (string, error) {
+	defer os.Remove(src)
+	f, err := paths.OpenFile(src, os.O_RDONLY)
+	if err != nil {
+		return "", fmt.Errorf("cannot read the whole value the runtime saved: %w", err)
+	}
+	defer f.Close()
+	return r.saveWhole(r.valuePath(seq), "value", f)
+}
+
 // SaveWholeError saves the whole of entry seq's error, which the entry
 // and the reply hold cut, and returns its file's path: kept as long as
 // the entry, as a cut entry's whole output is.
 func (r *Record) SaveWholeError(seq int, text string) (string, error) {
-	return r.saveWholeError(seq, strings.NewReader(text))
+	return r.saveWhole(r.errorPath(seq), "error", strings.NewReader(text))
 }
 
 // AdoptWholeError takes over a whole error a runtime saved in a file of
@@ -234,11 +254,11 @@ func (r *Record) AdoptWholeError(seq int, src string) (string, error) {
 		return "", fmt.Errorf("cannot read the whole error the runtime saved: %w", err)
 	}
 	defer f.Close()
-	return r.saveWholeError(seq, f)
+	return r.saveWhole(r.errorPath(seq), "error", f)
 }
 
-func (r *Record) saveWholeError(seq int, text io.Reader) (string, error) {
-	path := r.errorPath(seq)
+// saveWhole writes a whole text, kind saying what it is, to path.
+func (r *Record) saveWhole(path, kind string, text io.Reader) (string, error) {
 	if err := paths.EnsurePrivateDir(filepath.Dir(path)); err != nil {
 		return "", err
 	}
@@ -252,7 +272,7 @@ func (r *Record) saveWholeError(seq int, text io.Reader) (string, error) {
 	}
 	if err != nil {
 		os.Remove(path)
-		return "", fmt.Errorf("cannot save the whole error in %s: %w", path, err)
+		return "", fmt.Errorf("cannot save the whole %s in %s: %w", kind, path, err)
 	}
 	return path, nil
 }

@@ -132,6 +132,9 @@ type cell struct {
 	// errSaveErr says why its error, cut for the reply, could not be
 	// saved whole.
 	errSaveErr error
+	// valueSaveErr says why its value, cut by the runtime, has no file
+	// holding the whole.
+	valueSaveErr error
 }
 
 func (c *cell) finished() bool { return c.status != api.StatusRunning }
@@ -212,6 +215,18 @@ func (s *Session) CellDone(r driver.Result) {
 				}
 			}
 		}
+	}
+	switch {
+	case r.ValueFile != "" && r.ValueCut != nil:
+		if path, err := s.rec.AdoptWholeValue(c.seq, r.ValueFile); err != nil {
+			c.valueSaveErr = err
+		} else {
+			r.ValueCut.File = path
+		}
+	case r.ValueFile != "":
+		os.Remove(r.ValueFile)
+	case r.ValueSaveErr != "":
+		c.valueSaveErr = fmt.Errorf("the runtime could not save it: %s", r.ValueSaveErr)
 	}
 	c.result = &r
 	c.status = r.Status
@@ -501,6 +516,9 @@ func (s *Session) takeLocked(c *cell, asker api.Client) api.CellResult {
 		}
 		r.Error = res.Error
 		r.ValueCut = res.ValueCut
+		if c.valueSaveErr != nil {
+			r.Notes = append(r.Notes, api.Note{Kind: api.NoteSave, Session: s.Name, Cell: c.n, Saved: api.SavedValue, Err: c.valueSaveErr.Error()})
+		}
 		if c.errSaveErr != nil {
 			r.Notes = append(r.Notes, api.Note{Kind: api.NoteSave, Session: s.Name, Cell: c.n, Saved: api.SavedError, Err: c.errSaveErr.Error()})
 		}

@@ -263,19 +263,30 @@ def save_whole(error):
     message, tb = str(error.get("message", "")), str(error.get("traceback", ""))
     line = "%s: %s" % (error.get("type"), message) if error.get("type") else message
     text = tb if tb and message in tb else (line + "\n\n" + tb if tb else line + "\n")
-    path = os.path.join(_spool[0], "error-%d-%s.txt" % (os.getpid(), os.urandom(6).hex()))
+    path, err = spool_text("error", text)
+    if path:
+        error["whole"] = path
+    elif err:
+        error["whole_err"] = err
+
+
+def spool_text(kind, text):
+    """Save text whole to a new private file in the spool directory:
+    (its path, None), or (None, why not); (None, None) with no spool."""
+    if not _spool[0]:
+        return None, None
+    path = os.path.join(_spool[0], "%s-%d-%s.txt" % (kind, os.getpid(), os.urandom(6).hex()))
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), 0o600)
         try:
-            data = text.encode("utf-8", "backslashreplace")
-            view = memoryview(data)
+            view = memoryview(text.encode("utf-8", "backslashreplace"))
             while view:
                 view = view[os.write(fd, view):]
         finally:
             os.close(fd)
-        error["whole"] = path
+        return path, None
     except (OSError, UnicodeError) as e:
-        error["whole_err"] = str(e)
+        return None, str(e)
 
 
 def dumps(obj):
@@ -341,6 +352,11 @@ def put_value(result, text, value_limit):
         head = value_limit // 2
         result["value_head"] = text[:head]
         result["value_tail"] = text[len(text) - (value_limit - head):]
+        path, err = spool_text("value", text)
+        if path:
+            result["value_whole"] = path
+        elif err:
+            result["value_whole_err"] = err
     else:
         result["value"] = text
 

@@ -226,6 +226,8 @@ type doneMsg struct {
 	ValueTail  string       `json:"value_tail"`
 	ValueTotal int          `json:"value_total"`
 	ValueName  string       `json:"value_name"`
+	ValueWhole string       `json:"value_whole"`     // a file of the whole value, when cut
+	ValueErr   string       `json:"value_whole_err"` // why it could not be saved
 	Error      *workerError `json:"error"`
 	Names      []string     `json:"names"`
 	Note       string       `json:"note"`
@@ -589,6 +591,7 @@ func resultOf(dm doneMsg) driver.Result {
 		r.ValueTotal = max(r.ValueTotal, head+tail)
 		r.Value = dm.ValueHead + bound.Marker(r.ValueTotal-head-tail) + dm.ValueTail
 		r.ValueCut = &bound.Cut{Total: r.ValueTotal, Head: head, Tail: tail}
+		r.ValueFile, r.ValueSaveErr = dm.ValueWhole, dm.ValueErr
 	}
 	switch r.Status {
 	case "":
