@@ -177,10 +177,26 @@ type CellResult struct {
 	Elapsed   float64    `json:"elapsed"` // seconds since the cell started
 	OutputCut *bound.Cut `json:"output_cut,omitempty"`
 	ValueCut  *bound.Cut `json:"value_cut,omitempty"`
-	Notes     []Note     `json:"notes,omitempty"`
+	// Rich are the cell's rich outputs (figures, images), each saved
+	// whole as a file; RichMore counts those past the bound, not saved.
+	Rich     []Rich `json:"rich,omitempty"`
+	RichMore int    `json:"rich_more,omitempty"`
+	Notes    []Note `json:"notes,omitempty"`
 	// Activity is what other clients did in the session since this client
 	// last heard: data from the shared session, told before the result.
 	Activity *Activity `json:"activity,omitempty"`
+}
+
+// Rich is one rich output of a cell — a matplotlib figure, an image —
+// saved whole as a file: each edge shows it its own way (a line with the
+// path for people, an image block for a model).
+type Rich struct {
+	MIME   string `json:"mime"` // "image/png"
+	Width  int    `json:"width,omitempty"`
+	Height int    `json:"height,omitempty"`
+	Bytes  int64  `json:"bytes"`
+	File   string `json:"file"`
+	Text   string `json:"text,omitempty"` // its text/plain form
 }
 
 // Death says how a session's life ended.

@@ -118,6 +118,7 @@ const (
 	SavedOutput     = "output"     // the whole output, beyond what the reply holds
 	SavedError      = "error"      // the whole error, beyond what the reply holds
 	SavedValue      = "value"      // the whole value, beyond what the reply holds
+	SavedRich       = "rich"       // a figure or image the cell showed
 )
 
 // Note is one thing a reply or the record says besides a cell's own

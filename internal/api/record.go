@@ -64,6 +64,7 @@ type Entry struct {
 	Prompt     string     `json:"prompt,omitempty"`  // the part of Display before the value ("Out[2]: "), so a notebook can hold the value alone
 	Status     string     `json:"status,omitempty"`  // cells: running, done, error, interrupted, dead
 	Error      *CellError `json:"error,omitempty"`
+	Rich       []Rich     `json:"rich,omitempty"` // its rich outputs, by file
 	// Note is what a note entry says, as data; Text is the words of an
 	// entry written before notes were data, and of a dead cell's end.
 	Note    *Note      `json:"note,omitempty"`

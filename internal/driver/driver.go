@@ -51,6 +51,11 @@ type Result struct {
 	// there is none.
 	ValueFile, ValueSaveErr string
 	Error                   *api.CellError
+	// Rich are rich outputs the runtime saved in files of its own (the
+	// spool), for the session to take over; RichMore counts those past
+	// its bound.
+	Rich     []api.Rich
+	RichMore int
 	// A runtime that cut its error itself (to keep its message small)
 	// says how long the message and traceback were, and where it saved
 	// the whole (ErrorFile, a file of its own for the session to take

@@ -69,7 +69,8 @@ type Server struct {
 	MaxOutput int
 
 	mu    sync.Mutex
-	conns map[*mcp.ServerSession]string // each connection's place in the records
+	conns map[*mcp.ServerSession]string          // each connection's place in the records
+	sent  map[*mcp.ServerSession]map[string]bool // images each connection was sent, by hash
 }
 
 // New makes the server. Sessions it creates start in cwd with env, the
@@ -188,7 +189,15 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, h handler[In, Out]) {
 		if err != nil {
 			return toolError(s.errorText(err)), nil
 		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: structuredOf(res)}, nil
+		content := []mcp.Content{&mcp.TextContent{Text: text}}
+		if r, ok := any(res).(api.CellResult); ok && len(r.Rich) > 0 {
+			images, said := s.images(req, r)
+			if said != "" {
+				content[0] = &mcp.TextContent{Text: text + "\n" + said}
+			}
+			content = append(content, images...)
+		}
+		return &mcp.CallToolResult{Content: content, StructuredContent: structuredOf(res)}, nil
 	})
 }
 

@@ -1,10 +1,13 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"image/png"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -634,4 +637,47 @@ func TestModelBounds(t *testing.T) {
 		t.Errorf("the whole value's file %s: %d bytes, %v", r.ValueCut.File, len(b), err)
 	}
 	wantContains(t, "a 62k value", text(res), r.ValueCut.File)
+}
+
+// A matplotlib figure reaches the model as an image block it can see (a
+// PNG of the figure's size), listed in the structured content with its
+// file; the same image is not sent twice to one client.
+func TestFigureAsImage(t *testing.T) {
+	f := newFixture(t, true)
+	if err := exec.Command(f.python, "-c", "import matplotlib").Run(); err != nil {
+		t.Skipf("%s has no matplotlib (Debian: python3-matplotlib)", f.python)
+	}
+	a := f.connect(testAgent)
+	code := "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.title('rising');"
+	res := a.ok("exec", map[string]any{"session": "fig", "code": code})
+	var img *mcp.ImageContent
+	for _, c := range res.Content {
+		if ic, ok := c.(*mcp.ImageContent); ok {
+			img = ic
+		}
+	}
+	if img == nil || img.MIMEType != "image/png" {
+		t.Fatalf("no PNG image block: %s", text(res))
+	}
+	cfg, err := png.DecodeConfig(bytes.NewReader(img.Data))
+	if err != nil || cfg.Width != 640 || cfg.Height != 480 {
+		t.Errorf("the image block: %v, %dx%d; want a 640x480 PNG", err, cfg.Width, cfg.Height)
+	}
+	var r api.CellResult
+	structured(t, res, &r)
+	if len(r.Rich) != 1 || r.Rich[0].File == "" || r.Rich[0].Width != 640 {
+		t.Fatalf("structured rich outputs %+v", r.Rich)
+	}
+	if b, err := os.ReadFile(r.Rich[0].File); err != nil || !bytes.Equal(b, img.Data) {
+		t.Errorf("the figure's file %s differs from the image sent: %v", r.Rich[0].File, err)
+	}
+	wantContains(t, "figure text", text(res), "[image 1: 640×480 PNG", r.Rich[0].File)
+
+	res = a.ok("exec", map[string]any{"session": "fig", "code": code})
+	for _, c := range res.Content {
+		if _, ok := c.(*mcp.ImageContent); ok {
+			t.Errorf("the same figure was sent again")
+		}
+	}
+	wantContains(t, "the same figure again", text(res), "the same as one you were already sent")
 }

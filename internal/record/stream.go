@@ -150,6 +150,11 @@ func (r *Record) removeOutput(e *api.Entry) {
 		os.Remove(r.errorPath(e.Seq))
 	}
 	os.Remove(r.valuePath(e.Seq)) // there only if its value was cut
+	for _, x := range e.Rich {
+		if strings.HasPrefix(x.File, filepath.Join(filepath.Dir(r.path), "output")+"/") {
+			os.Remove(x.File)
+		}
+	}
 }
 
 // spill starts the whole-output file of clip c: what it holds so far
@@ -234,6 +239,31 @@ func (r *Record) AdoptWholeValue(seq int, src string) (string, error) {
 	}
 	defer f.Close()
 	return r.saveWhole(r.valuePath(seq), "value", f)
+}
+
+// AdoptRich takes over rich output i of entry seq, a file the runtime
+// saved (src): moved beside the entry's whole output when it can be
+// (same filesystem), else copied; kept and removed with the entry.
+func (r *Record) AdoptRich(seq, i int, src, ext string) (string, error) {
+	path := filepath.Join(filepath.Dir(r.path), "output", fmt.Sprintf("%s-%d.rich-%d%s", r.name, seq, i, ext))
+	if err := paths.EnsurePrivateDir(filepath.Dir(path)); err != nil {
+		os.Remove(src)
+		return "", err
+	}
+	if err := paths.CheckFile(src); err != nil {
+		os.Remove(src)
+		return "", err
+	}
+	if os.Rename(src, path) == nil {
+		return path, nil
+	}
+	defer os.Remove(src)
+	f, err := paths.OpenFile(src, os.O_RDONLY)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	return r.saveWhole(path, "figure", f)
 }
 
 // SaveWholeError saves the whole of entry seq's error, which the entry

@@ -152,6 +152,8 @@ func Note(n api.Note, v Voice) string {
 			return "The whole error could not be saved: " + n.Err
 		case api.SavedValue:
 			return "The whole value could not be saved: " + n.Err
+		case api.SavedRich:
+			return "A figure the cell showed could not be kept: " + n.Err
 		}
 		return "Something could not be saved: " + n.Err
 	case api.NoteVersion:

@@ -215,6 +215,9 @@ func entryBody(b *strings.Builder, e api.Entry, indent string) {
 		b.WriteString(indent + e.OutputCut.Describe("output") + "\n")
 	}
 	block("value:", e.Display)
+	for i, x := range e.Rich {
+		b.WriteString(indent + RichLine(i+1, x) + "\n")
+	}
 	if e.Error != nil {
 		block("error:", ErrorLine(e.Error))
 		if e.Error.MessageCut != nil {

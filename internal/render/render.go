@@ -93,6 +93,12 @@ func Result(w io.Writer, r api.CellResult, st Style) {
 			b.WriteString(r.ValueCut.Describe("value") + "\n")
 		}
 	}
+	for i, x := range r.Rich {
+		b.WriteString(RichLine(i+1, x) + "\n")
+	}
+	if r.RichMore > 0 {
+		fmt.Fprintf(&b, "[and %s not kept: a cell keeps at most %d]\n", Plural(r.RichMore, "more figure"), len(r.Rich))
+	}
 	errText := ErrorText(r)
 	b.WriteString(errText)
 	if r.Status == api.StatusInterrupted && errText == "" && r.Cell > 0 && !explained(r.Notes) {
@@ -210,6 +216,25 @@ func Ago(d time.Duration) string {
 		return fmt.Sprintf("%dh", int(d.Hours()))
 	}
 	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+// RichLine tells rich output n of a cell in one line: what it is, its
+// size, and where the file is.
+func RichLine(n int, x api.Rich) string {
+	kind := strings.ToUpper(strings.TrimPrefix(x.MIME, "image/"))
+	size := ""
+	if x.Width > 0 && x.Height > 0 {
+		size = fmt.Sprintf("%d×%d ", x.Width, x.Height)
+	}
+	return fmt.Sprintf("[image %d: %s%s, %s → %s]", n, size, kind, Kilobytes(x.Bytes), x.File)
+}
+
+// Kilobytes says a file's size as people read it: "41 KB", "1.2 MB".
+func Kilobytes(n int64) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%d KB", (n+512)>>10)
+	}
+	return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
 }
 
 // Megabytes prints a memory size in MB.

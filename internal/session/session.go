@@ -35,6 +35,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -135,6 +136,8 @@ type cell struct {
 	// valueSaveErr says why its value, cut by the runtime, has no file
 	// holding the whole.
 	valueSaveErr error
+	// richErrs say why rich outputs could not be kept.
+	richErrs []error
 }
 
 func (c *cell) finished() bool { return c.status != api.StatusRunning }
@@ -228,6 +231,17 @@ func (s *Session) CellDone(r driver.Result) {
 	case r.ValueSaveErr != "":
 		c.valueSaveErr = fmt.Errorf("the runtime could not save it: %s", r.ValueSaveErr)
 	}
+	for i := range r.Rich {
+		x := &r.Rich[i]
+		path, err := s.rec.AdoptRich(c.seq, i+1, x.File, filepath.Ext(x.File))
+		if err != nil {
+			c.richErrs = append(c.richErrs, err)
+			x.File = ""
+			continue
+		}
+		x.File = path
+	}
+	r.Rich = slices.DeleteFunc(r.Rich, func(x api.Rich) bool { return x.File == "" })
 	c.result = &r
 	c.status = r.Status
 	if n := s.limit.OOMKills() - c.ooms; n > 0 {
@@ -243,7 +257,7 @@ func (s *Session) CellDone(r driver.Result) {
 		}
 	}
 	s.rec.Update(c.seq, func(e *api.Entry) {
-		e.Status, e.Ended, e.Display, e.Prompt, e.Error = r.Status, &c.ended, display, prompt, r.Error
+		e.Status, e.Ended, e.Display, e.Prompt, e.Error, e.Rich = r.Status, &c.ended, display, prompt, r.Error, r.Rich
 	})
 	s.lastActive = c.ended
 	changed := r.Names != nil && !slices.Equal(r.Names, s.names)
@@ -516,6 +530,10 @@ func (s *Session) takeLocked(c *cell, asker api.Client) api.CellResult {
 		}
 		r.Error = res.Error
 		r.ValueCut = res.ValueCut
+		r.Rich, r.RichMore = res.Rich, res.RichMore
+		for _, err := range c.richErrs {
+			r.Notes = append(r.Notes, api.Note{Kind: api.NoteSave, Session: s.Name, Cell: c.n, Saved: api.SavedRich, Err: err.Error()})
+		}
 		if c.valueSaveErr != nil {
 			r.Notes = append(r.Notes, api.Note{Kind: api.NoteSave, Session: s.Name, Cell: c.n, Saved: api.SavedValue, Err: c.valueSaveErr.Error()})
 		}

@@ -23,6 +23,9 @@ def _main():
             raise KeyboardInterrupt
 
     def start():
+        # Figures are drawn headless and shown at each cell's end, as
+        # IPython's inline backend does; a backend the user chose stays.
+        os.environ.setdefault("MPLBACKEND", "agg")
         _signal.signal(_signal.SIGINT, on_sigint)
         # The daemon also sends SIGUSR2 when SIGINT did not stop the cell:
         # os.system() ignores SIGINT while its child runs, but a SIGUSR2
@@ -78,8 +81,60 @@ def run_cell(cell, code, value_limit, namespace, state):
         result["error"] = describe(e, e.__traceback__, state)
     finally:
         state["running"] = False
+    show_figures(result)
     result["names"] = names(namespace)
     return result
+
+
+FIGURES_LIMIT = 20  # figures saved per cell; more are counted and closed
+
+
+def show_figures(result):
+    """Save every open matplotlib figure as a PNG in the spool directory
+    and close it, as IPython's inline backend shows a cell's figures: the
+    daemon takes the files over and tells them as the cell's rich output."""
+    plt = sys.modules.get("matplotlib.pyplot")
+    spool = _spool[0]
+    if plt is None or not spool:
+        return
+    rich, more = [], 0
+    try:
+        nums = plt.get_fignums()
+    except Exception:
+        return
+    for num in nums:
+        try:
+            fig = plt.figure(num)
+            if len(rich) >= FIGURES_LIMIT:
+                more += 1
+                continue
+            path = os.path.join(spool, "figure-%d-%s.png" % (os.getpid(), os.urandom(6).hex()))
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), 0o600)
+            with os.fdopen(fd, "wb") as f:
+                fig.savefig(f, format="png", dpi=100)
+            width, height = png_size(path)
+            rich.append({"mime": "image/png", "file": path, "width": width, "height": height,
+                         "bytes": os.path.getsize(path), "text": "<Figure size %dx%d>" % (width, height)})
+        except Exception as e:
+            result.setdefault("rich_errors", []).append(cut(str(e), 500))
+        finally:
+            try:
+                plt.close(num)
+            except Exception:
+                pass
+    if rich:
+        result["rich"] = rich
+    if more:
+        result["rich_more"] = more
+
+
+def png_size(path):
+    """A PNG's width and height, from its header."""
+    with open(path, "rb") as f:
+        head = f.read(24)
+    if head[:8] != b"\x89PNG\r\n\x1a\n":
+        return 0, 0
+    return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
 
 
 CO_COROUTINE = 0x0080  # inspect.CO_COROUTINE, without importing inspect

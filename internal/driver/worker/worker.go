@@ -226,6 +226,8 @@ type doneMsg struct {
 	ValueTail  string       `json:"value_tail"`
 	ValueTotal int          `json:"value_total"`
 	ValueName  string       `json:"value_name"`
+	Rich       []api.Rich   `json:"rich"`            // figures saved in the spool
+	RichMore   int          `json:"rich_more"`       // figures past the bound
 	ValueWhole string       `json:"value_whole"`     // a file of the whole value, when cut
 	ValueErr   string       `json:"value_whole_err"` // why it could not be saved
 	Error      *workerError `json:"error"`
@@ -570,7 +572,7 @@ func parseEvent(line []byte) (hello *helloMsg, done *driver.Result, flushed bool
 func resultOf(dm doneMsg) driver.Result {
 	r := driver.Result{
 		Cell: dm.Cell, Status: dm.Status,
-		Names: dm.Names, Note: dm.Note, ValueTotal: dm.ValueTotal, ValueName: dm.ValueName,
+		Names: dm.Names, Rich: dm.Rich, RichMore: dm.RichMore, Note: dm.Note, ValueTotal: dm.ValueTotal, ValueName: dm.ValueName,
 		Unrestored: dm.Unrestored,
 	}
 	if e := dm.Error; e != nil {

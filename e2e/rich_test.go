@@ -1,0 +1,43 @@
+package e2e
+
+import (
+	"image/png"
+	"os"
+	"os/exec"
+	"regexp"
+	"testing"
+)
+
+// TestFigures: a matplotlib figure drawn in a cell, shown or not, is
+// saved at full size as a PNG the reply names in one line, closed after,
+// and kept by the record, which history shows.
+func TestFigures(t *testing.T) {
+	needPython(t)
+	if err := exec.Command(python, "-c", "import matplotlib").Run(); err != nil {
+		t.Skipf("%s has no matplotlib (Debian: python3-matplotlib)", python)
+	}
+	t.Parallel()
+	e := newEnv(t)
+	out, _ := e.must(0, "exec", "plots", "import matplotlib.pyplot as plt\nplt.plot([1, 4, 9])\nplt.figure(figsize=(3, 2))\nplt.plot([2, 1])\nplt.show()")
+	m := regexp.MustCompile(`\[image (\d): (\d+)×(\d+) PNG, \d+ KB → (\S+)\]`).FindAllStringSubmatch(out, -1)
+	if len(m) != 2 || m[0][2] != "640" || m[0][3] != "480" || m[1][2] != "300" || m[1][3] != "200" {
+		t.Fatalf("want two figures told, 640×480 and 300×200:\n%s", out)
+	}
+	for _, x := range m {
+		f, err := os.Open(x[4])
+		if err != nil {
+			t.Fatalf("figure file: %v", err)
+		}
+		cfg, err := png.DecodeConfig(f)
+		f.Close()
+		if err != nil || cfg.Width == 0 {
+			t.Errorf("%s is not a PNG: %v", x[4], err)
+		}
+	}
+	// Shown figures are closed: the next cell shows none.
+	out, _ = e.must(0, "exec", "plots", "len(plt.get_fignums())")
+	wantContains(t, "after the figures were shown", out, "Out[2]: 0")
+	wantLacks(t, "after the figures were shown", out, "[image")
+	hist, _ := e.must(0, "history", "plots", "2")
+	wantContains(t, "history of the figures' cell", hist, "[image 1: 640×480 PNG", m[0][4], m[1][4])
+}
