@@ -19,7 +19,7 @@ import (
 const (
 	imagesInline = 4       // per reply: the first ones and the last
 	imageBudget  = 300_000 // bytes of images per reply
-	imageSide    = 1568    // pixels on the long side a model takes whole
+	imageSide    = 1568    // pixels on the long side: larger is scaled down
 )
 
 // images are the image blocks of a cell's rich outputs for this client,
@@ -36,17 +36,13 @@ func (s *Server) images(req *mcp.CallToolRequest, r api.CellResult) ([]mcp.Conte
 		pick = append(pick[:imagesInline-1], pick[len(pick)-1])
 	}
 	var out []mcp.Content
-	var again, large, over []string
+	var again, scaled, over []string
 	budget := imageBudget
 	for _, i := range pick {
 		x := r.Rich[i]
 		n := fmt.Sprint(i + 1)
-		if max(x.Width, x.Height) > imageSide {
-			large = append(large, n)
-			continue
-		}
-		if x.Bytes > int64(budget) {
-			over = append(over, n)
+		if x.Bytes > 64<<20 {
+			over = append(over, n) // not worth reading to scale
 			continue
 		}
 		b, err := os.ReadFile(x.File)
@@ -58,8 +54,18 @@ func (s *Server) images(req *mcp.CallToolRequest, r api.CellResult) ([]mcp.Conte
 			again = append(again, n)
 			continue
 		}
+		mime := x.MIME
+		if max(x.Width, x.Height) > imageSide || len(b) > budget {
+			fit, m, size, err := fitImage(b, imageSide, budget)
+			if err != nil {
+				over = append(over, n)
+				continue
+			}
+			b, mime = fit, m
+			scaled = append(scaled, fmt.Sprintf("%s to %d×%d", n, size.X, size.Y))
+		}
 		budget -= len(b)
-		out = append(out, &mcp.ImageContent{Data: b, MIMEType: x.MIME})
+		out = append(out, &mcp.ImageContent{Data: b, MIMEType: mime})
 	}
 	var said []string
 	if skipped := len(r.Rich) - len(pick); skipped > 0 {
@@ -68,8 +74,8 @@ func (s *Server) images(req *mcp.CallToolRequest, r api.CellResult) ([]mcp.Conte
 	if len(again) > 0 {
 		said = append(said, fmt.Sprintf("Image %s is the same as one you were already sent: not sent again.", strings.Join(again, ", ")))
 	}
-	if len(large) > 0 {
-		said = append(said, fmt.Sprintf("Image %s is over %d pixels on its long side: not sent; its file is listed above.", strings.Join(large, ", "), imageSide))
+	if len(scaled) > 0 {
+		said = append(said, fmt.Sprintf("Scaled down for you (the file keeps the full size): image %s.", strings.Join(scaled, ", ")))
 	}
 	if len(over) > 0 {
 		said = append(said, fmt.Sprintf("Image %s would pass this reply's budget of %d KB of images: not sent; its file is listed above.", strings.Join(over, ", "), imageBudget/1000))

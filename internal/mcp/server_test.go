@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"image"
 	"image/png"
 	"os"
 	"os/exec"
@@ -680,4 +681,26 @@ func TestFigureAsImage(t *testing.T) {
 		}
 	}
 	wantContains(t, "the same figure again", text(res), "the same as one you were already sent")
+
+	// A 6000×4000 figure is scaled down to the model's bounds; its file
+	// keeps the full size.
+	res = a.ok("exec", map[string]any{"session": "fig", "code": "plt.figure(figsize=(60, 40))\nplt.plot(range(100))\nplt.show()"})
+	img = nil
+	for _, c := range res.Content {
+		if ic, ok := c.(*mcp.ImageContent); ok {
+			img = ic
+		}
+	}
+	if img == nil {
+		t.Fatalf("no image block for the large figure: %s", text(res))
+	}
+	big, _, err := image.DecodeConfig(bytes.NewReader(img.Data))
+	if err != nil || max(big.Width, big.Height) > imageSide || len(img.Data) > imageBudget {
+		t.Errorf("the large figure sent as %dx%d, %d bytes (%v); want within %d pixels and %d bytes", big.Width, big.Height, len(img.Data), err, imageSide, imageBudget)
+	}
+	structured(t, res, &r)
+	if len(r.Rich) != 1 || r.Rich[0].Width != 6000 || r.Rich[0].Height != 4000 {
+		t.Errorf("the large figure's file: %+v, want 6000x4000", r.Rich)
+	}
+	wantContains(t, "the large figure", text(res), "Scaled down for you", "to 1568×1045")
 }
