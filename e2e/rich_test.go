@@ -40,4 +40,18 @@ func TestFigures(t *testing.T) {
 	wantLacks(t, "after the figures were shown", out, "[image")
 	hist, _ := e.must(0, "history", "plots", "2")
 	wantContains(t, "history of the figures' cell", hist, "[image 1: 640×480 PNG", m[0][4], m[1][4])
+
+	// Values and display() arguments with rich forms come through as a
+	// notebook shows them: a PIL image as a PNG, an object's HTML as HTML;
+	// one without prints its repr.
+	if exec.Command(python, "-c", "import PIL").Run() == nil {
+		out, _ = e.must(0, "exec", "plots", "from PIL import Image\nImage.new('RGB', (64, 32), 'red')")
+		wantContains(t, "a PIL image value", out, "Out[3]: <PIL.Image.Image image mode=RGB size=64x32", "[image 1: 64×32 PNG, ")
+	}
+	out, _ = e.must(0, "exec", "plots", "class Table:\n    def _repr_html_(self): return '<table><tr><td>1</td></tr></table>'\ndisplay(Table(), 'plain')")
+	wantContains(t, "display()", out, "[HTML 1: ", "'plain'")
+	html := regexp.MustCompile(`\[HTML 1: [^→]+→ (\S+)\]`).FindStringSubmatch(out)
+	if b, err := os.ReadFile(html[1]); err != nil || string(b) != "<table><tr><td>1</td></tr></table>" {
+		t.Errorf("the HTML file %s: %q, %v", html[1], b, err)
+	}
 }

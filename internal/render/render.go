@@ -221,17 +221,35 @@ func Ago(d time.Duration) string {
 // RichLine tells rich output n of a cell in one line: what it is, its
 // size, and where the file is.
 func RichLine(n int, x api.Rich) string {
-	kind := strings.ToUpper(strings.TrimPrefix(x.MIME, "image/"))
+	what, kind := "image", ""
+	switch x.MIME {
+	case "image/svg+xml":
+		kind = "SVG"
+	case "text/html":
+		what, kind = "HTML", ""
+	case "text/markdown":
+		what, kind = "Markdown", ""
+	case "text/latex":
+		what, kind = "LaTeX", ""
+	default:
+		kind = strings.ToUpper(strings.TrimPrefix(x.MIME, "image/"))
+	}
 	size := ""
 	if x.Width > 0 && x.Height > 0 {
 		size = fmt.Sprintf("%d×%d ", x.Width, x.Height)
 	}
-	return fmt.Sprintf("[image %d: %s%s, %s → %s]", n, size, kind, Kilobytes(x.Bytes), x.File)
+	if kind != "" {
+		kind += ", "
+	}
+	return fmt.Sprintf("[%s %d: %s%s%s → %s]", what, n, size, kind, Kilobytes(x.Bytes), x.File)
 }
 
-// Kilobytes says a file's size as people read it: "41 KB", "1.2 MB".
+// Kilobytes says a file's size as people read it: "94 B", "41 KB", "1.2 MB".
 func Kilobytes(n int64) string {
-	if n < 1<<20 {
+	switch {
+	case n < 1000:
+		return fmt.Sprintf("%d B", n)
+	case n < 1<<20:
 		return fmt.Sprintf("%d KB", (n+512)>>10)
 	}
 	return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))

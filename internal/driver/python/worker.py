@@ -14,7 +14,18 @@ def _main():
     sys.modules["__main__"] = main_module
     namespace = main_module.__dict__
 
-    state = {"running": False, "loop": None, "sources": {}, "fed": False, "tracing": (None, None)}
+    state = {"running": False, "loop": None, "sources": {}, "fed": False, "tracing": (None, None), "rich": []}
+
+    def display(*objs):
+        """Show each object as a notebook would: its rich forms (images,
+        HTML, Markdown, SVG) saved and told with the cell, else its repr
+        printed."""
+        for obj in objs:
+            if not show_rich(state, obj):
+                print(repr(obj))
+
+    if not hasattr(builtins, "display"):
+        builtins.display = display
 
     def on_sigint(signum, frame):
         # Only a running cell is interrupted; a late SIGINT that arrives
@@ -67,6 +78,7 @@ def run_cell(cell, code, value_limit, namespace, state):
                     import builtins
                     builtins._ = value
                     put_value(result, repr(value), value_limit)
+                    show_rich(state, value)
         finally:
             state["running"] = False
     except KeyboardInterrupt as e:
@@ -81,12 +93,81 @@ def run_cell(cell, code, value_limit, namespace, state):
         result["error"] = describe(e, e.__traceback__, state)
     finally:
         state["running"] = False
+    if state["rich"]:
+        result["rich"] = state["rich"]
+        state["rich"] = []
     show_figures(result)
     result["names"] = names(namespace)
     return result
 
 
-FIGURES_LIMIT = 20  # figures saved per cell; more are counted and closed
+FIGURES_LIMIT = 20  # figures and rich outputs saved per cell; more are counted
+
+# The rich forms a value can have, by the method that gives each (as
+# IPython's display machinery asks), and the file extension it is kept as.
+RICH_METHODS = (("image/png", "_repr_png_", ".png"), ("image/jpeg", "_repr_jpeg_", ".jpg"),
+                ("image/svg+xml", "_repr_svg_", ".svg"), ("text/html", "_repr_html_", ".html"),
+                ("text/markdown", "_repr_markdown_", ".md"), ("text/latex", "_repr_latex_", ".tex"))
+EXT = {mime: ext for mime, _, ext in RICH_METHODS}
+
+
+def show_rich(state, obj):
+    """Save obj's richest forms (an image if it has one, else HTML,
+    Markdown, SVG or LaTeX) as the cell's rich output; whether it had any.
+    Matplotlib figures are shown at the cell's end instead."""
+    if type(obj).__module__.startswith("matplotlib"):
+        return False
+    bundle = {}
+    try:
+        method = getattr(obj, "_repr_mimebundle_", None)
+        if callable(method):
+            got = method()
+            if isinstance(got, tuple):
+                got = got[0]
+            if isinstance(got, dict):
+                bundle.update({k: v for k, v in got.items() if k in EXT})
+        for mime, name, _ in RICH_METHODS:
+            if mime in bundle:
+                continue
+            method = getattr(obj, name, None)
+            if callable(method):
+                got = method()
+                if isinstance(got, tuple):
+                    got = got[0]
+                if got is not None:
+                    bundle[mime] = got
+    except Exception:
+        return False
+    # An image says the most; else the first text form, in the order above.
+    for mime in ("image/png", "image/jpeg", "image/svg+xml", "text/html", "text/markdown", "text/latex"):
+        if mime in bundle:
+            data = bundle[mime]
+            if isinstance(data, str) and mime.startswith("image/") and mime != "image/svg+xml":
+                import binascii
+                data = binascii.a2b_base64(data)
+            if isinstance(data, str):
+                data = data.encode("utf-8", "backslashreplace")
+            if not isinstance(data, (bytes, bytearray)):
+                continue
+            try:
+                save_rich(state["rich"], mime, bytes(data), cut(repr(obj), 200))
+            except OSError:
+                return False
+            return True
+    return False
+
+
+def save_rich(rich, mime, data, text):
+    """Keep one rich output as a new private file in the spool."""
+    spool = _spool[0]
+    if not spool or len(rich) >= FIGURES_LIMIT:
+        return
+    path = os.path.join(spool, "rich-%d-%s%s" % (os.getpid(), os.urandom(6).hex(), EXT.get(mime, ".bin")))
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    width, height = png_size(path) if mime == "image/png" else (0, 0)
+    rich.append({"mime": mime, "file": path, "width": width, "height": height, "bytes": len(data), "text": text})
 
 
 def show_figures(result):
@@ -97,7 +178,7 @@ def show_figures(result):
     spool = _spool[0]
     if plt is None or not spool:
         return
-    rich, more = [], 0
+    rich, more = result.get("rich", []), 0
     try:
         nums = plt.get_fignums()
     except Exception:
