@@ -4,7 +4,10 @@ import (
 	"image/png"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -53,5 +56,39 @@ func TestFigures(t *testing.T) {
 	html := regexp.MustCompile(`\[HTML 1: [^→]+→ (\S+)\]`).FindStringSubmatch(out)
 	if b, err := os.ReadFile(html[1]); err != nil || string(b) != "<table><tr><td>1</td></tr></table>" {
 		t.Errorf("the HTML file %s: %q, %v", html[1], b, err)
+	}
+
+	// The notebook export embeds the figures as display_data, valid
+	// nbformat, and Jupyter's HTML conversion shows them.
+	nbPath := filepath.Join(e.home, "plots.ipynb")
+	e.must(0, "export", "plots", "--format", "ipynb", "-o", nbPath)
+	if exec.Command(python, "-c", "import nbformat").Run() == nil {
+		check := "import nbformat, sys; nb = nbformat.read(sys.argv[1], as_version=4); nbformat.validate(nb); " +
+			"print(sum(1 for c in nb.cells if c.cell_type == 'code' for o in c.outputs if o.output_type == 'display_data' and 'image/png' in o.data))"
+		got, err := exec.Command(python, "-c", check, nbPath).CombinedOutput()
+		if n, _ := strconv.Atoi(strings.TrimSpace(string(got))); err != nil || n < 3 {
+			t.Errorf("the notebook export: %v: %s (want valid nbformat with 3 PNG display_data outputs at least)", err, got)
+		}
+	}
+	if exec.Command(python, "-c", "import nbconvert").Run() == nil {
+		htmlOut, err := exec.Command(python, "-m", "nbconvert", "--to", "html", "--stdout", nbPath).Output()
+		if err != nil || strings.Count(string(htmlOut), "data:image/png;base64,") < 3 {
+			t.Errorf("nbconvert --to html: %v; %d images shown, want 3", err, strings.Count(string(htmlOut), "data:image/png;base64,"))
+		}
+	}
+
+	// The Markdown export writes the images beside the file and links
+	// them relatively.
+	mdPath := filepath.Join(e.home, "plots.md")
+	e.must(0, "export", "plots", "-o", mdPath)
+	md, _ := os.ReadFile(mdPath)
+	links := regexp.MustCompile(`!\[image \d\]\((plots_files/[^)]+\.png)\)`).FindAllStringSubmatch(string(md), -1)
+	if len(links) < 3 {
+		t.Fatalf("the Markdown export links %d images beside it, want 3:\n%s", len(links), md)
+	}
+	for _, l := range links {
+		if _, err := os.Stat(filepath.Join(e.home, l[1])); err != nil {
+			t.Errorf("linked image %s: %v", l[1], err)
+		}
 	}
 }

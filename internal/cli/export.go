@@ -2,11 +2,13 @@ package cli
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -62,7 +64,11 @@ func (x *exportCmd) run(e *env, pos []string) int {
 	}
 	var b bytes.Buffer
 	if x.format == "md" {
-		exportMarkdown(&b, r)
+		link := func(x api.Rich) string { return x.File }
+		if x.out != "" {
+			link = beside(x.out)
+		}
+		exportMarkdown(&b, r, link)
 	} else if err := exportNotebook(&b, r); err != nil {
 		e.errorf("%v", err)
 		return ExitFailed
@@ -95,6 +101,34 @@ func (x *exportCmd) run(e *env, pos []string) int {
 	return ExitOK
 }
 
+// beside copies each rich output into a directory next to the Markdown
+// file out (out's name without .md, plus "_files", as notebooks' HTML
+// exports do) and links it relatively; a file it cannot copy is linked
+// where it is.
+func beside(out string) func(api.Rich) string {
+	dir := strings.TrimSuffix(out, filepath.Ext(out)) + "_files"
+	return func(x api.Rich) string {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return x.File
+		}
+		b, err := os.ReadFile(x.File)
+		if err != nil {
+			return x.File
+		}
+		name := filepath.Base(x.File)
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			return x.File
+		}
+		return filepath.Join(filepath.Base(dir), name)
+	}
+}
+
+// mdPath is a path as a Markdown link target: spaces and parentheses
+// escaped.
+func mdPath(p string) string {
+	return strings.NewReplacer(" ", "%20", "(", "%28", ")", "%29").Replace(p)
+}
+
 // language is the runtime's language name for fences and notebooks.
 func language(runtime string) string {
 	if d, err := driver.Lookup(runtime); err == nil {
@@ -123,7 +157,9 @@ func block(w io.Writer, lang, text string) {
 }
 
 // exportMarkdown writes the record as Markdown, one section per entry.
-func exportMarkdown(w io.Writer, r api.RecordReply) {
+// exportMarkdown writes the record as Markdown; link gives the path a
+// rich output is linked by (a copy beside the file, or the saved file).
+func exportMarkdown(w io.Writer, r api.RecordReply, link func(api.Rich) string) {
 	fmt.Fprintf(w, "# Session `%s`\n\n", r.Session)
 	fmt.Fprintf(w, "Exported from polyrepl's shared record on %s: %s.\n\n", time.Now().Format("2006-01-02 15:04:05 MST"), render.Plural(len(r.Entries), "entry"))
 	if r.Dropped > 0 {
@@ -149,6 +185,14 @@ func exportMarkdown(w io.Writer, r api.RecordReply) {
 			}
 			if e.OutputCut != nil {
 				fmt.Fprintf(w, "%s\n\n", e.OutputCut.Describe("output"))
+			}
+			for i, x := range e.Rich {
+				target := link(x)
+				if strings.HasPrefix(x.MIME, "image/") {
+					fmt.Fprintf(w, "![image %d](%s)\n\n", i+1, mdPath(target))
+				} else {
+					fmt.Fprintf(w, "[%s %d](%s)\n\n", x.MIME, i+1, mdPath(target))
+				}
 			}
 			if e.Display != "" {
 				fmt.Fprint(w, "Value:\n\n")
@@ -244,6 +288,29 @@ func tracebackLines(s string) []string {
 
 // exportNotebook writes the record as a Jupyter notebook: cells as code
 // cells with their outputs, notes and idle output as Markdown cells.
+// nbRich is a rich output as a notebook's display_data: its MIME bundle,
+// the image base64 (as nbformat keeps binary data), text as lines, and
+// its text/plain form beside it; a file gone is said in the text.
+func nbRich(x api.Rich) nbOutput {
+	plain := x.Text
+	if plain == "" {
+		plain = render.RichLine(1, x)
+	}
+	data := map[string]any{"text/plain": nbLines(plain)}
+	meta := map[string]any{}
+	if b, err := os.ReadFile(x.File); err != nil {
+		data["text/plain"] = nbLines(fmt.Sprintf("%s (its file could not be read: %v)", plain, err))
+	} else if strings.HasPrefix(x.MIME, "image/") && x.MIME != "image/svg+xml" {
+		data[x.MIME] = base64.StdEncoding.EncodeToString(b)
+		if x.Width > 0 {
+			meta[x.MIME] = map[string]any{"width": x.Width, "height": x.Height}
+		}
+	} else {
+		data[x.MIME] = nbLines(string(b))
+	}
+	return nbOutput{"output_type": "display_data", "data": data, "metadata": meta}
+}
+
 func exportNotebook(w io.Writer, r api.RecordReply) error {
 	lang, runtime := "python", ""
 	for _, e := range r.Entries {
@@ -277,6 +344,9 @@ func exportNotebook(w io.Writer, r api.RecordReply) error {
 					text += "\n" + e.OutputCut.Describe("output") + "\n"
 				}
 				outs = append(outs, nbOutput{"output_type": "stream", "name": "stdout", "text": nbLines(text)})
+			}
+			for _, x := range e.Rich {
+				outs = append(outs, nbRich(x))
 			}
 			if e.Display != "" {
 				// The value alone: a notebook shows its own Out[n]: prompt.
