@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"image/png"
 	"os"
 	"os/exec"
@@ -91,4 +92,53 @@ func TestFigures(t *testing.T) {
 			t.Errorf("linked image %s: %v", l[1], err)
 		}
 	}
+}
+
+// TestTypeScriptClientSeesTheFigure: through the official TypeScript
+// SDK's Client and StdioClientTransport (its stripped environment plus
+// the test's world), a figure comes back as an image block that decodes
+// to a 640×480 PNG, and the structured content lists it with its file.
+// The SDK comes from the npm registry at install time (.ci/run puts it
+// in $POLYREPL_TEST_MCP_SDK, a node_modules directory).
+func TestTypeScriptClientSeesTheFigure(t *testing.T) {
+	needPython(t)
+	sdk := os.Getenv("POLYREPL_TEST_MCP_SDK")
+	if _, err := exec.LookPath("node"); err != nil || sdk == "" {
+		t.Skip("needs node and the TypeScript MCP SDK: set POLYREPL_TEST_MCP_SDK to a node_modules holding @modelcontextprotocol/sdk (.ci/run does)")
+	}
+	if err := exec.Command(python, "-c", "import matplotlib").Run(); err != nil {
+		t.Skipf("%s has no matplotlib (Debian: python3-matplotlib)", python)
+	}
+	t.Parallel()
+	e := newEnv(t)
+	script, _ := filepath.Abs("testdata/tsclient/plot.mjs")
+	cmd := exec.Command("node", append([]string{script, sdk, e.bin}, e.vars...)...)
+	cmd.Dir = e.home
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("the TypeScript client: %v\n%s", err, out)
+	}
+	var got struct {
+		IsError bool `json:"isError"`
+		Images  []struct {
+			MimeType      string `json:"mimeType"`
+			PNG           bool   `json:"png"`
+			Width, Height int
+		} `json:"images"`
+		Rich []struct {
+			MIME string `json:"mime"`
+			File string `json:"file"`
+		} `json:"rich"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if got.IsError || len(got.Images) != 1 || !got.Images[0].PNG || got.Images[0].Width != 640 || got.Images[0].Height != 480 {
+		t.Errorf("want one 640×480 PNG image block: %s", out)
+	}
+	if len(got.Rich) != 1 || got.Rich[0].MIME != "image/png" || got.Rich[0].File == "" {
+		t.Errorf("structured content's rich outputs: %+v", got.Rich)
+	}
+	wantContains(t, "the text", got.Text, "[image 1: 640×480 PNG")
 }
