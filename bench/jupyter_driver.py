@@ -66,6 +66,7 @@ def execute(kid, code):
             out += len(content["text"])
         elif kind in ("execute_result", "display_data"):
             out += len(content["data"].get("text/plain", ""))
+            out += len(content["data"].get("image/png", ""))
         elif kind == "status" and content["execution_state"] == "idle":
             break
     while True:

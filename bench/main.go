@@ -139,6 +139,7 @@ func run(c config) (err error) {
 		return rep.context.err
 	}
 	rep.trivial, rep.big, rep.runtimes = roundTrips(ctx, w, c)
+	rep.plot = plots(ctx, w, c)
 	rep.create = creation(ctx, w, c)
 	w.stopJupyter()
 	rep.interrupt = interrupts(ctx, w, c)

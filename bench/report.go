@@ -21,6 +21,7 @@ type report struct {
 	machine []string
 
 	trivial, big []*alt
+	plot         []*alt
 	runtimes     []runtimeResult
 	create       []*alt
 	interrupt    []*alt
@@ -237,6 +238,11 @@ func (r *report) body() string {
 	p("## Round trip of a cell printing 100 KB\n\n")
 	p("%s\n", latencyTable(r.big, "client", "in-process client"))
 	p("polyrepl bounds a reply to 30,000 characters (head and tail) and saves the whole output to a file; the other routes carry all 100 KB.\n\n")
+	if len(r.plot) > 0 {
+		p("## Round trip of a cell drawing a 640×480 line plot (issue 17)\n\n")
+		p("%s\n", latencyTable(r.plot, "client", "in-process client"))
+		p("polyrepl saves the figure as a PNG the reply names (an MCP reply carries it as an image block); the Jupyter kernel sends it base64 in a display_data message; the fresh process imports matplotlib and writes the PNG each time.\n\n")
+	}
 
 	p("## Runtimes: a fresh process per command against a polyrepl session\n\n")
 	rows = nil

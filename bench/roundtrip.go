@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -336,4 +338,51 @@ func roundTrips(ctx context.Context, w *world, c config) (trivial, big []*alt, r
 		a.label = "polyrepl, Go client in-process (python session)"
 	}
 	return trivial, big, rts
+}
+
+// cellPlot draws a 640×480 line plot (matplotlib's default figure).
+const cellPlot = "import matplotlib\nmatplotlib.use('agg')\nimport matplotlib.pyplot as plt\nplt.plot([1, 3, 2, 4])\nplt.show()"
+
+// plots times the round trip of a cell that draws a plot: in a polyrepl
+// session (the figure saved as a PNG file the reply names), in a Jupyter
+// kernel (its inline backend sends the PNG base64), and in a fresh
+// process per command that imports matplotlib and saves the figure.
+func plots(ctx context.Context, w *world, c config) []*alt {
+	if err := exec.Command(c.python, "-c", "import matplotlib").Run(); err != nil {
+		w.skip("plot rows", c.python+" has no matplotlib (Debian: python3-matplotlib)")
+		return nil
+	}
+	cl := w.newClient()
+	req := w.execReq(cellPlot)
+	if _, err := cl.Exec(ctx, "plot", req); err != nil {
+		w.skip("plot rows", err.Error())
+		return nil
+	}
+	png := filepath.Join(w.home, "plot.png")
+	alts := []*alt{
+		{key: "client", label: "polyrepl, Go client in-process (the PNG saved, named in the reply)",
+			run: func(int) (float64, error) {
+				return clientExec(ctx, cl, "plot", req, func(r api.CellResult) error {
+					if len(r.Rich) != 1 || r.Rich[0].Width != 640 {
+						return fmt.Errorf("rich outputs %+v, want one 640-wide PNG", r.Rich)
+					}
+					return nil
+				})
+			}},
+		{key: "spawn:python", label: fmt.Sprintf("a fresh `%s -c` per command, saving the figure to a file", c.python),
+			run: func(int) (float64, error) {
+				return w.timeProcess([]string{c.python, "-c", strings.Replace(cellPlot, "plt.show()", "plt.savefig("+strconv.Quote(png)+")", 1)}, nil)
+			}},
+	}
+	if w.jup != nil {
+		inline := "%matplotlib inline\nimport matplotlib.pyplot as plt\nplt.plot([1, 3, 2, 4])\nplt.show()"
+		if _, err := w.jup.exec(inline, 1000); err != nil {
+			w.skip("Jupyter plot row", err.Error())
+		} else {
+			alts = append(alts, &alt{key: "jupyter", label: "Jupyter kernel via jupyter_client (inline backend, the PNG base64 in display_data)",
+				run: func(int) (float64, error) { return w.jup.exec(inline, 1000) }})
+		}
+	}
+	interleave("plot cell", alts, 2, max(c.reps/5, 5))
+	return alts
 }
