@@ -142,3 +142,34 @@ func TestTypeScriptClientSeesTheFigure(t *testing.T) {
 	}
 	wantContains(t, "the text", got.Text, "[image 1: 640×480 PNG")
 }
+
+// TestGnuplotPlots: a gnuplot cell's plot comes back as a 640×480 PNG
+// without the user choosing a terminal; a terminal the user chooses is
+// theirs from then on.
+func TestGnuplotPlots(t *testing.T) {
+	if _, err := exec.LookPath("gnuplot"); err != nil {
+		t.Skip("needs gnuplot (Debian: gnuplot-nox)")
+	}
+	t.Parallel()
+	e := newEnv(t)
+	out, _ := e.must(0, "exec", "gp", "--runtime", "gnuplot", "plot sin(x)")
+	m := regexp.MustCompile(`\[image 1: 640×480 PNG, \d+ KB → (\S+)\]`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no 640×480 PNG told:\n%s", out)
+	}
+	f, err := os.Open(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if cfg, err := png.DecodeConfig(f); err != nil || cfg.Width != 640 {
+		t.Errorf("%s: %v %+v", m[1], err, cfg)
+	}
+	out, _ = e.must(0, "exec", "gp", "a = 1")
+	wantLacks(t, "a cell that draws nothing", out, "[image")
+	out, _ = e.must(0, "exec", "gp", "set terminal dumb; plot cos(x)")
+	wantLacks(t, "a cell that chose its terminal", out, "[image")
+	wantContains(t, "the dumb terminal's plot", out, "+----")
+	out, _ = e.must(0, "exec", "gp", "plot x")
+	wantLacks(t, "after the user chose a terminal", out, "[image")
+}

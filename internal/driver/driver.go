@@ -7,8 +7,10 @@ package driver
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -237,4 +239,19 @@ func Getenv(env []string, key string) string {
 		}
 	}
 	return v
+}
+
+// PNGSize reads a PNG file's width and height from its header; 0, 0 if
+// it is not a PNG.
+func PNGSize(path string) (int, int) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, 0
+	}
+	defer f.Close()
+	var head [24]byte
+	if _, err := io.ReadFull(f, head[:]); err != nil || string(head[:8]) != "\x89PNG\r\n\x1a\n" {
+		return 0, 0
+	}
+	return int(binary.BigEndian.Uint32(head[16:20])), int(binary.BigEndian.Uint32(head[20:24]))
 }

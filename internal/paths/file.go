@@ -74,6 +74,36 @@ func CheckFile(path string) error {
 	return checkStat(path, &st)
 }
 
+// TakeFile moves a file a runtime wrote (src: it runs as the user, with
+// the user's umask) to dst in a private directory, made 0600: refused,
+// and src removed, unless src is a regular file of the user's with one
+// name, so a link planted there moves no file of the user's elsewhere.
+func TakeFile(src, dst string) error {
+	defer os.Remove(src)
+	var st unix.Stat_t
+	if err := unix.Lstat(src, &st); err != nil {
+		return &os.PathError{Op: "lstat", Path: src, Err: err}
+	}
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		return unsafe("refusing %s: it is not a regular file", src)
+	case int(st.Uid) != os.Getuid():
+		return unsafe("refusing %s: it is owned by uid %d, not by you", src, st.Uid)
+	case st.Nlink > 1:
+		return unsafe("refusing %s: it has %d names (hard links)", src, st.Nlink)
+	}
+	if err := os.Rename(src, dst); err != nil {
+		return err
+	}
+	fd, err := unix.Open(dst, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		os.Remove(dst)
+		return &os.PathError{Op: "open", Path: dst, Err: err}
+	}
+	defer unix.Close(fd)
+	return unix.Fchmod(fd, 0o600)
+}
+
 // checkStat is CheckFile's test of what an open found at path.
 func checkStat(path string, st *unix.Stat_t) error {
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {

@@ -2,11 +2,13 @@ package record
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/polyrepl/polyrepl/internal/api"
@@ -242,28 +244,33 @@ func (r *Record) AdoptWholeValue(seq int, src string) (string, error) {
 }
 
 // AdoptRich takes over rich output i of entry seq, a file the runtime
-// saved (src): moved beside the entry's whole output when it can be
-// (same filesystem), else copied; kept and removed with the entry.
+// saved (src), beside the entry's whole output: kept and removed with
+// the entry. The runtime's files sit in the runtime directory, which may
+// be on another filesystem than the state: then it is copied.
 func (r *Record) AdoptRich(seq, i int, src, ext string) (string, error) {
 	path := filepath.Join(filepath.Dir(r.path), "output", fmt.Sprintf("%s-%d.rich-%d%s", r.name, seq, i, ext))
 	if err := paths.EnsurePrivateDir(filepath.Dir(path)); err != nil {
 		os.Remove(src)
 		return "", err
 	}
-	if err := paths.CheckFile(src); err != nil {
-		os.Remove(src)
-		return "", err
+	// Made the daemon's own where it lies (a rename in one directory),
+	// then moved, or copied across filesystems.
+	own := src + ".own"
+	err := paths.TakeFile(src, own)
+	if err == nil {
+		defer os.Remove(own)
+		if err = os.Rename(own, path); errors.Is(err, syscall.EXDEV) {
+			var f *os.File
+			if f, err = paths.OpenFile(own, os.O_RDONLY); err == nil {
+				_, err = r.saveWhole(path, "figure", f)
+				f.Close()
+			}
+		}
 	}
-	if os.Rename(src, path) == nil {
-		return path, nil
-	}
-	defer os.Remove(src)
-	f, err := paths.OpenFile(src, os.O_RDONLY)
 	if err != nil {
 		return "", err
 	}
-	defer f.Close()
-	return r.saveWhole(path, "figure", f)
+	return path, nil
 }
 
 // SaveWholeError saves the whole of entry seq's error, which the entry

@@ -21,9 +21,10 @@ var Profile = &terminal.Profile{
 		Exes: []string{"gnuplot"}, EnvVar: "POLYREPL_GNUPLOT",
 		Needs: "gnuplot (Debian: gnuplot-nox, or gnuplot-qt for windows)",
 		Limits: "gnuplot has no values: print writes output; a cell stops at its first " +
-			"error; plots go to the terminal set with `set terminal` (pngcairo or svg with " +
-			"`set output \"file\"` when there is no display; dumb draws text); pause " +
-			"mouse and other waits for a keypress read polyrepl's next commands instead",
+			"error; a cell's plot comes back as a 640x480 PNG (the last plot of the cell), " +
+			"until a cell chooses a terminal (set terminal dumb draws text, svg with " +
+			"set output writes a file); pause mouse and other waits for a keypress read " +
+			"polyrepl's next commands instead",
 		VersionArgs: []string{"--version"},
 	},
 	Print: func(head, tail string) string {
@@ -34,9 +35,25 @@ var Profile = &terminal.Profile{
 	Names:      "show variables",
 	ParseNames: parseVariables,
 	Error:      regexp.MustCompile(`^\s*(".*" )?line \d+: `),
+	// A cell's plots go to a 640×480 PNG while the terminal is gnuplot's
+	// own default (no display: "unknown"), and it is put back after; a
+	// cell that sets a terminal or an output, and every cell once the user
+	// chose a terminal, is left alone.
+	Plot: func(file, code string) ([]string, []string) {
+		if setsTerminal.MatchString(code) {
+			return nil, nil
+		}
+		f := terminal.SingleQuoted(file)
+		return []string{`if (GPVAL_TERM eq "unknown") { set terminal pngcairo size 640,480; set output ` + f + ` }`},
+			[]string{`if (GPVAL_OUTPUT eq ` + f + `) { set output; set terminal unknown }`}
+	},
 }
 
 func init() { driver.Register(terminal.Driver{P: Profile}) }
+
+// setsTerminal matches a command choosing a terminal or an output, in
+// any of gnuplot's abbreviations ("set term", "set o").
+var setsTerminal = regexp.MustCompile(`(?m)(^|;)\s*set\s+(t|te|ter|term|termi|termin|termina|terminal|o|ou|out|outp|outpu|output)\b`)
 
 // predefined are the variables gnuplot defines itself.
 var predefined = map[string]bool{"pi": true, "I": true, "NaN": true, "VoxelDistance": true, "ARGC": true, "ARG0": true, "ARGV": true}

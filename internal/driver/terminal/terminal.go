@@ -94,6 +94,13 @@ type Profile struct {
 	// Interrupt, if set, replaces the default: SIGINT to the REPL (on a
 	// terminal, the Ctrl-C key), then to its whole process group.
 	Interrupt func(tree proc.Tree, attempt int) error
+	// Plot, if set, returns the lines sent before a cell's loader line
+	// that send its plots to file, a PNG (unless the user chose a
+	// terminal of their own), and those sent after it that close the
+	// file: a plot the cell drew comes back as its rich output without
+	// the user choosing a terminal, and a cell that drew none leaves the
+	// file empty, dropped.
+	Plot func(file, code string) (before, after []string)
 }
 
 // Mark makes the marks of one session.
@@ -217,6 +224,7 @@ type process struct {
 	versionOut  bytes.Buffer
 	cell        int // the running cell, or 0
 	cellFile    string
+	plotFile    string // where the running cell's plot goes, if the profile plots
 	interrupted bool
 	failed      bool   // the loader printed an error mark
 	failMsg     string // and said this
@@ -277,6 +285,17 @@ func (p *process) Run(cell int, code string) error {
 		}
 		msg.WriteString(p.pr.Load(file) + "\n")
 	}
+	plot := ""
+	if p.pr.Plot != nil && file != "" {
+		plot = filepath.Join(p.cells, fmt.Sprintf("plot_%d.png", cell))
+		if before, after := p.pr.Plot(plot, code); len(before) > 0 {
+			load := msg.String()
+			msg.Reset()
+			msg.WriteString(strings.Join(before, "\n") + "\n" + load + strings.Join(after, "\n") + "\n")
+		} else {
+			plot = ""
+		}
+	}
 	msg.WriteString(p.print("end") + "\n")
 	names := p.pr.Names != "" && (p.pr.Binds == nil || p.pr.Binds(code))
 	if names {
@@ -287,7 +306,7 @@ func (p *process) Run(cell int, code string) error {
 	if p.raw != nil {
 		p.setEcho(false) // the cell's lines are not the person's typing
 	}
-	p.cell, p.cellFile = cell, file
+	p.cell, p.cellFile, p.plotFile = cell, file, plot
 	p.interrupted, p.failed, p.failMsg, p.errLine = false, false, "", ""
 	p.line = p.line[:0]
 	p.value.Reset()
@@ -572,7 +591,16 @@ func (p *process) finish() {
 	if p.cellFile != "" {
 		os.Remove(p.cellFile)
 	}
-	p.cell, p.cellFile = 0, ""
+	if p.plotFile != "" {
+		w, h := driver.PNGSize(p.plotFile)
+		if fi, err := os.Lstat(p.plotFile); err == nil && fi.Mode().IsRegular() && w > 0 {
+			r.Rich = append(r.Rich, api.Rich{MIME: "image/png", File: p.plotFile, Width: w, Height: h, Bytes: fi.Size(),
+				Text: fmt.Sprintf("<%s plot %dx%d>", p.pr.Name, w, h)})
+		} else {
+			os.Remove(p.plotFile)
+		}
+	}
+	p.cell, p.cellFile, p.plotFile = 0, "", ""
 	if p.raw != nil {
 		p.setEcho(true)
 	}
