@@ -14,10 +14,11 @@ func init() {
 		summary: "list a session's shared record, or show one entry whole",
 		help: `Lists the entries of session NAME's shared record, one line each: every
 cell from every client (who, how, status, code), output printed while no
-cell ran, and notes (created, restarted, ended). With ID (a seq such as 12,
-or NAME#12; NAME#12 alone does the same) shows that entry whole: code, output, value or error. --since
-SEQ lists only the entries after SEQ. The record keeps the last 300
-entries of each session, across restarts and daemon restarts.`,
+cell ran, and notes (created, restarted, ended). With ID (a seq such as
+12, or NAME#12; NAME#12 alone does the same) shows that entry whole:
+code, output, value or error, and its figures' files. --since SEQ lists
+only the entries after SEQ. The record keeps the last 300 entries of each
+session, across restarts and daemon restarts.`,
 		new: func() runner { return &historyCmd{} },
 	})
 }

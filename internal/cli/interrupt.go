@@ -7,10 +7,12 @@ func init() {
 		name:    "interrupt",
 		args:    "NAME",
 		summary: "stop the running cell (as Ctrl-C would); the session stays",
-		help: `Raises KeyboardInterrupt in the running cell of session NAME, also inside
-time.sleep or a subprocess, and prints the cell's result. The namespace is
-kept. A cell stuck in C code that never checks for signals cannot be
-interrupted: kill the session instead.
+		help: `Stops the running cell of session NAME as Ctrl-C would — in Python a
+KeyboardInterrupt, also inside time.sleep or a subprocess; in other
+runtimes their own interrupt (polyrepl runtimes lists each one's limits)
+— and prints the cell's result. The namespace is kept. A stopped runtime
+(SIGSTOP) is woken first. A cell stuck in code that never checks for
+signals cannot be interrupted: kill the session instead.
 
 Exit status: 0 the cell stopped (or nothing was running), 1 the session is
 dead, 2 refused, 124 the cell is still running.`,
