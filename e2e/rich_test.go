@@ -173,3 +173,32 @@ func TestGnuplotPlots(t *testing.T) {
 	out, _ = e.must(0, "exec", "gp", "plot x")
 	wantLacks(t, "after the user chose a terminal", out, "[image")
 }
+
+// TestRPlots: an R cell's base graphics and printed ggplot values come
+// back as 640×480 PNGs, one a page, without the user opening a device.
+func TestRPlots(t *testing.T) {
+	if _, err := exec.LookPath("R"); err != nil {
+		t.Skip("needs R (Debian: r-base-core)")
+	}
+	t.Parallel()
+	e := newEnv(t)
+	out, _ := e.must(0, "exec", "rp", "--runtime", "r", "plot(1:10); hist(c(1, 2, 2, 3)); 42")
+	wantContains(t, "two base plots", out, "[1] 42", "[image 1: 640×480 PNG", "[image 2: 640×480 PNG")
+	for _, m := range regexp.MustCompile(`→ (\S+\.png)\]`).FindAllStringSubmatch(out, -1) {
+		f, err := os.Open(m[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := png.DecodeConfig(f)
+		f.Close()
+		if err != nil || cfg.Width != 640 || cfg.Height != 480 {
+			t.Errorf("%s: %v %+v", m[1], err, cfg)
+		}
+	}
+	out, _ = e.must(0, "exec", "rp", "x <- 1")
+	wantLacks(t, "a cell that draws nothing", out, "[image")
+	if exec.Command("Rscript", "-e", "library(ggplot2)").Run() == nil {
+		out, _ = e.must(0, "exec", "rp", "library(ggplot2); ggplot(data.frame(a = 1:3, b = c(2, 1, 3)), aes(a, b)) + geom_line()")
+		wantContains(t, "a printed ggplot", out, "[image 1: 640×480 PNG")
+	}
+}

@@ -32,8 +32,8 @@ var Runtime = &worker.Runtime{
 		Exes: []string{"R"}, EnvVar: "POLYREPL_R",
 		Needs: "R 4 (Debian: r-base-core)",
 		Limits: "R runs as Rscript does: non-interactive (interactive() is FALSE, so " +
-			"readline() and menu() return at once, browser() does not stop, and plots go " +
-			"to Rplots.pdf unless a device is opened), reading .Rprofile and .Renviron but " +
+			"readline() and menu() return at once, and browser() does not stop; a cell's plots " +
+			"come back as 640x480 PNGs, one a page, unless a device is open), reading .Rprofile and .Renviron but " +
 			"neither restoring nor saving .RData; q() and closeAllConnections() end the " +
 			"session; an interrupt ends a subprocess the cell waits on (system()) and, as " +
 			"at R's prompt, the cell runs on until interrupted again; C code that never " +

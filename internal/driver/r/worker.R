@@ -317,6 +317,7 @@ run_cell <- function(cell, code, limit) {
   st$warned <- FALSE
   # A SIGINT that came while no cell ran is pending; drain it here.
   tryCatch(allowInterrupts(Sys.sleep(0)), interrupt = function(e) NULL)
+  plots_open(cell)
   outcome <- tryCatch(
     withCallingHandlers(
       {
@@ -341,7 +342,46 @@ run_cell <- function(cell, code, limit) {
   # Warnings deferred by an expression that did not finish.
   tryCatch(print_warnings(), error = function(e) NULL, interrupt = function(e) NULL)
   st$value <- NULL
+  res <- tryCatch(plots_close(res, cell), error = function(e) res, interrupt = function(e) res)
   res$names <- user_names()
+  res
+}
+
+# ---- plots -------------------------------------------------------------------
+
+# A cell's plots are drawn on a 640x480 PNG device opened for it, one file
+# a page, when no device is open (else they go where the user chose), and
+# told as its rich output, as a notebook shows them: base graphics and
+# printed ggplot values alike, without the user opening a device.
+plots_open <- function(cell) {
+  st$plot_dev <- NULL
+  if (!nzchar(st$spool) || grDevices::dev.cur() != 1L) return(invisible())
+  st$plot_pattern <- sprintf("rplot-%d-%d-", Sys.getpid(), cell)
+  file <- file.path(st$spool, paste0(st$plot_pattern, "%03d.png"))
+  ok <- tryCatch({
+    grDevices::png(file, width = 640L, height = 480L, type = "cairo")
+    TRUE
+  }, error = function(e) FALSE, warning = function(w) FALSE)
+  if (ok) st$plot_dev <- grDevices::dev.cur()
+}
+
+plots_close <- function(res, cell) {
+  dev <- st$plot_dev
+  st$plot_dev <- NULL
+  if (is.null(dev)) return(res)
+  if (dev %in% grDevices::dev.list()) grDevices::dev.off(dev)
+  files <- list.files(st$spool, pattern = paste0("^", st$plot_pattern, "[0-9]+[.]png$"), full.names = TRUE)
+  files <- files[file.size(files) > 0]
+  rich <- list()
+  for (f in files[seq_len(min(20L, length(files)))]) {
+    rich[[length(rich) + 1L]] <- list(mime = "image/png", file = f, width = 640L, height = 480L,
+                                      bytes = file.size(f), text = "<R plot 640x480>")
+  }
+  if (length(files) > 20L) {
+    unlink(files[-(1:20)])
+    res$rich_more <- length(files) - 20L
+  }
+  if (length(rich) > 0L) res$rich <- rich
   res
 }
 
@@ -370,6 +410,10 @@ setup_locale <- function() {
 main <- function() {
   args <- commandArgs(trailingOnly = TRUE)
   st$sentinel <- charToRaw(args[length(args)])
+  # Where the cell's plots are saved for the daemon; out of the
+  # environment, so the cell's subprocesses do not see it.
+  st$spool <- Sys.getenv("POLYREPL_WORKER_SPOOL")
+  Sys.unsetenv("POLYREPL_WORKER_SPOOL")
   setup_locale()
   # Opened close-on-exec ("e"), and the inherited descriptors closed, so
   # the cell's subprocesses do not hold the control channels.

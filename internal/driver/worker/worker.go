@@ -132,10 +132,10 @@ func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (
 		return nil, err
 	}
 	sentinel := "\x01polyrepl-end-" + nonce + "\x02"
-	extra, env := []string{script, sentinel}, r.Env
+	extra, env := []string{script, sentinel}, append(append([]string(nil), r.Env...), SpoolVar+"="+spec.RuntimeDir)
 	if r.SentinelEnv {
 		extra = []string{script}
-		env = append(append([]string(nil), r.Env...), SentinelVar+"="+sentinel, SpoolVar+"="+spec.RuntimeDir)
+		env = append(env, SentinelVar+"="+sentinel)
 	}
 	l := driver.Launch{Runtime: r.Name, Needs: r.Needs, EnvVar: r.EnvVar, Spec: spec,
 		Args: r.Args, Project: r.Project, Extra: extra, Env: env}
