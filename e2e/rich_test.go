@@ -202,3 +202,24 @@ func TestRPlots(t *testing.T) {
 		wantContains(t, "a printed ggplot", out, "[image 1: 640×480 PNG")
 	}
 }
+
+// TestOctavePlots: an Octave cell's figure comes back as a 640×480 PNG
+// and is closed after.
+func TestOctavePlots(t *testing.T) {
+	if _, err := exec.LookPath("octave-cli"); err != nil {
+		t.Skip("needs octave-cli (Debian: octave)")
+	}
+	if _, err := exec.LookPath("gnuplot"); err != nil {
+		t.Skip("Octave draws through gnuplot here: needs gnuplot (Debian: gnuplot-nox)")
+	}
+	if _, err := os.Stat("/usr/share/fonts/opentype/freefont"); err != nil {
+		t.Skip("Octave cannot draw text without fonts: needs fonts-freefont-otf")
+	}
+	t.Parallel()
+	e := newEnv(t)
+	out, _ := e.must(0, "exec", "oc", "--runtime", "octave", "plot(1:10); x = 3")
+	wantContains(t, "an Octave figure", out, "x = 3", "[image 1: 640×480 PNG")
+	out, _ = e.must(0, "exec", "oc", "disp(numel(get(0, 'children')))")
+	wantContains(t, "after the figure was shown", out, "0")
+	wantLacks(t, "a cell that draws nothing", out, "[image")
+}

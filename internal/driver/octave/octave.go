@@ -21,14 +21,25 @@ var Profile = &terminal.Profile{
 		Exes: []string{"octave-cli", "octave"}, EnvVar: "POLYREPL_OCTAVE",
 		Needs: "GNU Octave (Debian: octave)",
 		Limits: "values are printed by Octave as output (\"ans = 42\"), there is no separate " +
-			"value; a cell stops at its first error; plots need a file output (print -dpng) " +
-			"since there is no display; a cell reading stdin (input, keyboard) reads " +
+			"value; a cell stops at its first error; a cell's current figure comes back as a " +
+			"640x480 PNG and its figures are closed after (drawing needs gnuplot and fonts: " +
+			"Debian's gnuplot-nox and fonts-freefont-otf); a cell reading stdin (input, keyboard) reads " +
 			"polyrepl's next commands instead; exit ends the session",
 		VersionArgs: []string{"--version"},
 	},
 	Args: []string{"--interactive", "--no-line-editing", "--quiet", "--no-window-system"},
 	Setup: func(terminal.Mark) []string {
-		return []string{`PS1(""); PS2(""); more off; page_screen_output(false);`}
+		// Figures are drawn off screen (there is no display) and shown at
+		// a cell's end as its plot; gnuplot's own warning about itself is
+		// not the cell's.
+		return []string{`PS1(""); PS2(""); more off; page_screen_output(false); ` +
+			`set(0, "defaultfigurevisible", "off"); warning("off", "Octave:gnuplot-graphics");`}
+	},
+	// A cell's current figure comes back as a 640×480 PNG, and its
+	// figures are closed after, as a notebook's inline plots are.
+	Plot: func(file, code string) ([]string, []string) {
+		return []string{""}, []string{`if !isempty(get(0, "children")), polyrepl_w = warning(); warning("off", "all"); try, print(gcf(), ` + terminal.SingleQuoted(file) +
+			`, "-dpngcairo", "-S640,480"); catch polyrepl_err, disp(["polyrepl: the figure could not be saved: " polyrepl_err.message]); end, warning(polyrepl_w); close all; clear polyrepl_w polyrepl_err; end`}
 	},
 	Print: func(head, tail string) string {
 		return fmt.Sprintf(`fflush(stderr); printf("%%s%%s\n", %s, %s); fflush(stdout);`, terminal.SingleQuoted(head), terminal.SingleQuoted(tail))
