@@ -187,6 +187,11 @@ type CellResult struct {
 	Activity *Activity `json:"activity,omitempty"`
 }
 
+// RichBudget bounds the bytes of rich outputs a session's record keeps:
+// past it a cell's new figures are not kept, and the reply says so; they
+// are freed as their entries leave the record.
+const RichBudget = 500 << 20
+
 // Rich is one rich output of a cell — a matplotlib figure, an image —
 // saved whole as a file: each edge shows it its own way (a line with the
 // path for people, an image block for a model).

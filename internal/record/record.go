@@ -206,6 +206,20 @@ func (r *Record) Output(seq int, p []byte) {
 }
 
 // Update changes an entry (a cell ended) and saves it at once.
+// RichBytes is the size of the rich outputs (figures, images) the
+// record's entries keep, which a session's budget bounds.
+func (r *Record) RichBytes() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var n int64
+	for _, e := range r.entries {
+		for _, x := range e.Rich {
+			n += x.Bytes
+		}
+	}
+	return n
+}
+
 func (r *Record) Update(seq int, f func(e *api.Entry)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

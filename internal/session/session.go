@@ -231,8 +231,21 @@ func (s *Session) CellDone(r driver.Result) {
 	case r.ValueSaveErr != "":
 		c.valueSaveErr = fmt.Errorf("the runtime could not save it: %s", r.ValueSaveErr)
 	}
+	held, over := s.rec.RichBytes(), false
 	for i := range r.Rich {
 		x := &r.Rich[i]
+		if held+x.Bytes > api.RichBudget {
+			os.Remove(x.File)
+			x.File = ""
+			if over {
+				continue
+			}
+			over = true
+			c.richErrs = append(c.richErrs, fmt.Errorf("the session's figures already take %s, its budget is %s; older ones are freed as their entries leave the record",
+				bytesIn(held), bytesIn(api.RichBudget)))
+			continue
+		}
+		held += x.Bytes
 		path, err := s.rec.AdoptRich(c.seq, i+1, x.File, filepath.Ext(x.File))
 		if err != nil {
 			c.richErrs = append(c.richErrs, err)
@@ -759,3 +772,6 @@ func firstLine(code string) string {
 	}
 	return line
 }
+
+// bytesIn says a size in MB, for a note.
+func bytesIn(n int64) string { return fmt.Sprintf("%d MB", (n+1<<19)>>20) }
