@@ -59,6 +59,13 @@ func TestFigures(t *testing.T) {
 		t.Errorf("the HTML file %s: %q, %v", html[1], b, err)
 	}
 
+	// A pandas DataFrame value keeps its text table as the value and
+	// comes with its HTML table.
+	if exec.Command(python, "-c", "import pandas").Run() == nil {
+		out, _ = e.must(0, "exec", "plots", "import pandas as pd\npd.DataFrame({'a': [1, 2], 'b': [3, 4]})")
+		wantContains(t, "a DataFrame value", out, "   a  b\n0  1  3", "[HTML 1: ")
+	}
+
 	// The notebook export embeds the figures as display_data, valid
 	// nbformat, and Jupyter's HTML conversion shows them.
 	nbPath := filepath.Join(e.home, "plots.ipynb")
