@@ -230,3 +230,18 @@ func TestOctavePlots(t *testing.T) {
 	wantContains(t, "after the figure was shown", out, "0")
 	wantLacks(t, "a cell that draws nothing", out, "[image")
 }
+
+// TestIPythonFigures: IPython sessions show figures, rich values and
+// display() as notebooks do.
+func TestIPythonFigures(t *testing.T) {
+	needPython(t)
+	if err := exec.Command(python, "-c", "import IPython, matplotlib").Run(); err != nil {
+		t.Skipf("%s has no IPython or matplotlib (Debian: ipython3, python3-matplotlib)", python)
+	}
+	t.Parallel()
+	e := newEnv(t)
+	out, _ := e.must(0, "exec", "ipy", "--runtime", "ipython", "import matplotlib.pyplot as plt\nplt.plot([1, 2]);")
+	wantContains(t, "an IPython figure", out, "[image 1: 640×480 PNG")
+	out, _ = e.must(0, "exec", "ipy", "from IPython.display import display, HTML\ndisplay(HTML('<b>x</b>'), 3)")
+	wantContains(t, "IPython's display()", out, "[HTML 1: ", "3")
+}

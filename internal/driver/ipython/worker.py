@@ -10,7 +10,7 @@
 
 def _main():
     shell_box = []
-    state = {"value": None, "traceback": None}
+    state = {"value": None, "traceback": None, "rich": []}
 
     # SIGINT (and SIGUSR2, which the daemon sends when SIGINT did not stop
     # the cell) raise KeyboardInterrupt only while a cell runs: Python's own
@@ -27,6 +27,9 @@ def _main():
         _signal.signal(_signal.SIGUSR2, _signal.default_int_handler)
 
     def start():
+        # Figures are drawn headless and shown at each cell's end, as the
+        # inline backend does; a backend the user chose stays.
+        os.environ.setdefault("MPLBACKEND", "agg")
         try:
             import IPython
             from IPython.core.interactiveshell import InteractiveShell
@@ -71,9 +74,24 @@ def install_hooks(shell, state):
     still computes IPython's text/plain display and updates Out and _, but
     hands the text to the worker; tracebacks are kept, not printed."""
     hook = shell.displayhook
+    # Every formatter on, as in a notebook, so a value's rich forms (a PIL
+    # image, a DataFrame's HTML) come through as its rich output.
+    shell.display_formatter.active_types = list(shell.display_formatter.formatters)
 
     def write_format_data(format_dict, md_dict=None):
         state["value"] = format_dict.get("text/plain")
+        if len(format_dict) > 1:
+            save_bundle(state["rich"], format_dict, cut(format_dict.get("text/plain", ""), 200))
+
+    # display(): each object's richest form saved, as a notebook shows it;
+    # one with only text prints it.
+    def publish(data, metadata=None, *args, **kwargs):
+        if not save_bundle(state["rich"], data, cut(data.get("text/plain", ""), 200)):
+            text = data.get("text/plain")
+            if text is not None:
+                print(text)
+
+    shell.display_pub.publish = publish
 
     hook.write_output_prompt = lambda: None
     hook.write_format_data = write_format_data
@@ -116,6 +134,9 @@ def run_cell(shell, state, cell, code, value_limit, in_cell, between_cells):
     text = state["value"]
     if text is not None and error is None:
         put_value(result, text, value_limit)
+    if state["rich"]:
+        result["rich"], state["rich"] = state["rich"], []
+    show_figures(result)
     result["names"] = names(shell)
     return result
 

@@ -21,7 +21,7 @@ def _main():
         HTML, Markdown, SVG) saved and told with the cell, else its repr
         printed."""
         for obj in objs:
-            if not show_rich(state, obj):
+            if not show_rich(state["rich"], obj):
                 print(repr(obj))
 
     if not hasattr(builtins, "display"):
@@ -78,7 +78,7 @@ def run_cell(cell, code, value_limit, namespace, state):
                     import builtins
                     builtins._ = value
                     put_value(result, repr(value), value_limit)
-                    show_rich(state, value)
+                    show_rich(state["rich"], value)
         finally:
             state["running"] = False
     except KeyboardInterrupt as e:
@@ -99,123 +99,6 @@ def run_cell(cell, code, value_limit, namespace, state):
     show_figures(result)
     result["names"] = names(namespace)
     return result
-
-
-FIGURES_LIMIT = 20  # figures and rich outputs saved per cell; more are counted
-
-# The rich forms a value can have, by the method that gives each (as
-# IPython's display machinery asks), and the file extension it is kept as.
-RICH_METHODS = (("image/png", "_repr_png_", ".png"), ("image/jpeg", "_repr_jpeg_", ".jpg"),
-                ("image/svg+xml", "_repr_svg_", ".svg"), ("text/html", "_repr_html_", ".html"),
-                ("text/markdown", "_repr_markdown_", ".md"), ("text/latex", "_repr_latex_", ".tex"))
-EXT = {mime: ext for mime, _, ext in RICH_METHODS}
-
-
-def show_rich(state, obj):
-    """Save obj's richest forms (an image if it has one, else HTML,
-    Markdown, SVG or LaTeX) as the cell's rich output; whether it had any.
-    Matplotlib figures are shown at the cell's end instead."""
-    if type(obj).__module__.startswith("matplotlib"):
-        return False
-    bundle = {}
-    try:
-        method = getattr(obj, "_repr_mimebundle_", None)
-        if callable(method):
-            got = method()
-            if isinstance(got, tuple):
-                got = got[0]
-            if isinstance(got, dict):
-                bundle.update({k: v for k, v in got.items() if k in EXT})
-        for mime, name, _ in RICH_METHODS:
-            if mime in bundle:
-                continue
-            method = getattr(obj, name, None)
-            if callable(method):
-                got = method()
-                if isinstance(got, tuple):
-                    got = got[0]
-                if got is not None:
-                    bundle[mime] = got
-    except Exception:
-        return False
-    # An image says the most; else the first text form, in the order above.
-    for mime in ("image/png", "image/jpeg", "image/svg+xml", "text/html", "text/markdown", "text/latex"):
-        if mime in bundle:
-            data = bundle[mime]
-            if isinstance(data, str) and mime.startswith("image/") and mime != "image/svg+xml":
-                import binascii
-                data = binascii.a2b_base64(data)
-            if isinstance(data, str):
-                data = data.encode("utf-8", "backslashreplace")
-            if not isinstance(data, (bytes, bytearray)):
-                continue
-            try:
-                save_rich(state["rich"], mime, bytes(data), cut(repr(obj), 200))
-            except OSError:
-                return False
-            return True
-    return False
-
-
-def save_rich(rich, mime, data, text):
-    """Keep one rich output as a new private file in the spool."""
-    spool = _spool[0]
-    if not spool or len(rich) >= FIGURES_LIMIT:
-        return
-    path = os.path.join(spool, "rich-%d-%s%s" % (os.getpid(), os.urandom(6).hex(), EXT.get(mime, ".bin")))
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), 0o600)
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    width, height = png_size(path) if mime == "image/png" else (0, 0)
-    rich.append({"mime": mime, "file": path, "width": width, "height": height, "bytes": len(data), "text": text})
-
-
-def show_figures(result):
-    """Save every open matplotlib figure as a PNG in the spool directory
-    and close it, as IPython's inline backend shows a cell's figures: the
-    daemon takes the files over and tells them as the cell's rich output."""
-    plt = sys.modules.get("matplotlib.pyplot")
-    spool = _spool[0]
-    if plt is None or not spool:
-        return
-    rich, more = result.get("rich", []), 0
-    try:
-        nums = plt.get_fignums()
-    except Exception:
-        return
-    for num in nums:
-        try:
-            fig = plt.figure(num)
-            if len(rich) >= FIGURES_LIMIT:
-                more += 1
-                continue
-            path = os.path.join(spool, "figure-%d-%s.png" % (os.getpid(), os.urandom(6).hex()))
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), 0o600)
-            with os.fdopen(fd, "wb") as f:
-                fig.savefig(f, format="png", dpi=100)
-            width, height = png_size(path)
-            rich.append({"mime": "image/png", "file": path, "width": width, "height": height,
-                         "bytes": os.path.getsize(path), "text": "<Figure size %dx%d>" % (width, height)})
-        except Exception as e:
-            result.setdefault("rich_errors", []).append(cut(str(e), 500))
-        finally:
-            try:
-                plt.close(num)
-            except Exception:
-                pass
-    if rich:
-        result["rich"] = rich
-    if more:
-        result["rich_more"] = more
-
-
-def png_size(path):
-    """A PNG's width and height, from its header."""
-    with open(path, "rb") as f:
-        head = f.read(24)
-    if head[:8] != b"\x89PNG\r\n\x1a\n":
-        return 0, 0
-    return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
 
 
 CO_COROUTINE = 0x0080  # inspect.CO_COROUTINE, without importing inspect
