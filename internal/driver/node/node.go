@@ -39,6 +39,10 @@ var Runtime = &worker.Runtime{
 	Args:      []string{"--expose-internals"},
 	Interrupt: interrupt,
 	Hint:      hint,
+	// The end marker is not on the command line, and results echo each
+	// exec's nonce (worker.js).
+	SentinelEnv: true,
+	CellNonce:   true,
 }
 
 // staticImport is the message V8 gives a static import in code that is

@@ -94,7 +94,10 @@ function main() {
     ReflectApply(stderrWrite, stderr, [`polyrepl needs Node.js 18 or newer; ${process.execPath} is ${process.version}\n`]);
     processExit(3);
   }
-  sentinel = process.argv[2] || '';
+  // The end marker comes in the environment (older daemons: the last
+  // argument), taken out before any cell runs.
+  sentinel = process.env.POLYREPL_WORKER_SENTINEL || process.argv[2] || '';
+  delete process.env.POLYREPL_WORKER_SENTINEL;
   if (sentinel === '') {
     ReflectApply(stderrWrite, stderr, ['polyrepl worker: start it as `node worker.js SENTINEL`\n']);
     processExit(2);
@@ -244,15 +247,15 @@ function readCommands(fd) {
         buf = buf.subarray(nl + 1);
         chunks = [buf];
         have = buf.length;
-        if (parts.length !== 4 || parts[0] !== 'exec') continue;
-        header = { cell: Number(parts[1]), limit: Number(parts[2]), size: Number(parts[3]) };
+        if ((parts.length !== 4 && parts.length !== 5) || parts[0] !== 'exec') continue;
+        header = { cell: Number(parts[1]), limit: Number(parts[2]), size: Number(parts[3]), nonce: parts[4] };
       }
       if (have < header.size) break;
       const code = buf.toString('utf8', 0, header.size);
       buf = buf.subarray(header.size);
       chunks = [buf];
       have = buf.length;
-      queue.push({ cell: header.cell, limit: header.limit, code });
+      queue.push({ cell: header.cell, limit: header.limit, code, nonce: header.nonce });
       header = null;
     }
     pump();
@@ -266,16 +269,19 @@ function pump() {
   if (busy || queue.length === 0) return;
   busy = true;
   const job = queue.shift();
-  ReflectApply(PromiseThen, runCell(job), [finish, (e) => finish({
+  ReflectApply(PromiseThen, runCell(job), [(r) => finish(r, job), (e) => finish({
     op: 'done', cell: job.cell, status: 'error',
     error: { type: 'InternalError', message: `the polyrepl worker failed: ${String(e)}`, traceback: '' },
-  })]);
+  }, job)]);
 }
 
 // finish ends a cell: it lets what the cell queued for right after it (next
 // ticks, promise reactions, immediates) run and print, then writes the
 // marker after everything printed, then reports the cell.
-function finish(result) {
+// The result echoes the exec's nonce, so the daemon takes no event a cell
+// forged for it.
+function finish(result, job) {
+  if (job.nonce) result.nonce = job.nonce;
   setImmediate(() => flush((ok) => {
     result.flushed = ok;
     send(result);
