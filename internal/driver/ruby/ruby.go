@@ -33,6 +33,10 @@ var Runtime = &worker.Runtime{
 	},
 	Source:   source,
 	FileName: "ruby-worker.rb",
+	// The end marker is not on the command line, and results echo each
+	// exec's nonce (worker.rb).
+	SentinelEnv: true,
+	CellNonce:   true,
 }
 
 func init() { driver.Register(worker.Driver{R: Runtime}) }

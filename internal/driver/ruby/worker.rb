@@ -35,7 +35,9 @@ Module.new do
     @worker_file = __FILE__
     @worker_path = File.expand_path(__FILE__)
     @pid = Process.pid
-    @sentinel = argv[0].to_s.b
+    # The end marker comes in the environment (older daemons: the first
+    # argument), taken out before any cell runs.
+    @sentinel = (ENV.delete("POLYREPL_WORKER_SENTINEL") || argv[0]).to_s.b
     # Like irb: no script arguments, so a cell's bare `gets` reads stdin
     # instead of opening the sentinel as a file.
     ARGV.clear
@@ -75,7 +77,7 @@ Module.new do
 
     while (header = @commands.gets)
       parts = header.split(" ")
-      next unless parts.length == 4 && parts[0] == "exec"
+      next unless (parts.length == 4 || parts.length == 5) && parts[0] == "exec"
       cell = parts[1].to_i
       limit = parts[2].to_i
       size = parts[3].to_i
@@ -90,6 +92,8 @@ Module.new do
         Kernel.exit!(0)
       end
       result["flushed"] = flush_all(true)
+      # The exec's nonce, so the daemon takes no event a cell forged.
+      result["nonce"] = parts[4] if parts[4]
       send_event(result)
     end
   end
