@@ -15,11 +15,12 @@ var source []byte
 
 // loader is the one R expression given with -e: R takes its script file
 // only before --args, where the worker protocol cannot put it, so the
-// worker's path arrives after --args (next to last, the sentinel last) and
+// worker's path arrives after --args (last: the end marker comes in the
+// environment) and
 // this sources it into a private environment, keeping the worker's own
 // names out of the user's .GlobalEnv. Rscript passes the same arguments on,
 // so $POLYREPL_R may name either.
-const loader = "sys.source(.subset2(rev(commandArgs(TRUE)), 2L), envir = new.env(parent = baseenv()))"
+const loader = "sys.source(.subset2(rev(commandArgs(TRUE)), 1L), envir = new.env(parent = baseenv()))"
 
 // Runtime is R's worker runtime. It keeps the worker family's default
 // interrupt: SIGINT to R raises an interrupt condition in the cell at its
@@ -44,6 +45,10 @@ var Runtime = &worker.Runtime{
 	Source:   source,
 	FileName: "r-worker.R",
 	Args:     []string{"--no-echo", "--no-restore", "--no-save", "-e", loader, "--args"},
+	// The end marker is not on the command line, and results echo each
+	// exec's nonce (worker.R).
+	SentinelEnv: true,
+	CellNonce:   true,
 }
 
 func init() { driver.Register(worker.Driver{R: Runtime}) }

@@ -82,13 +82,14 @@ read_command <- function() {
   header <- readLines(con, n = 1L, warn = FALSE)
   if (length(header) == 0L) return(NULL)
   parts <- strsplit(header, " ", fixed = TRUE)[[1L]]
-  if (length(parts) != 4L || parts[1L] != "exec") return("skip")
+  if (!(length(parts) %in% c(4L, 5L)) || parts[1L] != "exec") return("skip")
   nums <- suppressWarnings(as.numeric(parts[2:4]))
   if (anyNA(nums)) return("skip")
   size <- nums[3L]
   code <- if (size > 0) readBin(con, "raw", size) else raw(0L)
   if (length(code) < size) return(NULL)
-  list(cell = nums[1L], limit = nums[2L], code = code)
+  list(cell = nums[1L], limit = nums[2L], code = code,
+       nonce = if (length(parts) == 5L) parts[5L] else NULL)
 }
 
 # ---- running a cell ------------------------------------------------------------
@@ -409,7 +410,12 @@ setup_locale <- function() {
 
 main <- function() {
   args <- commandArgs(trailingOnly = TRUE)
-  st$sentinel <- charToRaw(args[length(args)])
+  # The end marker comes in the environment (older daemons: the last
+  # argument), taken out before any cell runs.
+  sentinel <- Sys.getenv("POLYREPL_WORKER_SENTINEL")
+  Sys.unsetenv("POLYREPL_WORKER_SENTINEL")
+  if (!nzchar(sentinel)) sentinel <- args[length(args)]
+  st$sentinel <- charToRaw(sentinel)
   # Where the cell's plots are saved for the daemon; out of the
   # environment, so the cell's subprocesses do not see it.
   st$spool <- Sys.getenv("POLYREPL_WORKER_SPOOL")
@@ -439,6 +445,7 @@ main <- function() {
                 error = list(type = "abort", message = "the cell invoked the abort restart",
                              traceback = "the cell invoked the abort restart"),
                 names = user_names())
+    res$nonce <- st$nonce
     st$cell <- NULL
     res$flushed <- flush_all()
     send(res)
@@ -455,8 +462,11 @@ serve <- function() {
     if (is.null(cmd)) return(TRUE)
     if (identical(cmd, "skip")) next
     st$cell <- cmd$cell
+    st$nonce <- cmd$nonce
     res <- run_cell(cmd$cell, cmd$code, cmd$limit)
     st$cell <- NULL
+    # The exec's nonce, so the daemon takes no event a cell forged.
+    res$nonce <- cmd$nonce
     res$flushed <- flush_all()
     send(res)
   }
