@@ -41,6 +41,10 @@ var Runtime = &worker.Runtime{
 	// prints or sets. The worker re-executes itself with -i (see its top).
 	Args:      []string{"--norc", "--noprofile"},
 	Interrupt: interrupt,
+	// The end marker is not on the command line, and results echo each
+	// exec's nonce (worker.bash).
+	SentinelEnv: true,
+	CellNonce:   true,
 }
 
 func init() { driver.Register(worker.Driver{R: Runtime}) }

@@ -76,7 +76,10 @@ unset HISTFILE
 shopt -s execfail expand_aliases
 __polyrepl_pid=$BASHPID
 __polyrepl_self=$0
-__polyrepl_sentinel=$1
+# The end marker comes in the environment (older daemons: the first
+# argument), out of it before any cell runs.
+__polyrepl_sentinel=${POLYREPL_WORKER_SENTINEL:-$1}
+unset POLYREPL_WORKER_SENTINEL
 set --
 BASH_ARGV0=bash # $0 as at a prompt (bash 5+; harmless before)
 
@@ -284,6 +287,9 @@ __polyrepl_next_cell() {
 		IFS=' ' builtin read -r -u 60 op cell limit size rest || __polyrepl_quit 0
 		[[ $op == exec && -n $size && -z ${size//[0-9]/} && -n $cell && -z ${cell//[0-9]/} ]] || continue
 		__polyrepl_cell=$cell __polyrepl_code= __polyrepl_note= __polyrepl_nul=
+		# The exec's nonce, echoed in the result (letters and digits only).
+		__polyrepl_nonce=${rest%% *}
+		[[ -z ${__polyrepl_nonce//[0-9a-zA-Z]/} ]] || __polyrepl_nonce=
 		if ((size > 0)); then
 			# -N counts characters: in the C locale, bytes. It drops NUL
 			# bytes and reads on to make up the count, so a cell with a
@@ -393,6 +399,7 @@ __polyrepl_end_cell() {
 		__polyrepl_flushed=true
 	fi
 	builtin local __polyrepl_msg="{\"op\":\"done\",\"cell\":$__polyrepl_cell,\"status\":\"$__polyrepl_result\""
+	[[ -z ${__polyrepl_nonce-} ]] || __polyrepl_msg+=",\"nonce\":\"$__polyrepl_nonce\""
 	[[ -z $__polyrepl_err ]] || __polyrepl_msg+=",\"error\":$__polyrepl_err"
 	__polyrepl_msg+=",\"names\":$__polyrepl_names_json"
 	if [[ -n $__polyrepl_note ]]; then
