@@ -23,7 +23,11 @@ class PolyreplWorker {
     };
 
     public static void main(String[] args) throws Exception {
-        String sentinel = args[args.length - 1];
+        // The end marker comes in the environment (older daemons: the last
+        // argument); a JVM cannot take it out of its own environment, so
+        // a cell's child processes inherit it, but ps does not show it.
+        String sentinel = System.getenv("POLYREPL_WORKER_SENTINEL");
+        if (sentinel == null || sentinel.isEmpty()) sentinel = args[args.length - 1];
         out = new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8);
         err = new PrintStream(new FileOutputStream(FileDescriptor.err), true, StandardCharsets.UTF_8);
         System.setOut(out);
@@ -52,7 +56,9 @@ class PolyreplWorker {
             String header = readLine(cmds);
             if (header == null) return;
             String[] f = header.split(" ");
-            if (f.length != 4 || !f[0].equals("exec")) continue;
+            if ((f.length != 4 && f.length != 5) || !f[0].equals("exec")) continue;
+            // The exec's nonce, echoed so the daemon takes no event a cell forged.
+            String nonce = f.length == 5 && f[4].matches("[0-9A-Za-z]+") ? f[4] : null;
             int cell = Integer.parseInt(f[1]);
             int limit = Integer.parseInt(f[2]);
             byte[] code = cmds.readNBytes(Integer.parseInt(f[3]));
@@ -66,7 +72,7 @@ class PolyreplWorker {
             } catch (Exception e) {
                 flushed = false;
             }
-            send(done + ",\"flushed\":" + flushed + "}");
+            send(done + (nonce != null ? ",\"nonce\":\"" + nonce + "\"" : "") + ",\"flushed\":" + flushed + "}");
         }
     }
 

@@ -34,6 +34,10 @@ var Runtime = &worker.Runtime{
 	Source:   source,
 	FileName: "java-worker.java",
 	Args:     []string{"-XX:+UseSerialGC"},
+	// The end marker is not on the command line, and results echo each
+	// exec's nonce (Worker.java).
+	SentinelEnv: true,
+	CellNonce:   true,
 }
 
 func init() { driver.Register(worker.Driver{R: Runtime}) }
