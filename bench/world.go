@@ -191,7 +191,7 @@ func (w *world) stopDaemon(ctx context.Context) error {
 	}
 	pid := w.daemonPID
 	w.daemonPID = 0
-	if _, err := w.newClient().Stop(ctx); err != nil {
+	if _, err := w.newClient().Stop(ctx, false); err != nil {
 		return fmt.Errorf("stopping the daemon: %w", err)
 	}
 	for deadline := time.Now().Add(10 * time.Second); alive(pid); {

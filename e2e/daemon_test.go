@@ -331,30 +331,3 @@ sys.stdout.write(data.decode("utf-8", "replace"))
 	}
 	report(t, "5 Who gets in", "another uid (nobody) connects to root's daemon", "refused by the client's check and, reaching the socket through an opened path, by the daemon's SO_PEERCRED check, which logs it; the owner's session is untouched")
 }
-
-// TestVersionMismatch checks that a client of another version than the
-// running daemon says so, naming both versions and how to restart it.
-func TestVersionMismatch(t *testing.T) {
-	needPython(t)
-	t.Parallel()
-	other, err := versionedBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := newEnv(t)
-	out, _ := e.must(0, "--version")
-	v := strings.TrimSpace(strings.TrimPrefix(out, "polyrepl "))
-	if v == "9.9.9" {
-		t.Fatalf("the binary under test already says 9.9.9")
-	}
-	e.must(0, "start")
-	out, errOut, code := e.runWith(runOpts{bin: other}, "exec", "vm", "1")
-	if code != 0 {
-		t.Errorf("exec with a newer client: exit %d\n%s%s", code, out, errOut)
-	}
-	wantContains(t, "exec with a newer client: stderr", errOut, "warning", v, "9.9.9", "polyrepl stop")
-	_, errOut, _ = e.runWith(runOpts{bin: other}, "status")
-	wantContains(t, "status with a newer client: stderr", errOut, v, "9.9.9", "polyrepl stop")
-	_, errOut, _ = e.run("exec", "vm", "2")
-	wantLacks(t, "exec with the daemon's own version: stderr", errOut, "9.9.9", "warning")
-}

@@ -10,49 +10,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
-
-	"github.com/polyrepl/polyrepl/internal/proc/proctest"
 )
-
-// TestReliabilityDaemonKilled SIGKILLs the daemon with a cell running: the
-// next call starts a new daemon, which ends the orphaned runtimes and
-// reports every lost session, and the record marks the running cell dead.
-func TestReliabilityDaemonKilled(t *testing.T) {
-	needPython(t)
-	t.Parallel()
-	e := newEnv(t)
-	e.must(0, "exec", "idle1", "kept = 1")
-	if r := e.runJSON("exec", "busy1", "import time; time.sleep(100)", "-t", "0.5"); r.Status != "running" {
-		t.Fatalf("the long cell: %v", r)
-	}
-	old := e.status().PID
-	runtimes := len(e.tagged()) - 1
-	syscall.Kill(old, syscall.SIGKILL)
-	waitFor(5*time.Second, func() bool { return proctest.State(old) == 0 })
-	r := e.runJSON("exec", "idle1", "1")
-	lost := strings.Join(r.notesOf("lost"), "\n")
-	wantContains(t, "the loss after the daemon was killed", lost, "lost when the daemon that owned it ended", "kept")
-	r2 := e.runJSON("exec", "busy1", "1")
-	wantContains(t, "the busy session's loss", strings.Join(r2.notesOf("lost"), "\n"), "lost when the daemon")
-	var dead entry
-	for _, en := range e.history("busy1") {
-		if en.Kind == "cell" && strings.Contains(en.Code, "sleep(100)") {
-			dead = en
-		}
-	}
-	if dead.Status != "dead" || !strings.Contains(dead.Text, "daemon ended") {
-		t.Errorf("the cell running when the daemon died: %+v", dead)
-	}
-	left := len(e.tagged())
-	if left != 3 { // the new daemon and the two new sessions
-		t.Errorf("after recovery: %d processes, want the new daemon and two sessions:%s", left, proctest.Describe(e.tagged()))
-	}
-	report(t, "4 Faults", "the daemon is SIGKILLed with a cell running",
-		"the next call started a new daemon, which ended the %d orphaned runtimes and reported both sessions lost (%q); the running cell's entry is marked dead", runtimes, strings.SplitN(lost, ".", 2)[0])
-}
 
 // TestReliabilitySecrets passes a secret in the caller's environment: it
 // reaches the session, and no log line, record or transcript.

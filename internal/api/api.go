@@ -240,6 +240,14 @@ type SessionInfo struct {
 	Unread     bool   `json:"unread"` // output or a result nobody has collected
 	Death      *Death `json:"death,omitempty"`
 	Transcript string `json:"transcript"`
+	// Holder is the pid of the process that keeps the runtime, so it
+	// outlives the daemon; HolderVersion is its polyrepl version when it
+	// is not the daemon's (the session runs that version's holder and
+	// worker until it is restarted).
+	Holder        int    `json:"holder,omitempty"`
+	HolderVersion string `json:"holder_version,omitempty"`
+	// Problem says why an unreachable session cannot be used.
+	Problem string `json:"problem,omitempty"`
 }
 
 // Running describes the cell a session is running.
@@ -301,11 +309,25 @@ type StatusReply struct {
 	Memory string `json:"memory"`
 }
 
-// StopReply lists what stopping the daemon ended.
+// StopRequest stops the daemon: KeepSessions leaves every session
+// running in its holder, for the next daemon to take up (an upgrade);
+// otherwise every session ends with it.
+type StopRequest struct {
+	KeepSessions bool `json:"keep_sessions,omitempty"`
+}
+
+// StopReply lists what stopping the daemon ended, or kept.
 type StopReply struct {
 	PID   int           `json:"pid"`
 	Ended []SessionInfo `json:"ended"`
+	Kept  []SessionInfo `json:"kept,omitempty"`
 }
+
+// KeepsHeader, on every reply, says that the daemon leaves its sessions
+// to their holders when asked (StopRequest.KeepSessions), so that a
+// client of a newer version may replace it without losing them; a
+// daemon without it would end them.
+const KeepsHeader = "Polyrepl-Keeps-Sessions"
 
 // ErrorReply is the body of every non-2xx reply.
 //

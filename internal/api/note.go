@@ -24,6 +24,11 @@ const (
 	NoteLost = "lost"
 	// NoteEnded: a record entry, the session's life ended. Session, Death.
 	NoteEnded = "ended"
+	// NoteAdopted: a record entry, a daemon took the session up from the
+	// holder that kept it while no daemon ran (the last one was killed,
+	// crashed or was upgraded): its runtime and namespace went on.
+	// Session; PID and Version are the daemon's.
+	NoteAdopted = "adopted"
 	// NoteAttached: a record entry, Client attached a terminal to the
 	// session's runtime.
 	NoteAttached = "attached"
@@ -89,8 +94,14 @@ const (
 	// Session, Cell, Elapsed.
 	NoteOutputLate = "output-late"
 	// NoteVersion: the client and the daemon differ. Version is the
-	// daemon's, ClientVersion the client's; Next ends it.
+	// daemon's, ClientVersion the client's; Next ends it; Err says why
+	// the client could not replace it, if it tried.
 	NoteVersion = "version"
+	// NoteUpgraded: the client replaced a daemon of an older version
+	// with one of its own, which took up every session from its holder.
+	// Version is the old daemon's, ClientVersion the new one's, PID the
+	// new daemon's, Names the sessions that went on.
+	NoteUpgraded = "upgraded"
 )
 
 // What a hint note is about.

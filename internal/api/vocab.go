@@ -6,6 +6,9 @@ const (
 	StateIdle     = "idle"
 	StateRunning  = "running"
 	StateDead     = "dead"
+	// StateUnreachable: a holder keeps the session, but this daemon
+	// cannot take it up (SessionInfo.Problem says why).
+	StateUnreachable = "unreachable"
 )
 
 // Error codes of an ErrorReply, for programs to act on.
@@ -17,6 +20,7 @@ const (
 	CodeStale      = "stale"       // the request named an earlier life of the session
 	CodeDead       = "dead"        // the session died; Death says how
 	CodeInternal   = "internal"    // the daemon failed; its log says why
+	CodeForeign    = "foreign"     // a holder keeps the session that this daemon cannot take up
 	// Codes a client gives, for the errors no daemon sent.
 	CodeUsage       = "usage"       // the command line was wrong; nothing was sent
 	CodeUnreachable = "unreachable" // no daemon could be reached or started
@@ -31,6 +35,7 @@ const (
 	BySignal     = "signal"      // a signal from outside polyrepl killed it
 	ByMemory     = "memory"      // the kernel killed it for going over its memory limit
 	ByDaemonLost = "daemon-lost" // the daemon that owned it ended without stopping it
+	ByHolder     = "holder"      // the holder that kept its runtime ended first
 )
 
 // Action is a next step, as data: what to do, on which session. Each
@@ -46,6 +51,7 @@ const (
 	DoWait      = "wait"      // collect the running or uncollected cell
 	DoInterrupt = "interrupt" // stop the running cell
 	DoKill      = "kill"      // end the session
+	DoRestart   = "restart"   // a fresh process for the session, of this version
 	DoExec      = "exec"      // start a fresh session under the name
 	DoHistory   = "history"   // list the session's record
 	DoRuntimes  = "runtimes"  // see which runtimes there are

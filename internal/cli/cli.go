@@ -19,6 +19,7 @@ import (
 
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/client"
+	"github.com/polyrepl/polyrepl/internal/holder"
 	"github.com/polyrepl/polyrepl/internal/paths"
 	"github.com/polyrepl/polyrepl/internal/render"
 	"github.com/polyrepl/polyrepl/internal/version"
@@ -90,6 +91,9 @@ func (e *env) main(args []string) int {
 	case "-h", "--help", "-help":
 		printUsage(e.stdout)
 		return ExitOK
+	case holder.Command:
+		// Hidden: the daemon starts one per session.
+		return holder.Main()
 	}
 	args = e.takeLabel(args)
 	c := lookup(args[0])
@@ -168,9 +172,16 @@ func (e *env) failJSON(err error) int {
 	return status
 }
 
-// versionWarning says so when the daemon runs other code than this client.
+// versionWarning brings the daemon to this client's version when it runs
+// an older one that can keep its sessions (and says so in one line), or
+// warns that the versions differ.
 func (e *env) versionWarning() {
-	if n := e.client.VersionMismatch(); n != nil {
+	n := e.client.Upgrade(e.ctx)
+	switch {
+	case n == nil:
+	case n.Kind == api.NoteUpgraded:
+		fmt.Fprintf(e.stderr, "polyrepl: %s\n", render.Note(*n, render.People))
+	default:
 		fmt.Fprintf(e.stderr, "polyrepl: warning: %s\n", render.Note(*n, render.People))
 	}
 }

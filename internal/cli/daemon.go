@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
@@ -30,7 +31,15 @@ detached, logging to daemon.log beside the socket.`,
 	register(&command{
 		name:    "stop",
 		summary: "end the daemon and every session, saying which",
-		new:     func() runner { return plain(runStop) },
+		help: `Ends every session — its holder, its runtime and the runtime's whole
+process tree, checked — and then the daemon, and lists what ended.
+
+With --keep-sessions only the daemon ends: each session goes on in its
+holder, the small process that keeps its runtime, and the next command
+starts a daemon that takes every one up (same pid, namespace and record;
+a cell running goes on and is collected by wait). A client of a newer
+polyrepl does this by itself when it finds an older daemon, and says so.`,
+		new: func() runner { return &stopCmd{} },
 	})
 	register(&command{
 		name:    "status",
@@ -82,12 +91,18 @@ func runStart(e *env, pos []string) int {
 	return ExitOK
 }
 
-func runStop(e *env, pos []string) int {
-	c := e.cmd
+// stopCmd is `polyrepl stop`.
+type stopCmd struct{ keep bool }
+
+func (c *stopCmd) flags(fs *flagSet) {
+	fs.Bool(&c.keep, "keep-sessions", "end only the daemon: the sessions go on in their holders, for the next daemon to take up")
+}
+
+func (c *stopCmd) run(e *env, pos []string) int {
 	if len(pos) != 0 {
-		return e.usageError(c, "stop takes no arguments")
+		return e.usageError(e.cmd, "stop takes no arguments")
 	}
-	r, err := e.client.Stop(e.ctx)
+	r, err := e.client.Stop(e.ctx, c.keep)
 	var ce *client.ConnError
 	if errors.As(err, &ce) && isNoDaemon(err) {
 		fmt.Fprintln(e.stdout, "No daemon was running.")
@@ -100,6 +115,19 @@ func runStop(e *env, pos []string) int {
 	// next command starts a new one instead of finding the old one leaving.
 	for i := 0; i < 500 && !e.client.Gone(); i++ {
 		time.Sleep(10 * time.Millisecond)
+	}
+	if c.keep {
+		if len(r.Kept) == 0 {
+			fmt.Fprintf(e.stdout, "Stopped the daemon (pid %d); no sessions were running.\n", r.PID)
+			return ExitOK
+		}
+		var names []string
+		for _, s := range r.Kept {
+			names = append(names, s.Name)
+		}
+		fmt.Fprintf(e.stdout, "Stopped the daemon (pid %d); its %s go on in their holders: %s. The next command starts a daemon that takes them up.\n",
+			r.PID, render.Plural(len(r.Kept), "session"), strings.Join(names, ", "))
+		return ExitOK
 	}
 	if len(r.Ended) == 0 {
 		fmt.Fprintf(e.stdout, "Stopped the daemon (pid %d); no sessions were running.\n", r.PID)

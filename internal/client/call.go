@@ -159,6 +159,7 @@ func send(ctx context.Context, cn *conn, method, path string, body []byte) (*htt
 func (c *Client) readReply(resp *http.Response, out any, prog func(api.Progress)) error {
 	c.mu.Lock()
 	c.daemonVersion = resp.Header.Get(api.VersionHeader)
+	c.daemonKeeps = resp.Header.Get(api.KeepsHeader) != ""
 	c.mu.Unlock()
 	dec := json.NewDecoder(resp.Body)
 	if resp.StatusCode/100 != 2 {

@@ -32,7 +32,7 @@ func benchDaemon(b *testing.B) *client.Client {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { d.Stop("the benchmark ended") })
+	b.Cleanup(func() { d.Stop("the benchmark ended", false) })
 	c := client.New()
 	c.AutoStart = false
 	return c

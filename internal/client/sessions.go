@@ -61,8 +61,12 @@ func (c *Client) Status(ctx context.Context) (api.StatusReply, error) {
 }
 
 // Stop ends the daemon and every session. It never starts one.
-func (c *Client) Stop(ctx context.Context) (api.StopReply, error) {
-	return call[api.StopReply](ctx, c, request{method: http.MethodPost, path: api.PathStop, noStart: true})
+func (c *Client) Stop(ctx context.Context, keepSessions bool) (api.StopReply, error) {
+	r := request{method: http.MethodPost, path: api.PathStop, noStart: true}
+	if keepSessions {
+		r.body = api.StopRequest{KeepSessions: true}
+	}
+	return call[api.StopReply](ctx, c, r)
 }
 
 // Start makes sure a daemon is running, starting one if needed.

@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -120,18 +121,27 @@ func Listen() (*Daemon, error) {
 		lock.Close()
 		return nil, err
 	}
+	cfg := managerConfig(st, runtimes)
+	cfg.Log = filepath.Join(dir, paths.LogName)
 	d := &Daemon{
 		socketDir: dir, socket: sock, stateDir: stateDir, started: time.Now(), runtimes: runtimes,
-		sessions: session.NewManager(managerConfig(st, runtimes)), lock: lock, stopped: make(chan struct{}),
+		sessions: session.NewManager(cfg), lock: lock, stopped: make(chan struct{}),
 	}
 	keepLogSmall(dir)
+	// The sessions the holders kept while no daemon ran are taken up
+	// before the first call is served; then what no holder kept is
+	// reported lost.
+	t0 := time.Now()
+	if adopted := d.sessions.AdoptAll(); len(adopted) > 0 {
+		log.Printf("took up %d sessions from their holders in %s: %s", len(adopted), time.Since(t0).Round(time.Millisecond), strings.Join(adopted, ", "))
+	}
 	d.sessions.RecoverLost()
 	pruneOutput(st.OutputDir(), 7*24*time.Hour)
 	d.server = &http.Server{Handler: d.routes(), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := d.server.Serve(&peerListener{ln}); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Printf("serving: %v", err)
-			d.Stop("the daemon's listener failed")
+			d.Stop("the daemon's listener failed", true)
 		}
 	}()
 	go d.keepSocket(ln)
@@ -213,40 +223,61 @@ func (d *Daemon) Serve() error {
 	defer signal.Stop(sigs)
 	select {
 	case sig := <-sigs:
-		d.Stop(fmt.Sprintf("the daemon received %s", sig))
+		// A signal ends the daemon, not the sessions: a logout's cleanup
+		// or a service manager stopping the daemon leaves them to their
+		// holders, and the next daemon takes them up. `polyrepl stop`
+		// ends them.
+		d.Stop(fmt.Sprintf("the daemon received %s", sig), true)
 	case <-d.stopped:
 	}
 	<-d.stopped
 	return nil
 }
 
-// Stop ends every session (each gets a death note) and the server, once.
-// It returns what it ended.
-func (d *Daemon) Stop(cause string) []api.SessionInfo {
-	var ended []api.SessionInfo
+// Stop ends the daemon, once: with keep, its sessions go on in their
+// holders for the next daemon to take up (it returns them as kept);
+// otherwise every session ends, each with a death note (returned as
+// ended).
+func (d *Daemon) Stop(cause string, keep bool) (ended, kept []api.SessionInfo) {
 	d.stopOnce.Do(func() {
-		log.Printf("stopping: %s", cause)
-		ended = d.sessions.StopAll(cause)
-		// Shutdown waits for in-flight replies, including the stop reply
-		// being written by our caller.
-		go func() {
-			// A client's connection that never sent a request counts as
-			// busy for a while; it must not keep the daemon alive.
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			defer cancel()
-			if d.server.Shutdown(ctx) != nil {
-				d.server.Close()
+		if keep {
+			log.Printf("leaving: %s; the sessions go on in their holders", cause)
+			kept = d.sessions.Leave()
+			if len(kept) > 0 {
+				log.Printf("left %d sessions to their holders for the next daemon", len(kept))
 			}
-			// Every session has ended and no call is served: the
-			// runtimes' files go, before the lock lets a next daemon in.
-			if err := os.RemoveAll(d.runtimes); err != nil {
-				log.Printf("cannot remove the runtimes' files: %v", err)
+		} else {
+			log.Printf("stopping: %s", cause)
+			ended = d.sessions.StopAll(cause)
+		}
+		// Shutdown waits for in-flight replies, the stop reply our caller
+		// writes among them.
+		go func() {
+			d.shutdown()
+			// No call is served: the runtimes' files go, before the lock
+			// lets a next daemon in, unless holders still use them.
+			if len(kept) == 0 {
+				if err := os.RemoveAll(d.runtimes); err != nil {
+					log.Printf("cannot remove the runtimes' files: %v", err)
+				}
 			}
 			d.lock.Close()
 			close(d.stopped)
 		}()
 	})
-	return ended
+	return ended, kept
+}
+
+// shutdown stops serving, once in-flight replies are written (the stop
+// reply our caller writes among them).
+func (d *Daemon) shutdown() {
+	// A client's connection that never sent a request counts as busy
+	// for a while; it must not keep the daemon alive.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if d.server.Shutdown(ctx) != nil {
+		d.server.Close()
+	}
 }
 
 // peerListener accepts only connections from our own uid.

@@ -50,6 +50,7 @@ func (d *Daemon) routes() http.Handler {
 func withVersion(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(api.VersionHeader, version.Version)
+		w.Header().Set(api.KeepsHeader, "1")
 		h.ServeHTTP(w, r)
 	})
 }
@@ -83,7 +84,16 @@ func openFDs() int {
 }
 
 func (d *Daemon) stop(w http.ResponseWriter, r *http.Request) {
-	ended := d.Stop("stopped with the daemon, on request")
+	var req api.StopRequest
+	if r.ContentLength != 0 && !decode(w, r, &req) {
+		return
+	}
+	if req.KeepSessions {
+		_, kept := d.Stop("stopped on request, keeping the sessions", true)
+		reply(w, api.StopReply{PID: os.Getpid(), Kept: kept})
+		return
+	}
+	ended, _ := d.Stop("stopped with the daemon, on request", false)
 	reply(w, api.StopReply{PID: os.Getpid(), Ended: ended})
 }
 

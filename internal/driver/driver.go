@@ -40,34 +40,37 @@ type Spec struct {
 
 // Result is how one cell ended, as the runtime reports it.
 type Result struct {
-	Cell   int
-	Status string // api.StatusDone, StatusError or StatusInterrupted
-	Value  string // the value's display, possibly cut (see ValueCut)
+	Cell   int    `json:"cell"`
+	Status string `json:"status"`          // api.StatusDone, StatusError or StatusInterrupted
+	Value  string `json:"value,omitempty"` // the value's display, possibly cut (see ValueCut)
 	// ValueTotal is the length in characters of the whole value display.
-	ValueTotal int
+	ValueTotal int `json:"value_total,omitempty"`
 	// ValueCut is set when the display was over the value limit: Value
 	// then holds its head, bound.Marker and its tail, as the Cut says.
-	ValueCut *bound.Cut
+	ValueCut *bound.Cut `json:"value_cut,omitempty"`
 	// ValueFile is a file of the runtime's own holding the whole of a
 	// value it cut, for the session to take over; ValueSaveErr says why
 	// there is none.
-	ValueFile, ValueSaveErr string
-	Error                   *api.CellError
+	ValueFile    string         `json:"value_file,omitempty"`
+	ValueSaveErr string         `json:"value_save_err,omitempty"`
+	Error        *api.CellError `json:"error,omitempty"`
 	// Rich are rich outputs the runtime saved in files of its own (the
 	// spool), for the session to take over; RichMore counts those past
 	// its bound.
-	Rich     []api.Rich
-	RichMore int
+	Rich     []api.Rich `json:"rich,omitempty"`
+	RichMore int        `json:"rich_more,omitempty"`
 	// A runtime that cut its error itself (to keep its message small)
 	// says how long the message and traceback were, and where it saved
 	// the whole (ErrorFile, a file of its own for the session to take
 	// over), or why it could not (ErrorSaveErr).
-	MessageTotal, TracebackTotal int
-	ErrorFile, ErrorSaveErr      string
-	Names                        []string // the names defined in the namespace afterwards
-	Note                         string   // something the runtime wants said (e.g. sys.exit was caught)
-	Hint                         string   // a known trap the error fell into: one of the api.Hint constants, or ""
-	ValueName                    string   // the name the runtime gave the value (jshell's $1), or ""
+	MessageTotal   int      `json:"message_total,omitempty"`
+	TracebackTotal int      `json:"traceback_total,omitempty"`
+	ErrorFile      string   `json:"error_file,omitempty"`
+	ErrorSaveErr   string   `json:"error_save_err,omitempty"`
+	Names          []string `json:"names"`                // the names defined in the namespace afterwards (nil: not said)
+	Note           string   `json:"note,omitempty"`       // something the runtime wants said (e.g. sys.exit was caught)
+	Hint           string   `json:"hint,omitempty"`       // a known trap the error fell into: one of the api.Hint constants, or ""
+	ValueName      string   `json:"value_name,omitempty"` // the name the runtime gave the value (jshell's $1), or ""
 
 	// What went wrong on the way, which the session tells as notes. Stray
 	// counts events that did not belong to the cell in flight (a cell can
@@ -78,11 +81,11 @@ type Result struct {
 	// some could not be pointed back for the next cell. OutputLate says
 	// that the end of the cell's output did not arrive in time after its
 	// result, so what comes later is output between cells.
-	Stray      int
-	Dropped    int
-	Redirected []int
-	Unrestored string
-	OutputLate bool
+	Stray      int    `json:"stray,omitempty"`
+	Dropped    int    `json:"dropped,omitempty"`
+	Redirected []int  `json:"redirected,omitempty"`
+	Unrestored string `json:"unrestored,omitempty"`
+	OutputLate bool   `json:"output_late,omitempty"`
 }
 
 // Exit is how a runtime process ended.
@@ -90,6 +93,7 @@ type Exit struct {
 	Code   int // exit status, or -1 if killed by a signal
 	Signal int // the signal that killed it, or 0
 	Err    error
+	At     time.Time // when it was reaped
 }
 
 // Handler receives a process's events. A driver calls it from one goroutine

@@ -12,7 +12,7 @@ import (
 
 // ExitOf turns what exec.Cmd.Wait returned into an Exit.
 func ExitOf(err error) Exit {
-	ex := Exit{Code: -1}
+	ex := Exit{Code: -1, At: time.Now()}
 	var ee *exec.ExitError
 	switch {
 	case err == nil:

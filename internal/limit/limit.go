@@ -152,6 +152,32 @@ func (l *Limiter) Apply(pid int, name string, bytes int64) (*Limit, error) {
 	return &Limit{Bytes: bytes, By: ByRlimit}, nil
 }
 
+// Held is a limit in force as data: a holder keeps it for the daemons
+// that adopt its session after the one that set it.
+type Held struct {
+	Bytes int64  `json:"bytes"`
+	By    string `json:"by"`
+	Group string `json:"group,omitempty"` // the cgroup directory, for the cgroup ways
+}
+
+// Held is l as data, or nil for no limit.
+func (l *Limit) Held() *Held {
+	if l == nil {
+		return nil
+	}
+	return &Held{Bytes: l.Bytes, By: l.By, Group: l.group}
+}
+
+// Restore takes up a limit an earlier daemon set (nil for none): its
+// group, its kills counted by the kernel, its release when the session
+// ends.
+func Restore(h *Held) *Limit {
+	if h == nil {
+		return nil
+	}
+	return &Limit{Bytes: h.Bytes, By: h.By, group: h.Group}
+}
+
 // setting is one file of a new session group, written in order; an
 // optional one may be missing, as swap accounting often is.
 type setting struct {

@@ -136,7 +136,7 @@ func newFixture(t *testing.T, needPython bool) *fixture {
 	f.srv = New(f.client, cwd, env)
 
 	t.Cleanup(func() {
-		d.Stop("the test ended")
+		d.Stop("the test ended", false)
 		select {
 		case <-served:
 		case <-time.After(30 * time.Second):

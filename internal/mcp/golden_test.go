@@ -177,7 +177,7 @@ var masks = []struct {
 	{regexp.MustCompile(`\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?`), "DATE"},
 	// An elapsed time may round to 0 and be left out: masked away.
 	{regexp.MustCompile(`"elapsed":[0-9.e+-]+,`), ``},
-	{regexp.MustCompile(`"(memory|pid|rev|exit_code|signal)":[0-9.e+-]+`), `"$1":N`},
+	{regexp.MustCompile(`"(memory|pid|holder|rev|exit_code|signal)":[0-9.e+-]+`), `"$1":N`},
 	{regexp.MustCompile(`"version":"[^"]*"`), `"version":"VERSION"`},
 	{regexp.MustCompile(`\b\d\d:\d\d:\d\d\b`), "TIME"},
 	{regexp.MustCompile(`\b[0-9a-f]{12}\b`), "GEN"},

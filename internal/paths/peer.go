@@ -10,19 +10,27 @@ import (
 // PeerUID returns the uid of the process at the other end of a unix socket
 // connection, from the kernel (SO_PEERCRED): it cannot be forged by the peer.
 func PeerUID(c *net.UnixConn) (int, error) {
+	uid, _, err := Peer(c)
+	return uid, err
+}
+
+// Peer returns the uid and pid of the process at the other end of a unix
+// socket connection, as the kernel recorded them when it connected
+// (SO_PEERCRED).
+func Peer(c *net.UnixConn) (uid, pid int, err error) {
 	raw, err := c.SyscallConn()
 	if err != nil {
-		return -1, fmt.Errorf("cannot read the peer's credentials: %w", err)
+		return -1, 0, fmt.Errorf("cannot read the peer's credentials: %w", err)
 	}
 	var cred *unix.Ucred
 	var cerr error
 	if err := raw.Control(func(fd uintptr) {
 		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
 	}); err != nil {
-		return -1, fmt.Errorf("cannot read the peer's credentials: %w", err)
+		return -1, 0, fmt.Errorf("cannot read the peer's credentials: %w", err)
 	}
 	if cerr != nil {
-		return -1, fmt.Errorf("cannot read the peer's credentials: %w", cerr)
+		return -1, 0, fmt.Errorf("cannot read the peer's credentials: %w", cerr)
 	}
-	return int(cred.Uid), nil
+	return int(cred.Uid), int(cred.Pid), nil
 }

@@ -19,7 +19,8 @@ const killLimit = 5 * time.Second
 // Kill ends the whole tree so that nothing a session started outlives it:
 // SIGTERM (then SIGCONT, so stopped processes can act on it) to every member
 // found with the cookie, a wait of up to grace for them to exit (polling
-// Members every ~10ms and sending SIGTERM to members that appear meanwhile),
+// Members every ~10ms and sending SIGTERM to members that appear meanwhile;
+// cut short once every member left ignores SIGTERM, as a shell does),
 // then SIGKILL to whatever remains, re-scanning so that children forked
 // meanwhile are caught, until none remain or a hard limit of 5 seconds after
 // grace. It returns the processes still alive at the end (normally none) and
@@ -53,7 +54,9 @@ func (t Tree) Kill(grace time.Duration) (survivors []Proc, err error) {
 			}
 		}
 		left := time.Until(deadline)
-		if left <= 0 {
+		if left <= 0 || allIgnore(ms, unix.SIGTERM) {
+			// Waiting out the grace is for processes that act on SIGTERM;
+			// an interactive shell ignores it.
 			break
 		}
 		time.Sleep(min(killPoll, left))
@@ -100,4 +103,14 @@ func survived(ms []Proc, lastErr error) error {
 		return fmt.Errorf("%s: %w", msg, lastErr)
 	}
 	return fmt.Errorf("%s", msg)
+}
+
+// allIgnore reports whether every process of ms ignores sig.
+func allIgnore(ms []Proc, sig unix.Signal) bool {
+	for _, m := range ms {
+		if !Ignores(m, sig) {
+			return false
+		}
+	}
+	return len(ms) > 0
 }

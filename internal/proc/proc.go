@@ -11,8 +11,8 @@ import (
 // (field 22 of /proc/PID/stat, clock ticks since boot), which together name
 // it uniquely even after pid reuse.
 type Proc struct {
-	PID   int
-	Start uint64
+	PID   int    `json:"pid"`
+	Start uint64 `json:"start"`
 }
 
 // String formats p as pid@start so that error messages name a process

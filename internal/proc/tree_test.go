@@ -72,9 +72,11 @@ func TestTreeKill(t *testing.T) {
 	if err != nil || len(survivors) != 0 {
 		t.Fatalf("Kill = %v, %v; want no survivors", survivors, err)
 	}
-	// One process ignores SIGTERM, so Kill must have waited out the grace.
-	if took < grace || took > grace+2*time.Second {
-		t.Errorf("Kill took %v; want about %v", took, grace)
+	// One process ignores SIGTERM: once the others have acted on it and
+	// only that one is left, waiting out the grace would bring nothing,
+	// and Kill goes on to SIGKILL.
+	if took >= grace {
+		t.Errorf("Kill took %v; want it to skip the grace of %v once only a process ignoring SIGTERM was left", took, grace)
 	}
 	for _, m := range members {
 		if Alive(m) {

@@ -64,9 +64,10 @@ func Exists(dir, name string) bool {
 	return err == nil
 }
 
-// Open reads the record of session name from dir, or starts one. A record
-// left by a daemon that died says so: its running cells become dead. The
-// record is usable even with an error (it then starts empty).
+// Open reads the record of session name from dir, or starts one. Its
+// cells that a daemon left running stay so until EndStale says which
+// still run. The record is usable even with an error (it then starts
+// empty).
 func Open(dir, name string) (*Record, error) {
 	r := &Record{
 		name: name, path: filepath.Join(dir, name+".jsonl"), next: 1,
@@ -90,7 +91,6 @@ func (r *Record) load() error {
 		return fmt.Errorf("cannot read the record of %q: %w", r.name, err)
 	}
 	defer f.Close()
-	st, _ := f.Stat()
 	bySeq := map[int]*api.Entry{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64*1024), 4<<20)
@@ -109,12 +109,6 @@ func (r *Record) load() error {
 	}
 	for seq := r.next - api.RecordKeep; seq < r.next; seq++ {
 		if e := bySeq[seq]; e != nil {
-			if e.Status == api.StatusRunning {
-				end := st.ModTime()
-				e.Status, e.Ended, e.Rev = api.StatusDead, &end, e.Rev+1
-				e.Text = "the daemon ended before this cell finished; its last output is below"
-				r.dirty[e.Seq] = true
-			}
 			r.entries = append(r.entries, e)
 		}
 	}
@@ -125,6 +119,62 @@ func (r *Record) load() error {
 	}
 	r.lines = len(bySeq) + 1 // compact soon if it held more than it keeps
 	return nil
+}
+
+// EndStale marks dead the cells a daemon left running that no session
+// runs now (all but the entry keep, which a session taken up from its
+// holder goes on with; 0 for none): their daemon and runtime ended
+// before they did.
+func (r *Record) EndStale(keep int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var end time.Time
+	if fi, err := os.Stat(r.path); err == nil {
+		end = fi.ModTime()
+	}
+	for _, e := range r.entries {
+		if e.Status != api.StatusRunning || e.Seq == keep || r.clips[e.Seq] != nil {
+			continue
+		}
+		ended := end
+		e.Status, e.Ended, e.Rev = api.StatusDead, &ended, e.Rev+1
+		e.Text = "the daemon ended before this cell finished; its last output is below"
+		r.saveLocked(e)
+	}
+}
+
+// Rewrite empties entry seq's output, to be written again whole: a
+// daemon taking up a session its holder kept is sent the output of the
+// cell in flight (or of the stretch between cells) from its start, so
+// the entry holds it once, whatever an earlier daemon had saved of it.
+// A cell entry is running again until its result comes. It reports
+// whether the record has the entry.
+func (r *Record) Rewrite(seq int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e := r.getLocked(seq)
+	if e == nil {
+		return false
+	}
+	if c := r.clips[seq]; c != nil {
+		c.closeFile()
+		delete(r.clips, seq)
+	}
+	c := &clip{}
+	if e.OutputCut != nil && e.OutputCut.File == r.outputPath(seq) {
+		// Its whole-output file is written again from the start.
+		c.path = r.outputPath(seq)
+		c.spill()
+	}
+	r.clips[seq] = c
+	e.Output, e.OutputCut = "", nil
+	if e.Kind == api.EntryCell {
+		e.Status, e.Ended, e.Display, e.Prompt, e.Error, e.Rich, e.Text = api.StatusRunning, nil, "", "", nil, nil, ""
+	}
+	e.Rev++
+	r.saveLocked(e)
+	r.notifyLocked()
+	return true
 }
 
 // Closed reports whether the record was let go (the session died and
@@ -159,11 +209,12 @@ func (r *Record) Add(e api.Entry) int {
 	for seq, c := range r.clips {
 		c.closeFile() // output goes to the new entry now; one reopens if not
 		if old := r.getLocked(seq); e.Kind == api.EntryCell && old != nil && old.Kind == api.EntryIdle && !c.done {
-			// A cell ends the output printed while idle before it.
+			// A cell ends the output printed while idle before it: saved
+			// now, for the holder lets go of that output as the cell runs.
 			r.freshLocked(old)
 			r.finishClipLocked(seq, c)
 			old.Rev++
-			r.dirtyLocked(seq)
+			r.saveLocked(old)
 		}
 	}
 	if e.Kind == api.EntryCell || e.Kind == api.EntryIdle {

@@ -50,6 +50,7 @@ func TestPersistedAcrossOpens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	r2.EndStale(0) // no holder keeps it
 	es, dropped, next := r2.Since(0)
 	if len(es) != 2 || dropped != 0 || next != 3 {
 		t.Fatalf("reopened: %d entries, dropped %d, next %d", len(es), dropped, next)

@@ -157,9 +157,20 @@ func Note(n api.Note, v Voice) string {
 		}
 		return "Something could not be saved: " + n.Err
 	case api.NoteVersion:
-		return fmt.Sprintf("The running daemon is polyrepl %s but this client is %s. %s", n.Version, n.ClientVersion,
-			sentence(
-				steps(n.Next, v, map[string]string{api.DoStop: "ends it and every session, so the next call starts " + n.ClientVersion})))
+		text := fmt.Sprintf("The running daemon is polyrepl %s but this client is %s.", n.Version, n.ClientVersion)
+		if n.Err != "" {
+			text += fmt.Sprintf(" Replacing it, keeping its sessions, failed: %s.", n.Err)
+		}
+		return text + " " + sentence(
+			steps(n.Next, v, map[string]string{api.DoStop: "ends it and every session, so the next call starts " + n.ClientVersion}))
+	case api.NoteUpgraded:
+		kept := "it had no sessions"
+		if len(n.Names) > 0 {
+			kept = fmt.Sprintf("its %s went on: %s", Plural(len(n.Names), "session"), strings.Join(n.Names, ", "))
+		}
+		return fmt.Sprintf("Replaced the daemon of polyrepl %s with this %s (pid %d); %s.", n.Version, n.ClientVersion, n.PID, kept)
+	case api.NoteAdopted:
+		return fmt.Sprintf("Session '%s' was taken up by a new daemon (polyrepl %s, pid %d): its runtime went on, with its namespace.", n.Session, n.Version, n.PID)
 	}
 	if n.Said != "" {
 		return n.Said

@@ -282,6 +282,11 @@ const MaxListedNames = 40
 // next step in v's terms.
 func Session(w io.Writer, s api.SessionInfo, now time.Time, v Voice) {
 	cells := Plural(s.Cells, "cell")
+	if s.State == api.StateUnreachable {
+		fmt.Fprintf(w, "%s  unreachable: %s (runtime pid %d, holder pid %d)\n    %s ends it\n",
+			s.Name, s.Problem, s.PID, s.Holder, v.Step(api.Action{Do: api.DoKill, Session: s.Name}))
+		return
+	}
 	if s.State == api.StateDead {
 		cause := ""
 		if s.Death != nil {
@@ -299,6 +304,10 @@ func Session(w io.Writer, s api.SessionInfo, now time.Time, v Voice) {
 		}
 		fmt.Fprintf(w, "%s  pid %d  %s  up %s  %s  %s  %s  cwd %s\n",
 			s.Name, s.PID, strings.TrimSpace(s.Runtime+" "+s.Version), Ago(now.Sub(s.Created)), activity, cells, mem, s.Cwd)
+	}
+	if s.HolderVersion != "" && s.State != api.StateDead {
+		fmt.Fprintf(w, "    runs on the holder and worker of polyrepl %s until it is restarted (%s moves it to this version's)\n",
+			s.HolderVersion, v.Step(api.Action{Do: api.DoRestart, Session: s.Name}))
 	}
 	if s.Stopped && s.State != api.StateDead {
 		fmt.Fprintf(w, "    stopped by a signal (SIGSTOP): it runs nothing, its cell included, until SIGCONT; %s sends it\n",

@@ -171,6 +171,22 @@ func (f *fakeProc) Print(text string) {
 	if !f.exited {
 		f.h.Output([]byte(text))
 	}
+	f.hmu.Unlock()
+	f.settle()
+	f.hmu.Lock()
+}
+
+// settle returns once the session has heard all the fake told its
+// holder: a test then sees what the session made of it.
+func (f *fakeProc) settle() {
+	if s := f.session(); s != nil {
+		s.mu.Lock()
+		p := s.p
+		s.mu.Unlock()
+		if p != nil {
+			p.Sync()
+		}
+	}
 }
 
 // Finish ends the running cell with r; r.Cell and r.Status default to
@@ -187,6 +203,9 @@ func (f *fakeProc) Finish(r driver.Result) {
 	if !f.exited {
 		f.doneLocked(r)
 	}
+	f.hmu.Unlock()
+	f.settle()
+	f.hmu.Lock()
 }
 
 func (f *fakeProc) doneLocked(r driver.Result) {
@@ -200,6 +219,44 @@ func (f *fakeProc) Exit(t *testing.T, e driver.Exit) {
 	t.Helper()
 	f.exit(e)
 	f.waitExited(t)
+	// The session hears of it through the holder: once it has, it has
+	// written the death down.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if s := f.session(); s == nil || s.exitedDone() {
+			return
+		}
+	}
+	t.Fatalf("the session of fake runtime %s did not hear of its end", f.gen)
+}
+
+// session is the session the fake runs, while one does.
+func (f *fakeProc) session() *Session {
+	var s *Session
+	testDirs.Range(func(k, v any) bool {
+		if v.(managerDirs).runtime == f.runtimeDir {
+			m := k.(*Manager)
+			m.mu.Lock()
+			for _, e := range m.entries {
+				if e.s != nil && e.s.Generation == f.gen {
+					s = e.s
+				}
+			}
+			m.mu.Unlock()
+			return false
+		}
+		return true
+	})
+	return s
+}
+
+// exitedDone reports whether s's death has been written down.
+func (s *Session) exitedDone() bool {
+	select {
+	case <-s.exited:
+		return true
+	default:
+		return false
+	}
 }
 
 func (f *fakeProc) exit(e driver.Exit) {

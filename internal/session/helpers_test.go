@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/holder"
 	"github.com/polyrepl/polyrepl/internal/state"
 )
 
@@ -34,7 +35,7 @@ func newTestManager(t *testing.T) *Manager {
 		t.Fatal(err)
 	}
 	runtimeDir := t.TempDir()
-	m := NewManager(Config{State: st, RuntimeDir: runtimeDir})
+	m := NewManager(Config{State: st, RuntimeDir: runtimeDir, Holders: holder.InProcess{}})
 	testDirs.Store(m, managerDirs{state: st, runtime: runtimeDir})
 	t.Cleanup(func() {
 		defer testDirs.Delete(m)

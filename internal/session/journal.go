@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/holder"
 	"github.com/polyrepl/polyrepl/internal/proc"
-	"github.com/polyrepl/polyrepl/internal/record"
 	"github.com/polyrepl/polyrepl/internal/state"
 )
 
@@ -27,6 +27,7 @@ func (m *Manager) life(s *Session) state.Life {
 	if s.p != nil {
 		l.PID, l.Start = s.p.Tree().Leader.PID, s.p.Tree().Leader.Start
 		l.Version, l.Exe = s.p.Version(), s.p.Exe()
+		l.Holder = s.p.Holder()
 	}
 	return l
 }
@@ -92,12 +93,19 @@ func (m *Manager) died(s *Session, d *api.Death) {
 		s.transcript = nil
 	}
 	s.mu.Unlock()
+	// The death is written down: the holder, which kept it for a daemon
+	// to hear, may go.
+	if err := s.p.End(); err != nil {
+		log.Printf("session %s: %v", s.Name, err)
+	}
 	log.Printf("session %s (generation %s, pid %d) died: %s", s.Name, s.Generation, l.PID, d.Cause)
 }
 
-// RecoverLost reports the sessions a previous daemon left behind without
-// stopping them (it was killed or crashed): their processes are ended and
-// each gets a death note, so nothing is silently forgotten.
+// RecoverLost reports the sessions a previous daemon left live that no
+// holder was there to keep (AdoptAll took up the others first): their
+// processes are ended and each gets a death note, so nothing is silently
+// forgotten. A holder that still runs but did not answer is not ended:
+// its session is listed as unreachable, with what to do.
 func (m *Manager) RecoverLost() {
 	lives, err := m.state.Lives()
 	if err != nil {
@@ -105,7 +113,25 @@ func (m *Manager) RecoverLost() {
 		return
 	}
 	for _, l := range lives {
+		if s := m.get(l.Name); s != nil && s.Generation == l.Generation {
+			continue // taken up from its holder
+		}
+		m.mu.Lock()
+		u := m.unreach[l.Name]
+		m.mu.Unlock()
+		if u != nil {
+			continue
+		}
 		tree := proc.Tree{Leader: proc.Proc{PID: l.PID, Start: l.Start}, Cookie: l.Cookie}
+		if l.Holder.PID > 0 && proc.Alive(l.Holder) {
+			m.addUnreachable(&unreachable{
+				info: api.SessionInfo{Name: l.Name, Generation: l.Generation, Runtime: l.Runtime, Version: l.Version, Exe: l.Exe,
+					PID: l.PID, Created: l.Created, Cells: l.Cells, Cwd: l.Cwd, Names: l.Names, Transcript: l.Transcript, Holder: l.Holder.PID,
+					Problem: fmt.Sprintf("kept by a holder (pid %d) that runs but does not answer at its socket", l.Holder.PID)},
+				tree: tree, holder: l.Holder, socket: holder.SocketName(m.holdersDir, l.Generation),
+			})
+			continue
+		}
 		ended := ""
 		if members := tree.Members(true); len(members) > 0 {
 			if _, err := tree.Kill(killGrace); err != nil {
@@ -113,22 +139,30 @@ func (m *Manager) RecoverLost() {
 			}
 			ended = fmt.Sprintf("; its %d orphaned processes were ended", len(members))
 		}
-		l.Death = &api.Death{By: api.ByDaemonLost, At: time.Now(),
-			Cause: "lost when the daemon that owned it ended without stopping it (killed or crashed)" + ended}
+		cause := "lost when the daemon that owned it ended without stopping it (killed or crashed)"
+		if l.Holder.PID > 0 {
+			cause = fmt.Sprintf("lost: its holder process (pid %d) ended while no daemon was running", l.Holder.PID)
+		}
+		l.Death = &api.Death{By: api.ByDaemonLost, At: time.Now(), Cause: cause + ended}
+		if l.Holder.PID > 0 {
+			l.Death.By = api.ByHolder
+		}
 		if err := m.state.SaveLoss(l); err != nil {
 			log.Printf("session %s: cannot save its death note: %v", l.Name, err)
 		}
-		rec, err := record.Open(m.state.RecordDir(), l.Name)
-		if err != nil {
-			log.Printf("session %s: %v", l.Name, err)
-		}
+		rec := m.record(l.Name)
 		rec.Add(api.Entry{Kind: api.EntryNote, Generation: l.Generation, Runtime: l.Runtime, Started: time.Now(),
 			Note: &api.Note{Kind: api.NoteEnded, Session: l.Name, Death: l.Death}})
-		rec.Close()
+		m.mu.Lock()
+		if m.entries[l.Name] == nil || m.entries[l.Name].s == nil {
+			delete(m.records, l.Name)
+			rec.Close()
+		}
+		m.mu.Unlock()
 		if err := m.state.RemoveLive(l.Name); err != nil {
 			log.Printf("session %s: cannot remove its live record: %v", l.Name, err)
 		}
-		log.Printf("session %s was lost with the previous daemon%s", l.Name, ended)
+		log.Printf("session %s was lost with the previous daemon: %s", l.Name, l.Death.Cause)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/bound"
 	"github.com/polyrepl/polyrepl/internal/driver"
+	"github.com/polyrepl/polyrepl/internal/holder"
 	"github.com/polyrepl/polyrepl/internal/limit"
 	"github.com/polyrepl/polyrepl/internal/state"
 )
@@ -68,7 +69,7 @@ func (m *Manager) respawn(name string, prev *Session, asked api.Spawn) (api.Spaw
 // unasked says whether a death of this cause was nobody's choice.
 func unasked(by string) bool {
 	switch by {
-	case api.ByExit, api.BySignal, api.ByMemory, api.ByDaemonLost:
+	case api.ByExit, api.BySignal, api.ByMemory, api.ByDaemonLost, api.ByHolder:
 		return true
 	}
 	return false
@@ -145,25 +146,35 @@ func (m *Manager) start(ctx context.Context, s *Session) error {
 	if mem > 0 {
 		m.limits.Prepare()
 	}
-	p, err := s.drv.Start(ctx, driver.Spec{
-		Exe: s.Spawn.Exe, Cwd: s.Spawn.Cwd, Env: s.Spawn.Env,
-		Cookie:     CookieVar + "=" + s.Generation,
-		RuntimeDir: m.runtimeDir, ValueLimit: api.ValueLimit, Project: s.Spawn.Project,
-	}, s)
+	sp := s.Spawn
+	sp.Runtime = s.Runtime
+	p, err := holder.Start(ctx, m.launcher, holder.Spawn{
+		Name: s.Name, Generation: s.Generation, Created: s.Created, Spawn: sp,
+		Cookie: CookieVar + "=" + s.Generation, RuntimeDir: m.runtimeDir, ValueLimit: api.ValueLimit,
+		SpoolDir: m.outputDir, Socket: holder.SocketName(m.holdersDir, s.Generation), Log: m.log,
+	})
 	if err != nil {
 		return badInput(api.FieldExe, "choose the executable", "cannot start a %s session: %v", s.Runtime, err)
 	}
+	s.mu.Lock()
+	s.p = p
+	s.mu.Unlock()
+	p.Start(s)
 	var lim *limit.Limit
 	if mem > 0 {
 		if lim, err = m.limits.Apply(p.PID(), "polyrepl-"+s.Generation, mem); err != nil {
-			p.Tree().Kill(killGrace)
+			p.End()
 			return badInput(api.FieldMemory, "run without a memory limit, or give the daemon a delegated cgroup", "cannot start a %s session with a memory limit: %v", s.Runtime, err)
+		}
+		if err := p.SetLimit(lim.Held()); err != nil {
+			log.Printf("session %s: cannot tell its holder the memory limit: %v", s.Name, err)
 		}
 	}
 	s.mu.Lock()
 	s.limit = lim
-	s.p = p
-	s.state = Idle
+	if s.state == Starting {
+		s.state = Idle
+	}
 	s.lastActive = time.Now()
 	s.notifyLocked()
 	s.mu.Unlock()

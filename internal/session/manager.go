@@ -8,12 +8,14 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/polyrepl/polyrepl/internal/api"
-	"github.com/polyrepl/polyrepl/internal/driver"
+	"github.com/polyrepl/polyrepl/internal/holder"
 	"github.com/polyrepl/polyrepl/internal/limit"
 	"github.com/polyrepl/polyrepl/internal/record"
 	"github.com/polyrepl/polyrepl/internal/state"
@@ -56,6 +58,15 @@ type Manager struct {
 	state      *state.Dir
 	runtimeDir string
 	outputDir  string
+	holdersDir string          // where the holders' sockets are
+	launcher   holder.Launcher // how holders are started
+	log        string          // the file holders log to
+	// leaving is closed when the daemon leaves its sessions to their
+	// holders: a call waiting on a cell answers that it still runs.
+	leaving   chan struct{}
+	leaveOnce sync.Once
+	// collecting counts the calls waiting on a cell.
+	collecting atomic.Int32
 
 	// defaultMemory limits every session that asks for no limit of its
 	// own, in bytes (0: none).
@@ -73,6 +84,9 @@ type Manager struct {
 	mu      sync.Mutex
 	entries map[string]*entry
 	records map[string]*record.Record // of live sessions; others are read from disk
+	// unreach are the sessions holders keep that this daemon cannot take
+	// up, by name.
+	unreach map[string]*unreachable
 }
 
 // entry serializes the lifecycle (create, restart, kill) of one name.
@@ -94,14 +108,27 @@ type Config struct {
 	// MemoryBy is how limits are held: "" or "auto", "cgroup", "rlimit"
 	// (see limit.Limiter.Want; limit.CheckWant checks it).
 	MemoryBy string
+	// Holders starts the holders that keep the runtimes (nil:
+	// holder.Exec, a process each); Log is the file they log to.
+	Holders holder.Launcher
+	Log     string
 }
 
 // NewManager makes a manager of no sessions yet.
 func NewManager(c Config) *Manager {
+	l := c.Holders
+	if l == nil {
+		l = holder.Exec{}
+	}
 	return &Manager{state: c.State, runtimeDir: c.RuntimeDir, outputDir: c.State.OutputDir(),
+		holdersDir: HoldersDir(c.RuntimeDir), launcher: l, log: c.Log, leaving: make(chan struct{}),
 		defaultMemory: c.DefaultMemory, limits: limit.Limiter{Want: c.MemoryBy},
-		entries: map[string]*entry{}, records: map[string]*record.Record{}}
+		entries: map[string]*entry{}, records: map[string]*record.Record{}, unreach: map[string]*unreachable{}}
 }
+
+// HoldersDir is where, under the runtimes' directory, the holders'
+// sockets are.
+func HoldersDir(runtimeDir string) string { return filepath.Join(runtimeDir, "holders") }
 
 // Memory says the default memory limit in bytes (0: none) and how limits
 // are held, for the daemon's status.
@@ -109,7 +136,12 @@ func (m *Manager) Memory() (dflt int64, how string) { return m.defaultMemory, m.
 
 // record returns the shared record of name, opening it if needed. A
 // record that cannot be read starts empty, and the error says why.
-func (m *Manager) record(name string) *record.Record {
+func (m *Manager) record(name string) *record.Record { return m.openRecord(name, 0) }
+
+// openRecord is record, for a session taken up from its holder whose
+// cell in flight is entry keep: that entry is not marked dead with the
+// cells a daemon left running.
+func (m *Manager) openRecord(name string, keep int) *record.Record {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if r := m.records[name]; r != nil {
@@ -119,6 +151,7 @@ func (m *Manager) record(name string) *record.Record {
 	if err != nil {
 		log.Printf("session %s: %v", name, err)
 	}
+	r.EndStale(keep)
 	m.records[name] = r
 	return r
 }
@@ -155,12 +188,11 @@ func (m *Manager) Raw(name string, asker api.Client) (in io.Writer, out <-chan [
 	s.mu.Lock()
 	p := s.p
 	s.mu.Unlock()
-	rt, ok := p.(driver.RawTerminal)
-	if !ok {
+	in, out, detach, err = p.Raw()
+	if errors.Is(err, holder.ErrNoTerminal) {
 		return nil, nil, nil, badRequest("attach without --raw shows the record and sends cells",
 			"session %q runs %s over pipes: there is no terminal to attach to; runtimes hosted on a terminal (sh, lfortran) have one", name, s.Runtime)
 	}
-	in, out, detach, err = rt.Raw()
 	if err != nil {
 		return nil, nil, nil, badRequest("attach without --raw shows the record and sends cells", "session %q: %v", name, err)
 	}
@@ -211,6 +243,9 @@ func (m *Manager) Exec(ctx context.Context, name string, req api.ExecRequest, pr
 		return api.CellResult{}, badRequest("put the data in a file and read it from the cell", "the code is %d bytes; the limit is %d bytes (2 MiB)", len(req.Code), api.MaxCodeBytes)
 	case strings.ContainsRune(req.Code, 0):
 		return api.CellResult{}, badRequest("remove the NUL bytes from the code", "the code contains NUL bytes")
+	}
+	if err := m.unreachableError(name); err != nil {
+		return api.CellResult{}, err
 	}
 	e := m.entry(name)
 	e.life.Lock()
@@ -268,6 +303,9 @@ func (s *Session) isDead() bool {
 // lookup finds the session for wait/interrupt, or says why there is none.
 func (m *Manager) lookup(name, gen string, asker api.Client) (*Session, error) {
 	if err := ValidateName(name); err != nil {
+		return nil, err
+	}
+	if err := m.unreachableError(name); err != nil {
 		return nil, err
 	}
 	s := m.get(name)
@@ -349,6 +387,9 @@ func (m *Manager) Kill(name string, req api.ControlRequest) (api.KillReply, erro
 	if err := ValidateName(name); err != nil {
 		return api.KillReply{}, err
 	}
+	if reply, ok, err := m.killUnreachable(name, req.Client); ok {
+		return reply, err
+	}
 	e := m.entry(name)
 	e.life.Lock()
 	defer e.life.Unlock()
@@ -420,6 +461,7 @@ func (m *Manager) List(withMemory bool) []api.SessionInfo {
 	for _, s := range ss {
 		infos = append(infos, s.Info(withMemory))
 	}
+	infos = append(infos, m.listUnreachable()...)
 	sort.Slice(infos, func(i, j int) bool { return infos[i].Name < infos[j].Name })
 	return infos
 }

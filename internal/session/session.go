@@ -45,11 +45,13 @@ import (
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/bound"
 	"github.com/polyrepl/polyrepl/internal/driver"
+	"github.com/polyrepl/polyrepl/internal/holder"
 	"github.com/polyrepl/polyrepl/internal/limit"
 	"github.com/polyrepl/polyrepl/internal/plain"
 	"github.com/polyrepl/polyrepl/internal/proc"
 	"github.com/polyrepl/polyrepl/internal/record"
 	"github.com/polyrepl/polyrepl/internal/state"
+	"github.com/polyrepl/polyrepl/internal/version"
 	"golang.org/x/sys/unix"
 )
 
@@ -79,7 +81,7 @@ type Session struct {
 
 	mu         sync.Mutex
 	changed    chan struct{} // closed and replaced on every state change
-	p          driver.Process
+	p          *holder.Process // the runtime, through the holder that keeps it
 	state      string
 	cells      int
 	names      []string
@@ -103,6 +105,9 @@ type Session struct {
 	rec           *record.Record // the name's shared record
 	limit         *limit.Limit   // its memory limit, or nil
 	idleSeq       int            // the record entry of output while idle, or 0
+	// adoptIdle is the record entry of the output printed while idle that
+	// an earlier daemon began, which this one goes on with (0: none).
+	adoptIdle int
 }
 
 // Progress reports on a running cell while a call waits for it.
@@ -138,6 +143,10 @@ type cell struct {
 	valueSaveErr error
 	// richErrs say why rich outputs could not be kept.
 	richErrs []error
+	// bytes counts what the cell printed; skip, for a cell taken up from
+	// an earlier daemon, how much of it a reply took already (its holder
+	// sends it all again, for the record).
+	bytes, skip int64
 }
 
 func (c *cell) finished() bool { return c.status != api.StatusRunning }
@@ -153,9 +162,16 @@ func (s *Session) notifyLocked() {
 func (s *Session) Output(p []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.cur != nil && !s.cur.finished() {
-		s.cur.out.Write(p)
-		s.rec.Output(s.cur.seq, p)
+	if c := s.cur; c != nil && !c.finished() {
+		c.bytes += int64(len(p))
+		if c.skip > 0 {
+			n := min(c.skip, int64(len(p)))
+			c.skip -= n
+			c.out.Write(p[n:])
+		} else {
+			c.out.Write(p)
+		}
+		s.rec.Output(c.seq, p)
 		if len(p) >= recentMax {
 			s.recent = append(s.recent[:0], p[len(p)-recentMax:]...)
 		} else {
@@ -170,10 +186,23 @@ func (s *Session) Output(p []byte) {
 	if s.quietAsked {
 		s.idle.Write(p)
 	}
-	if s.idleSeq == 0 {
+	switch {
+	case s.idleSeq == 0 && s.adoptIdle != 0:
+		s.idleSeq, s.adoptIdle = s.adoptIdle, 0
+		s.rec.Output(s.idleSeq, p)
+	case s.idleSeq == 0:
 		s.idleSeq = s.rec.Add(api.Entry{Kind: api.EntryIdle, Generation: s.Generation, Runtime: s.Runtime,
 			Started: time.Now(), Output: string(p)})
-	} else {
+		// The holder keeps the output until the next cell; a daemon that
+		// takes the session up goes on with this entry.
+		after := 0
+		if s.cur != nil {
+			after = s.cur.n
+		}
+		if s.p != nil {
+			s.p.IdleEntry(after, s.idleSeq)
+		}
+	default:
 		s.rec.Output(s.idleSeq, p)
 	}
 }
@@ -301,6 +330,24 @@ func (s *Session) Exited(e driver.Exit) {
 			d.Cause += fmt.Sprintf("; it had a memory limit of %s, and an allocation beyond it may have ended it", s.limit.Describe())
 		}
 	}
+	s.endLocked(d)
+}
+
+// HolderLost implements holder.Handler: the holder that kept the runtime
+// ended first, so no exit of the runtime will be told; the session is
+// dead, and what is left of its tree is ended.
+func (s *Session) HolderLost(cause string) {
+	s.mu.Lock()
+	d := s.dying
+	if d == nil {
+		d = &api.Death{By: api.ByHolder, At: time.Now(), Cause: cause + "; the runtime was ended with it"}
+	}
+	s.endLocked(d)
+}
+
+// endLocked marks the session dead of d, and the cell it ran with it,
+// then writes the death down outside the lock (which it lets go).
+func (s *Session) endLocked(d *api.Death) {
 	s.limit.Release()
 	s.death = d
 	s.state = Dead
@@ -326,7 +373,11 @@ func (s *Session) Exited(e driver.Exit) {
 // deathFromExit says how the runtime ended; how names the way a cell ends
 // it itself ("os._exit()"), if known.
 func deathFromExit(e driver.Exit, how string) *api.Death {
-	d := &api.Death{At: time.Now(), ExitCode: e.Code, Signal: e.Signal, By: api.ByExit}
+	at := e.At
+	if at.IsZero() {
+		at = time.Now()
+	}
+	d := &api.Death{At: at, ExitCode: e.Code, Signal: e.Signal, By: api.ByExit}
 	switch {
 	case e.Signal == int(syscall.SIGKILL):
 		d.By = api.BySignal
@@ -403,7 +454,8 @@ func (s *Session) Exec(ctx context.Context, code string, client api.Client, time
 	s.mu.Unlock()
 
 	terr := s.m.appendTranscript(s, c)
-	if err := p.Run(c.n, code); err != nil {
+	meta := holder.CellMeta{Cell: c.n, Seq: c.seq, Code: firstLine(code), Client: client, Started: c.started, OOMs: c.ooms}
+	if err := p.Run(meta, code); err != nil {
 		// The worker is gone; Exited will follow and mark the cell dead.
 		s.waitExited(2 * time.Second)
 	}
@@ -459,7 +511,9 @@ func (s *Session) collect(ctx context.Context, c *cell, timeout time.Duration, a
 	s.mu.Lock()
 	c.collecting++
 	s.mu.Unlock()
+	s.m.collecting.Add(1)
 	defer func() {
+		s.m.collecting.Add(-1)
 		s.mu.Lock()
 		c.collecting--
 		s.mu.Unlock()
@@ -493,6 +547,13 @@ func (s *Session) collect(ctx context.Context, c *cell, timeout time.Duration, a
 			r := s.takeLocked(c, asker)
 			s.mu.Unlock()
 			return r, nil
+		case <-s.m.leaving:
+			// The daemon leaves the session to its holder: the cell goes
+			// on, and the next daemon collects it.
+			s.mu.Lock()
+			r := s.takeLocked(c, asker)
+			s.mu.Unlock()
+			return r, nil
 		case <-ctx.Done():
 			return api.CellResult{}, ctx.Err()
 		}
@@ -517,6 +578,9 @@ func lastLine(b []byte) string {
 func (s *Session) takeLocked(c *cell, asker api.Client) api.CellResult {
 	r := s.baseResultLocked(c)
 	text, cut, err := c.out.Take()
+	// The holder may let go of what a reply took: a later daemon does
+	// not send it again.
+	defer func() { s.p.Delivered(c.n, c.bytes, c.delivered && c.out.Len() == 0) }()
 	r.Output = plain.Text(text)
 	r.OutputCut = cut
 	if err != nil {
@@ -743,6 +807,10 @@ func (s *Session) Info(withMemory bool) api.SessionInfo {
 		info.PID = s.p.PID()
 		info.Version = s.p.Version()
 		info.Exe = s.p.Exe()
+		info.Holder = s.p.Holder().PID
+		if v := s.p.Hello().Polyrepl; v != version.Version {
+			info.HolderVersion = v
+		}
 	}
 	if c := s.cur; c != nil {
 		if !c.finished() {

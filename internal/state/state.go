@@ -20,6 +20,7 @@ import (
 
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/paths"
+	"github.com/polyrepl/polyrepl/internal/proc"
 )
 
 // Dir is an opened state directory.
@@ -110,6 +111,9 @@ type Life struct {
 	Names      []string   `json:"names"`
 	Transcript string     `json:"transcript"`
 	Death      *api.Death `json:"death,omitempty"`
+	// Holder is the process that keeps the runtime, so that a daemon
+	// that finds no holder to take the session up from can tell why.
+	Holder proc.Proc `json:"holder"`
 }
 
 // SaveLive records a live session, replacing an earlier record of it.

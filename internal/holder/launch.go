@@ -1,0 +1,287 @@
+package holder
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/polyrepl/polyrepl/internal/driver"
+	"github.com/polyrepl/polyrepl/internal/paths"
+	"github.com/polyrepl/polyrepl/internal/proc"
+)
+
+// Command is the hidden subcommand a holder runs as: `polyrepl holder
+// NAME`, the name only for people reading ps.
+const Command = "holder"
+
+// dialWait bounds how long taking up a holder waits for its hello.
+const dialWait = 10 * time.Second
+
+// Child is a holder this daemon started, as its parent sees it.
+type Child struct {
+	PID  int
+	Done <-chan struct{} // closed once it has exited (and been reaped)
+	err  error
+}
+
+// Err is how the holder exited, once Done is closed.
+func (c *Child) Err() error { return c.err }
+
+// Launcher starts a holder for a spawn: it returns the daemon's end of
+// the holder's first connection, over which the spawn is sent.
+type Launcher interface {
+	Launch(sp Spawn) (*net.UnixConn, *Child, error)
+}
+
+// Exec starts each holder as a process of its own: the running binary
+// re-executed (/proc/self/exe, so an upgrade of the file on disk never
+// puts a holder of other code under this daemon), in a process session
+// of its own, so that it outlives the daemon.
+type Exec struct{}
+
+// Launch implements Launcher.
+func (Exec) Launch(sp Spawn) (*net.UnixConn, *Child, error) {
+	ours, theirs, err := socketPair()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer theirs.Close()
+	cmd := &exec.Cmd{
+		Path: "/proc/self/exe", Args: []string{"polyrepl", Command, sp.Name}, Dir: "/",
+		ExtraFiles:  []*os.File{theirs}, // fd 3
+		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
+	}
+	if err := cmd.Start(); err != nil {
+		ours.Close()
+		return nil, nil, fmt.Errorf("cannot start a holder (%s %s): %w", cmd.Path, Command, err)
+	}
+	done := make(chan struct{})
+	ch := &Child{PID: cmd.Process.Pid, Done: done}
+	go func() {
+		ch.err = cmd.Wait()
+		close(done)
+	}()
+	return ours, ch, nil
+}
+
+// InProcess runs each holder's code in the calling process: the same
+// protocol, journal and driver calls, without the process of its own.
+// It is for the tests of the daemon's packages, whose fake runtimes are
+// registered in the test binary.
+type InProcess struct{}
+
+// Launch implements Launcher.
+func (InProcess) Launch(sp Spawn) (*net.UnixConn, *Child, error) {
+	ours, theirs, err := socketPair()
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := net.FileConn(theirs)
+	theirs.Close()
+	if err != nil {
+		ours.Close()
+		return nil, nil, err
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w := newWire(c.(*net.UnixConn))
+		s, err := serveSpawn(w)
+		if err != nil {
+			w.close()
+			return
+		}
+		<-s.end
+	}()
+	return ours, &Child{PID: os.Getpid(), Done: done}, nil
+}
+
+// socketPair makes a connected pair: the daemon's end as a connection,
+// the holder's as a file to pass on.
+func socketPair() (*net.UnixConn, *os.File, error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cannot make a socket pair for a holder: %w", err)
+	}
+	f := os.NewFile(uintptr(fds[0]), "holder")
+	c, err := net.FileConn(f)
+	f.Close()
+	if err != nil {
+		unix.Close(fds[1])
+		return nil, nil, err
+	}
+	return c.(*net.UnixConn), os.NewFile(uintptr(fds[1]), "daemon"), nil
+}
+
+// Start starts a holder and, through it, the session's runtime. It
+// returns once the runtime is ready, or with why it did not start; on
+// failure nothing of either is left.
+func Start(ctx context.Context, l Launcher, sp Spawn) (*Process, error) {
+	c, child, err := l.Launch(sp)
+	if err != nil {
+		return nil, err
+	}
+	w := newWire(c)
+	fail := func(err error) (*Process, error) {
+		w.close()
+		// A holder that got no answer to give may still be starting the
+		// runtime: it must not keep a session nobody will know of.
+		select {
+		case <-child.Done:
+		case <-time.After(2 * time.Second):
+			if child.PID != os.Getpid() {
+				syscall.Kill(child.PID, syscall.SIGKILL)
+				<-child.Done
+			}
+		}
+		proc.Tree{Cookie: sp.Cookie}.Kill(endGrace)
+		os.Remove(sp.Socket)
+		return nil, err
+	}
+	if err := w.sendJSON(frameSpawn, sp); err != nil {
+		return fail(fmt.Errorf("cannot reach the session's holder: %w", err))
+	}
+	// The runtime's own start is bounded by driver.StartTimeout, after
+	// which the holder answers with why.
+	deadline := time.Now().Add(driver.StartTimeout + 10*time.Second)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	c.SetReadDeadline(deadline)
+	stop := context.AfterFunc(ctx, func() { c.SetReadDeadline(time.Now()) })
+	typ, b, err := w.read()
+	stop()
+	c.SetReadDeadline(time.Time{})
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return fail(ctx.Err())
+	case err != nil:
+		select {
+		case <-child.Done:
+			return fail(fmt.Errorf("the session's holder %s before the runtime was ready", driver.ExitOf(child.Err()).Describe()))
+		case <-time.After(time.Second):
+		}
+		return fail(fmt.Errorf("the session's holder did not answer: %w", err))
+	case typ == frameFailed:
+		var f failure
+		json.Unmarshal(b, &f)
+		return fail(errors.New(f.Err))
+	case typ != frameHello:
+		return fail(fmt.Errorf("the session's holder answered with a frame of type %q", typ))
+	}
+	var hello Hello
+	if err := json.Unmarshal(b, &hello); err != nil {
+		return fail(fmt.Errorf("the session's holder sent a hello this daemon cannot read: %w", err))
+	}
+	start, _ := proc.StartTime(child.PID)
+	p := newProcess(w, hello, sp.Socket, proc.Proc{PID: child.PID, Start: start})
+	p.child = child
+	return p, nil
+}
+
+// ProtoError is a holder this daemon cannot take up: it speaks another
+// protocol. Hello holds what every protocol says first: whose session it
+// keeps, and how to end it.
+type ProtoError struct {
+	Hello  Hello
+	Holder proc.Proc
+	Socket string
+}
+
+func (e *ProtoError) Error() string {
+	return fmt.Sprintf("session %q is kept by a holder of polyrepl %s speaking holder protocol %d; this daemon speaks %d to %d",
+		e.Hello.Name, e.Hello.Polyrepl, e.Hello.Proto, MinProto, Proto)
+}
+
+// Dial takes up the session a holder keeps, at its socket: the holder
+// must run as this user, and speak a protocol this daemon does. The
+// events it kept for this daemon come once the Process is Started.
+func Dial(path string) (*Process, error) {
+	c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		return nil, err
+	}
+	uid, pid, err := paths.Peer(c)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	if uid != os.Getuid() {
+		c.Close()
+		return nil, fmt.Errorf("refusing the holder at %s: it runs as uid %d, not as you (uid %d)", path, uid, os.Getuid())
+	}
+	w := newWire(c)
+	c.SetReadDeadline(time.Now().Add(dialWait))
+	typ, b, err := w.read()
+	c.SetReadDeadline(time.Time{})
+	if err != nil {
+		w.close()
+		return nil, fmt.Errorf("the holder at %s did not say hello: %w", path, err)
+	}
+	switch typ {
+	case frameHello:
+	case frameRefused:
+		var f failure
+		json.Unmarshal(b, &f)
+		w.close()
+		return nil, fmt.Errorf("the holder at %s refused: %s", path, f.Err)
+	default:
+		w.close()
+		return nil, fmt.Errorf("the holder at %s answered with a frame of type %q", path, typ)
+	}
+	start, _ := proc.StartTime(pid)
+	holder := proc.Proc{PID: pid, Start: start}
+	// What every protocol says first, read alone: a holder of another
+	// protocol is reported, not misread.
+	var head struct {
+		Proto      int       `json:"proto"`
+		Polyrepl   string    `json:"polyrepl"`
+		HolderPID  int       `json:"holder_pid"`
+		Name       string    `json:"name"`
+		Generation string    `json:"generation"`
+		Runtime    string    `json:"runtime"`
+		Cookie     string    `json:"cookie"`
+		Leader     proc.Proc `json:"leader"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
+		w.close()
+		return nil, fmt.Errorf("the holder at %s sent a hello this daemon cannot read: %w", path, err)
+	}
+	if head.Proto < MinProto || head.Proto > Proto {
+		w.close()
+		return nil, &ProtoError{Hello: Hello{Proto: head.Proto, Polyrepl: head.Polyrepl, HolderPID: head.HolderPID, Name: head.Name,
+			Generation: head.Generation, Runtime: head.Runtime, Cookie: head.Cookie, Leader: head.Leader}, Holder: holder, Socket: path}
+	}
+	var hello Hello
+	if err := json.Unmarshal(b, &hello); err != nil {
+		w.close()
+		return nil, fmt.Errorf("the holder at %s sent a hello this daemon cannot read: %w", path, err)
+	}
+	return newProcess(w, hello, path, holder), nil
+}
+
+// SocketName is where the holder of generation gen listens, in dir.
+func SocketName(dir, gen string) string { return filepath.Join(dir, gen+".sock") }
+
+// Sockets lists the holders' sockets in dir, oldest first.
+func Sockets(dir string) []string {
+	found, _ := filepath.Glob(filepath.Join(dir, "*.sock"))
+	sort.Slice(found, func(i, j int) bool {
+		a, _ := os.Stat(found[i])
+		b, _ := os.Stat(found[j])
+		return a != nil && b != nil && a.ModTime().Before(b.ModTime())
+	})
+	return found
+}
+
+func dirOf(path string) string { return filepath.Dir(path) }

@@ -1,0 +1,405 @@
+package holder
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/polyrepl/polyrepl/internal/driver"
+	"github.com/polyrepl/polyrepl/internal/limit"
+	"github.com/polyrepl/polyrepl/internal/proc"
+)
+
+// Handler receives a held session's events, as a driver.Handler does
+// (in order, one at a time), and one more: the holder itself was lost,
+// so no exit of the runtime will come.
+type Handler interface {
+	driver.Handler
+	HolderLost(cause string)
+}
+
+// ErrNoTerminal is the refusal of a raw attach to a runtime that runs
+// over pipes.
+var ErrNoTerminal = errors.New("the runtime runs over pipes, not on a terminal: there is no terminal to attach to")
+
+// holderGone is how long ending a holder waits for it to exit before it
+// is killed.
+const holderGone = 7 * time.Second
+
+// Process is a session's runtime as the daemon sees it, through the
+// holder that keeps it: what a driver.Process offers, plus what a holder
+// keeps for the next daemon (each cell's record entry, what replies
+// took), and its own end.
+type Process struct {
+	w      *wire
+	hello  Hello
+	socket string    // the holder's socket
+	holder proc.Proc // the holder process
+	// child is set when this daemon started the holder.
+	child *Child
+
+	h      Handler
+	pumped chan struct{} // the events have ended
+
+	leaving atomic.Bool // Detach or End: the connection's end is expected
+	exited  atomic.Bool // the runtime's exit came
+
+	mu      sync.Mutex
+	nextID  uint64
+	waiting map[uint64]chan string
+	raw     chan []byte
+
+	// Control messages nobody waits for go out from a goroutine of their
+	// own, the latest of each kind, so a caller holding its session's
+	// lock never waits on the holder.
+	ctlMu   sync.Mutex
+	ctlWake chan struct{}
+	ctlDel  *delivered
+	ctlIdle *idleEntry
+}
+
+func newProcess(w *wire, hello Hello, socket string, holder proc.Proc) *Process {
+	return &Process{w: w, hello: hello, socket: socket, holder: holder, pumped: make(chan struct{}),
+		waiting: map[uint64]chan string{}, ctlWake: make(chan struct{}, 1)}
+}
+
+// Hello is the session as the holder told it when this daemon took it.
+func (p *Process) Hello() Hello { return p.hello }
+
+// PID is the runtime's pid.
+func (p *Process) PID() int { return p.hello.Leader.PID }
+
+// Tree is the runtime's process tree.
+func (p *Process) Tree() proc.Tree { return proc.Tree{Leader: p.hello.Leader, Cookie: p.hello.Cookie} }
+
+// Version is the runtime's version.
+func (p *Process) Version() string { return p.hello.Version }
+
+// Exe is the runtime's executable.
+func (p *Process) Exe() string { return p.hello.Exe }
+
+// Note is what the runtime said when it started.
+func (p *Process) Note() string { return p.hello.Note }
+
+// Holder is the holder process.
+func (p *Process) Holder() proc.Proc { return p.holder }
+
+// Start passes the holder's events to h from now on, beginning with
+// those it kept for this daemon.
+func (p *Process) Start(h Handler) {
+	p.h = h
+	go p.pump()
+	go p.control()
+}
+
+// Run sends a cell to the runtime, with what a later daemon needs to take
+// it up.
+func (p *Process) Run(meta CellMeta, code string) error {
+	b, err := json.Marshal(meta)
+	if err != nil {
+		return err
+	}
+	if err := p.w.send(frameRun, b, []byte{'\n'}, []byte(code)); err != nil {
+		return fmt.Errorf("cannot send the cell to the session's holder (pid %d): %w", p.holder.PID, err)
+	}
+	return nil
+}
+
+// Interrupt asks the running cell to stop, as the runtime's driver does
+// it (attempt 0, 1, 2… escalate).
+func (p *Process) Interrupt(attempt int) error {
+	return p.call(frameInterrupt, request{Attempt: attempt})
+}
+
+// Sync returns once every event the holder sent before it has been
+// handled.
+func (p *Process) Sync() error { return p.call(framePing, request{}) }
+
+// SetLimit tells the holder the memory limit the daemon set on the
+// runtime, for the daemons after this one.
+func (p *Process) SetLimit(l *limit.Held) error {
+	return p.w.sendJSON(frameLimit, l)
+}
+
+// Delivered tells the holder that replies took cell's output up to bytes,
+// and, if final, its result: what it kept of them may go. It never waits.
+func (p *Process) Delivered(cell int, bytes int64, final bool) {
+	p.ctlMu.Lock()
+	p.ctlDel = &delivered{Cell: cell, Bytes: bytes, Final: final}
+	p.ctlMu.Unlock()
+	p.wakeControl()
+}
+
+// IdleEntry tells the holder which record entry holds the output printed
+// after cell after finished. It never waits.
+func (p *Process) IdleEntry(after, seq int) {
+	p.ctlMu.Lock()
+	p.ctlIdle = &idleEntry{After: after, Seq: seq}
+	p.ctlMu.Unlock()
+	p.wakeControl()
+}
+
+func (p *Process) wakeControl() {
+	select {
+	case p.ctlWake <- struct{}{}:
+	default:
+	}
+}
+
+// control sends the control messages nobody waits for, until the events
+// end.
+func (p *Process) control() {
+	for {
+		select {
+		case <-p.ctlWake:
+		case <-p.pumped:
+			return
+		}
+		p.sendControl()
+	}
+}
+
+// sendControl sends the control messages waiting.
+func (p *Process) sendControl() {
+	p.ctlMu.Lock()
+	d, e := p.ctlDel, p.ctlIdle
+	p.ctlDel, p.ctlIdle = nil, nil
+	p.ctlMu.Unlock()
+	if e != nil {
+		p.w.sendJSON(frameIdle, e)
+	}
+	if d != nil {
+		p.w.sendJSON(frameDelivered, d)
+	}
+}
+
+// call sends a request and waits for its answer.
+func (p *Process) call(typ byte, rq request) error {
+	ch := make(chan string, 1)
+	p.mu.Lock()
+	p.nextID++
+	rq.ID = p.nextID
+	p.waiting[rq.ID] = ch
+	p.mu.Unlock()
+	if err := p.w.sendJSON(typ, rq); err != nil {
+		p.mu.Lock()
+		delete(p.waiting, rq.ID)
+		p.mu.Unlock()
+		return fmt.Errorf("the session's holder (pid %d) cannot be reached: %w", p.holder.PID, err)
+	}
+	select {
+	case msg := <-ch:
+		if msg != "" {
+			return errors.New(msg)
+		}
+		return nil
+	case <-time.After(10 * time.Second):
+		return fmt.Errorf("the session's holder (pid %d) did not answer within 10s", p.holder.PID)
+	}
+}
+
+// Raw attaches a person's terminal to the runtime's, for a runtime
+// hosted on one (see driver.RawTerminal).
+func (p *Process) Raw() (in io.Writer, out <-chan []byte, detach func(), err error) {
+	ch := make(chan []byte, 256)
+	p.mu.Lock()
+	if p.raw != nil {
+		p.mu.Unlock()
+		return nil, nil, nil, fmt.Errorf("someone is already attached to this session's terminal")
+	}
+	p.raw = ch
+	p.mu.Unlock()
+	if err := p.call(frameRawAttach, request{}); err != nil {
+		if err.Error() == ErrNoTerminal.Error() {
+			err = ErrNoTerminal
+		}
+		p.mu.Lock()
+		if p.raw == ch {
+			p.raw = nil
+		}
+		p.mu.Unlock()
+		return nil, nil, nil, err
+	}
+	var once sync.Once
+	detach = func() {
+		once.Do(func() {
+			p.w.send(frameRawDetach)
+			p.endRaw(ch)
+		})
+	}
+	return rawInput{p}, ch, detach, nil
+}
+
+// endRaw closes the person's channel ch, if it is still the one.
+func (p *Process) endRaw(ch chan []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.raw == ch && ch != nil {
+		close(ch)
+		p.raw = nil
+	}
+}
+
+type rawInput struct{ p *Process }
+
+func (r rawInput) Write(b []byte) (int, error) {
+	if err := r.p.w.send(frameRawIn, b); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+// pump passes the holder's events to the handler, in order, until the
+// connection ends.
+func (p *Process) pump() {
+	defer close(p.pumped)
+	for {
+		typ, b, err := p.w.read()
+		if err != nil {
+			p.lost(err)
+			return
+		}
+		switch typ {
+		case frameOutput:
+			p.h.Output(b)
+		case frameDone:
+			var r driver.Result
+			if err := json.Unmarshal(b, &r); err != nil {
+				r = driver.Result{Status: "error"}
+			}
+			p.h.CellDone(r)
+		case frameExited:
+			var x Exit
+			json.Unmarshal(b, &x)
+			p.exited.Store(true)
+			p.h.Exited(x.Driver())
+		case frameReply:
+			var r reply
+			if json.Unmarshal(b, &r) == nil {
+				p.mu.Lock()
+				ch := p.waiting[r.ID]
+				delete(p.waiting, r.ID)
+				p.mu.Unlock()
+				if ch != nil {
+					ch <- r.Err
+				}
+			}
+		case frameRawOut:
+			p.mu.Lock()
+			if p.raw != nil {
+				select {
+				case p.raw <- bytes.Clone(b):
+				default: // a person's terminal that does not keep up misses output, never the session
+				}
+			}
+			p.mu.Unlock()
+		case frameRawEnd:
+			p.mu.Lock()
+			ch := p.raw
+			p.mu.Unlock()
+			p.endRaw(ch)
+		}
+	}
+}
+
+// lost ends the events: every call waiting is answered, a person
+// attached is let go, and, unless this daemon let the holder go or the
+// runtime's exit came first, the handler hears that the holder was lost.
+func (p *Process) lost(err error) {
+	p.mu.Lock()
+	for id, ch := range p.waiting {
+		ch <- fmt.Sprintf("the session's holder (pid %d) went away", p.holder.PID)
+		delete(p.waiting, id)
+	}
+	ch := p.raw
+	p.mu.Unlock()
+	p.endRaw(ch)
+	if p.leaving.Load() || p.exited.Load() {
+		return
+	}
+	p.h.HolderLost(p.lostCause(err))
+}
+
+// lostCause says how the holder ended, as far as this daemon can know:
+// its exit status if it is the holder's parent.
+func (p *Process) lostCause(err error) string {
+	if p.child != nil {
+		select {
+		case <-p.child.Done:
+			return fmt.Sprintf("its holder process (pid %d) %s", p.holder.PID, driver.ExitOf(p.child.Err()).Describe())
+		case <-time.After(time.Second):
+		}
+	}
+	if !proc.Alive(p.holder) {
+		return fmt.Sprintf("its holder process (pid %d) ended", p.holder.PID)
+	}
+	return fmt.Sprintf("the connection to its holder process (pid %d) broke (%v)", p.holder.PID, err)
+}
+
+// Detach lets the holder go, keeping the session: the daemon is leaving
+// and the next one takes it up.
+func (p *Process) Detach() {
+	p.leaving.Store(true)
+	p.sendControl() // what replies took, so the next daemon does not send it again
+	p.w.close()
+}
+
+// End ends the holder, and the runtime with it if it still lives (the
+// daemon has written the death down, or will not keep the session), and
+// checks that the holder is gone: one that does not leave within a few
+// seconds is killed.
+func (p *Process) End() error {
+	p.leaving.Store(true)
+	p.w.send(frameEnd)
+	gone := p.gone(holderGone)
+	p.w.close()
+	if gone {
+		return nil
+	}
+	proc.Signal(p.holder, syscall.SIGKILL)
+	os.Remove(p.socket)
+	if !p.gone(2 * time.Second) {
+		return fmt.Errorf("the session's holder (pid %d) did not end, even after SIGKILL", p.holder.PID)
+	}
+	return fmt.Errorf("the session's holder (pid %d) did not end within %s and was killed", p.holder.PID, holderGone)
+}
+
+// gone waits up to d for the holder to exit (and, if this daemon is
+// its parent, to be reaped).
+func (p *Process) gone(d time.Duration) bool {
+	if p.child != nil {
+		select {
+		case <-p.child.Done:
+			return true
+		case <-time.After(d):
+			return false
+		}
+	}
+	for deadline := time.Now().Add(d); ; time.Sleep(5 * time.Millisecond) {
+		if !proc.Alive(p.holder) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+}
+
+// Wait waits until the events have ended (for tests and the daemon's
+// stop).
+func (p *Process) Wait(ctx context.Context) error {
+	select {
+	case <-p.pumped:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,535 @@
+package holder
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"os"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/polyrepl/polyrepl/internal/driver"
+	"github.com/polyrepl/polyrepl/internal/limit"
+	"github.com/polyrepl/polyrepl/internal/paths"
+	"github.com/polyrepl/polyrepl/internal/version"
+)
+
+// endGrace is how long a runtime the holder is told to end gets between
+// SIGTERM and SIGKILL.
+const endGrace = time.Second
+
+// server is the holder's side: it runs the runtime through its driver
+// (it is the driver's Handler), keeps every event a daemon has not yet
+// taken for good, and serves one daemon at a time. A daemon that goes
+// away costs nothing but its connection: what the runtime prints
+// meanwhile is kept, and the next daemon is sent it all again.
+type server struct {
+	sp  Spawn
+	ln  *net.UnixListener
+	p   driver.Process
+	hi  Hello // what never changes: who, what, where
+	end chan struct{}
+
+	// busy is when the holder last did something, in Unix nanoseconds,
+	// for trimWhenQuiet.
+	busy atomic.Int64
+
+	mu    sync.Mutex
+	w     *wire // the daemon connected now, or nil
+	lim   *limit.Held
+	cells int
+	names []string
+	last  time.Time
+	cur   *cellJournal // the cell in flight, or the last one
+	// idle is the output printed after cell idleAfter finished (-1: a
+	// cell runs, so there is none), recorded as entry idleSeq.
+	idle      segment
+	idleAfter int
+	idleSeq   int
+	exit      *Exit
+	raw       *rawAttached
+	ending    bool
+}
+
+// cellJournal is a cell as the holder keeps it: its state, its output
+// from its start, its result.
+type cellJournal struct {
+	CellState
+	out    segment
+	result *driver.Result
+}
+
+// rawAttached is a person's terminal attached to the runtime's.
+type rawAttached struct {
+	in     io.Writer
+	detach func()
+}
+
+func newServer(sp Spawn) *server {
+	return &server{sp: sp, end: make(chan struct{}), idle: segment{dir: sp.SpoolDir, pattern: spoolPattern(sp.Generation)}}
+}
+
+// spoolPattern names a holder's spool files, so a person can tell whose
+// they are.
+func spoolPattern(gen string) string { return "holder-" + gen + "-*.spool" }
+
+// start listens for later daemons, starts the runtime, and answers the
+// daemon that asked (w) with the hello, or with why it failed.
+func (s *server) start(ctx context.Context, w *wire) error {
+	ln, err := listen(s.sp.Socket)
+	if err != nil {
+		w.sendJSON(frameFailed, failure{Err: err.Error()})
+		return err
+	}
+	s.ln = ln
+	drv, err := driver.Lookup(s.sp.Spawn.Runtime)
+	if err == nil {
+		s.p, err = drv.Start(ctx, driver.Spec{
+			Exe: s.sp.Spawn.Exe, Cwd: s.sp.Spawn.Cwd, Env: s.sp.Spawn.Env, Cookie: s.sp.Cookie,
+			RuntimeDir: s.sp.RuntimeDir, ValueLimit: s.sp.ValueLimit, Project: s.sp.Spawn.Project,
+		}, s)
+	}
+	if err != nil {
+		ln.Close()
+		w.sendJSON(frameFailed, failure{Err: err.Error()})
+		return err
+	}
+	tree := s.p.Tree()
+	s.hi = Hello{
+		Proto: Proto, Polyrepl: version.Version, HolderPID: os.Getpid(),
+		Name: s.sp.Name, Generation: s.sp.Generation, Runtime: s.sp.Spawn.Runtime,
+		Cookie: tree.Cookie, Leader: tree.Leader, Created: s.sp.Created, Spawn: s.sp.Spawn,
+		Version: s.p.Version(), Exe: s.p.Exe(), Note: s.p.Note(),
+	}
+	s.mu.Lock()
+	s.last = time.Now()
+	err = s.attachLocked(w)
+	s.mu.Unlock()
+	if err != nil {
+		// The daemon that asked is gone already: the session is kept for
+		// the next one, as after any daemon's end.
+		log.Printf("session %s: the daemon that started it went away: %v", s.sp.Name, err)
+	}
+	go s.accept()
+	return nil
+}
+
+// listen makes the holder's socket, private to the user: 0600 in the
+// 0700 directory of holders.
+func listen(path string) (*net.UnixListener, error) {
+	if err := paths.EnsurePrivateDir(dirOf(path)); err != nil {
+		return nil, err
+	}
+	os.Remove(path) // a socket of a holder that died, under this generation: none other
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		return nil, fmt.Errorf("cannot listen on %s: %w", path, err)
+	}
+	ln.SetUnlinkOnClose(true)
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("cannot restrict %s: %w", path, err)
+	}
+	return ln, nil
+}
+
+// accept serves each daemon that connects, one at a time, until the
+// holder ends.
+func (s *server) accept() {
+	for {
+		c, err := s.ln.AcceptUnix()
+		if err != nil {
+			select {
+			case <-s.end:
+				return
+			default:
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			log.Printf("session %s: accepting a daemon: %v", s.sp.Name, err)
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		if uid, err := paths.PeerUID(c); err != nil || uid != os.Getuid() {
+			log.Printf("session %s: refused a connection from uid %d (%v): only uid %d may hold it", s.sp.Name, uid, err, os.Getuid())
+			c.Close()
+			continue
+		}
+		w := newWire(c)
+		s.mu.Lock()
+		if s.w != nil && peerAlive(s.w.c) {
+			s.mu.Unlock()
+			w.sendJSON(frameRefused, failure{Err: "another daemon holds this session now"})
+			c.Close()
+			continue
+		}
+		if s.w != nil {
+			s.dropLocked(errors.New("its connection ended"))
+		}
+		err = s.attachLocked(w)
+		s.mu.Unlock()
+		if err != nil {
+			log.Printf("session %s: a daemon went away while taking it up: %v", s.sp.Name, err)
+		}
+	}
+}
+
+// peerAlive reports whether the other end of c is still open.
+func peerAlive(c *net.UnixConn) bool {
+	sc, err := c.SyscallConn()
+	if err != nil {
+		return false
+	}
+	alive := true
+	sc.Control(func(fd uintptr) {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLRDHUP}}
+		if n, err := unix.Poll(fds, 0); err == nil && n > 0 && fds[0].Revents&(unix.POLLRDHUP|unix.POLLHUP|unix.POLLERR) != 0 {
+			alive = false
+		}
+	})
+	return alive
+}
+
+// attachLocked gives daemon w the session: the hello, then every event
+// not let go of, in order; from then on events go to it as they come.
+func (s *server) attachLocked(w *wire) error {
+	hi := s.hi
+	hi.Limit, hi.Cells, hi.Names, hi.LastActive = s.lim, s.cells, s.names, s.last
+	if c := s.cur; c != nil {
+		cs := c.CellState
+		hi.Cur = &cs
+	}
+	hi.IdleAfter, hi.IdleSeq, hi.Exited = s.idleAfter, s.idleSeq, s.exit
+	err := w.sendJSON(frameHello, hi)
+	out := func(b []byte) error { return w.send(frameOutput, b) }
+	if c := s.cur; err == nil && c != nil && !c.Released {
+		err = c.out.replay(out)
+		if err == nil && c.result != nil {
+			err = w.sendJSON(frameDone, c.result)
+		}
+	}
+	if err == nil {
+		err = s.idle.replay(out)
+	}
+	if err == nil && s.exit != nil {
+		err = w.sendJSON(frameExited, s.exit)
+	}
+	if err != nil {
+		w.close()
+		return err
+	}
+	s.w = w
+	go s.serve(w)
+	return nil
+}
+
+// dropLocked lets go of the daemon connected now: a person attached to
+// the terminal through it is detached, and events are kept until the
+// next daemon comes.
+func (s *server) dropLocked(why error) {
+	if s.w == nil {
+		return
+	}
+	s.w.close()
+	s.w = nil
+	if s.raw != nil {
+		s.raw.detach()
+		s.raw = nil
+	}
+	if !s.ending {
+		log.Printf("session %s: its daemon went away (%v); keeping what the runtime prints for the next one", s.sp.Name, why)
+	}
+}
+
+// sendLocked sends a frame to the daemon, if one is connected; one that
+// cannot take it is let go.
+func (s *server) sendLocked(typ byte, parts ...[]byte) {
+	if s.w == nil {
+		return
+	}
+	if err := s.w.send(typ, parts...); err != nil {
+		s.dropLocked(err)
+	}
+}
+
+func (s *server) sendJSONLocked(typ byte, v any) {
+	if s.w == nil {
+		return
+	}
+	if err := s.w.sendJSON(typ, v); err != nil {
+		s.dropLocked(err)
+	}
+}
+
+// Output implements driver.Handler: kept in the cell's stretch of
+// output, or in the one between cells, and passed on.
+func (s *server) Output(p []byte) {
+	s.busy.Store(time.Now().UnixNano())
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c := s.cur; c != nil && !c.Done && s.exit == nil {
+		c.out.write(p)
+		c.Bytes += int64(len(p))
+	} else {
+		s.idle.write(p)
+	}
+	s.sendLocked(frameOutput, p)
+}
+
+// CellDone implements driver.Handler.
+func (s *server) CellDone(r driver.Result) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c := s.cur; c != nil && c.Cell == r.Cell && !c.Done {
+		c.Done, c.Status, c.Ended = true, r.Status, time.Now()
+		c.result = &r
+		s.last = c.Ended
+		if r.Names != nil {
+			s.names = r.Names
+		}
+		s.idle.free()
+		s.idleAfter, s.idleSeq = c.Cell, 0
+	}
+	s.sendJSONLocked(frameDone, r)
+}
+
+// Exited implements driver.Handler: the exit is kept until a daemon
+// ends the holder, having written the death down.
+func (s *server) Exited(e driver.Exit) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.exit = exitOf(e)
+	s.sendJSONLocked(frameExited, s.exit)
+}
+
+// serve reads what daemon w asks, until its connection ends.
+func (s *server) serve(w *wire) {
+	for {
+		typ, b, err := w.read()
+		s.busy.Store(time.Now().UnixNano())
+		if err != nil {
+			s.mu.Lock()
+			if s.w == w {
+				s.dropLocked(err)
+			}
+			s.mu.Unlock()
+			return
+		}
+		switch typ {
+		case frameRun:
+			s.run(b)
+		case frameInterrupt:
+			var rq request
+			if json.Unmarshal(b, &rq) == nil {
+				w.sendJSON(frameReply, replyOf(rq.ID, s.p.Interrupt(rq.Attempt)))
+			}
+		case frameDelivered:
+			var d delivered
+			if json.Unmarshal(b, &d) == nil {
+				s.delivered(d)
+			}
+		case frameIdle:
+			var e idleEntry
+			if json.Unmarshal(b, &e) == nil {
+				s.mu.Lock()
+				if e.After == s.idleAfter {
+					s.idleSeq = e.Seq
+				}
+				s.mu.Unlock()
+			}
+		case frameLimit:
+			var l limit.Held
+			if json.Unmarshal(b, &l) == nil {
+				s.mu.Lock()
+				s.lim = &l
+				s.mu.Unlock()
+			}
+		case frameRawAttach:
+			var rq request
+			if json.Unmarshal(b, &rq) == nil {
+				w.sendJSON(frameReply, replyOf(rq.ID, s.attachRaw(w)))
+			}
+		case frameRawIn:
+			s.mu.Lock()
+			raw := s.raw
+			s.mu.Unlock()
+			if raw != nil {
+				raw.in.Write(b)
+			}
+		case frameRawDetach:
+			s.mu.Lock()
+			if s.raw != nil {
+				s.raw.detach()
+				s.raw = nil
+			}
+			s.mu.Unlock()
+		case framePing:
+			var rq request
+			if json.Unmarshal(b, &rq) == nil {
+				s.mu.Lock() // after every event the holder has sent
+				s.mu.Unlock()
+				w.sendJSON(frameReply, replyOf(rq.ID, nil))
+			}
+		case frameEnd:
+			s.finish()
+			return
+		default:
+			log.Printf("session %s: a daemon sent a frame of unknown type %q; ignored", s.sp.Name, typ)
+		}
+	}
+}
+
+func replyOf(id uint64, err error) reply {
+	r := reply{ID: id}
+	if err != nil {
+		r.Err = err.Error()
+	}
+	return r
+}
+
+// run starts a cell: what was kept of the last one, and of the output
+// between cells, is let go (the daemon has them for good once it runs
+// the next cell), and the new cell's stretch of output begins.
+func (s *server) run(b []byte) {
+	line, code, ok := bytes.Cut(b, []byte{'\n'})
+	var meta CellMeta
+	if !ok || json.Unmarshal(line, &meta) != nil {
+		log.Printf("session %s: a daemon sent a cell the holder cannot read; ignored", s.sp.Name)
+		return
+	}
+	s.mu.Lock()
+	if c := s.cur; c != nil {
+		c.out.free()
+	}
+	s.idle.free()
+	s.idleAfter, s.idleSeq = -1, 0
+	s.cur = &cellJournal{CellState: CellState{CellMeta: meta}, out: segment{dir: s.sp.SpoolDir, pattern: spoolPattern(s.sp.Generation)}}
+	s.cells, s.last = meta.Cell, meta.Started
+	s.mu.Unlock()
+	// Not under the lock: the runtime may print (to the handler) before
+	// it has read the whole cell.
+	if err := s.p.Run(meta.Cell, string(code)); err != nil {
+		log.Printf("session %s: cell %d: %v", s.sp.Name, meta.Cell, err)
+	}
+}
+
+// delivered notes what replies took of the cell: once they took its
+// result and all its output, the holder keeps none of it.
+func (s *server) delivered(d delivered) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.cur
+	if c == nil || c.Cell != d.Cell {
+		return
+	}
+	c.Delivered = max(c.Delivered, d.Bytes)
+	if d.Final && c.Done {
+		c.Released = true
+		c.out.free()
+		c.result = nil
+	}
+}
+
+// attachRaw attaches the daemon's person to the runtime's terminal.
+func (s *server) attachRaw(w *wire) error {
+	rt, ok := s.p.(driver.RawTerminal)
+	if !ok {
+		return ErrNoTerminal
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.raw != nil {
+		return fmt.Errorf("someone is already attached to this session's terminal")
+	}
+	in, out, detach, err := rt.Raw()
+	if err != nil {
+		return err
+	}
+	s.raw = &rawAttached{in: in, detach: detach}
+	go func() {
+		for b := range out {
+			if w.send(frameRawOut, b) != nil {
+				detach()
+			}
+		}
+		w.send(frameRawEnd)
+	}()
+	return nil
+}
+
+// finish ends the session: the runtime's tree if it still lives, then
+// the holder. A daemon asks once it has written the death down, or to
+// end a session it will not keep.
+func (s *server) finish() {
+	s.mu.Lock()
+	s.ending = true
+	exited := s.exit != nil
+	s.mu.Unlock()
+	if !exited && s.p != nil {
+		if survivors, err := s.p.Tree().Kill(endGrace); err != nil {
+			log.Printf("session %s: %d processes survived: %v", s.sp.Name, len(survivors), err)
+		}
+		// The driver reaps it and reports the exit; wait for that, so the
+		// holder never exits before its child is reaped.
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			s.mu.Lock()
+			exited = s.exit != nil
+			s.mu.Unlock()
+			if exited {
+				break
+			}
+		}
+	}
+	s.mu.Lock()
+	if s.w != nil {
+		s.w.close()
+		s.w = nil
+	}
+	if s.cur != nil {
+		s.cur.out.free()
+	}
+	s.idle.free()
+	s.mu.Unlock()
+	if s.ln != nil {
+		s.ln.Close() // and its socket file with it
+	}
+	close(s.end)
+}
+
+
+// quietFor is how long a holder waits without output or a call before it
+// gives back the memory its work used (see trim).
+const quietFor = 5 * time.Second
+
+// trimWhenQuiet gives back, each time the holder has been quiet for
+// quietFor after doing something, the heap it no longer uses and the
+// pages of code it touched: an idle session's holder costs little.
+func (s *server) trimWhenQuiet() {
+	t := time.NewTicker(quietFor)
+	defer t.Stop()
+	var trimmed int64 = -1
+	for {
+		select {
+		case <-s.end:
+			return
+		case <-t.C:
+		}
+		last := s.busy.Load()
+		if last == trimmed || time.Since(time.Unix(0, last)) < quietFor {
+			continue
+		}
+		debug.FreeOSMemory()
+		trim()
+		trimmed = last
+	}
+}

@@ -1,0 +1,276 @@
+package holder
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/driver"
+	"github.com/polyrepl/polyrepl/internal/limit"
+	"github.com/polyrepl/polyrepl/internal/proc"
+)
+
+// Proto is the holder protocol this binary speaks. A holder states its
+// protocol first thing in its Hello; a daemon adopts holders of every
+// protocol from MinProto to Proto, and reports any other with what to
+// do. The first fields of Hello (up to Leader) keep their meaning in
+// every protocol, so that any daemon can at least say whose session a
+// holder keeps and end it.
+const (
+	Proto    = 1
+	MinProto = 1
+)
+
+// Frame types. A frame is its type (one byte), the length of its
+// payload (four bytes, big-endian) and the payload: JSON for control
+// messages, raw bytes for output and typing.
+const (
+	// holder → daemon
+	frameHello   = 'H' // Hello: the session as the holder keeps it
+	frameFailed  = 'F' // failure: the runtime did not start
+	frameOutput  = 'O' // raw output, in order
+	frameDone    = 'C' // a cell's result (driver.Result)
+	frameExited  = 'X' // the runtime's exit (exitMsg)
+	frameReply   = 'r' // the answer to a request (reply)
+	frameRawOut  = 'T' // what the runtime's terminal printed, for a person attached raw
+	frameRawEnd  = 'U' // the raw attachment ended
+	frameRefused = 'N' // failure: the holder will not serve this daemon
+
+	// daemon → holder
+	frameSpawn     = 'S' // Spawn: what to start (the first frame only)
+	frameRun       = 'R' // CellMeta as JSON, a newline, then the code
+	frameInterrupt = 'I' // request{Attempt}
+	frameDelivered = 'D' // delivered
+	frameIdle      = 'E' // idleEntry
+	frameLimit     = 'L' // limit.Held
+	frameRawAttach = 'A' // request: attach a person's terminal
+	frameRawIn     = 'W' // a person's typing
+	frameRawDetach = 'Z' // the person let go
+	frameEnd       = 'Q' // end the runtime if it lives, then the holder
+	framePing      = 'P' // request: answered at once, after every event before it
+)
+
+// maxFrame bounds a frame's payload: a cell's code is at most
+// api.MaxCodeBytes, output comes in reads of at most outputChunk, and a
+// hello carries the caller's environment.
+const maxFrame = 4*api.MaxCodeBytes + api.MaxEnvBytes + 1<<20
+
+// outputChunk is the largest output frame sent: a replay reads its
+// spool in pieces this big.
+const outputChunk = 256 << 10
+
+// Spawn is what the daemon asks a new holder to start.
+type Spawn struct {
+	Name       string    `json:"name"`
+	Generation string    `json:"generation"`
+	Created    time.Time `json:"created"`
+	Spawn      api.Spawn `json:"spawn"` // the session's spawn: runtime, exe, cwd, env, project, memory
+	Cookie     string    `json:"cookie"`
+	RuntimeDir string    `json:"runtime_dir"` // where the driver writes its files
+	ValueLimit int       `json:"value_limit"`
+	// SpoolDir is where the holder keeps output past what it holds in
+	// memory; Socket where it listens for the daemons after this one;
+	// Log the file it logs to.
+	SpoolDir string `json:"spool_dir"`
+	Socket   string `json:"socket"`
+	Log      string `json:"log"`
+}
+
+// Hello is the session as a holder keeps it, sent to each daemon that
+// connects, before the output and events it has not let go of.
+type Hello struct {
+	// Kept in every protocol: who this is and how to end it.
+	Proto      int       `json:"proto"`
+	Polyrepl   string    `json:"polyrepl"` // the holder's polyrepl version
+	HolderPID  int       `json:"holder_pid"`
+	Name       string    `json:"name"`
+	Generation string    `json:"generation"`
+	Runtime    string    `json:"runtime"`
+	Cookie     string    `json:"cookie"`
+	Leader     proc.Proc `json:"leader"` // the runtime process, with its start time
+
+	Created    time.Time   `json:"created"`
+	Spawn      api.Spawn   `json:"spawn"`
+	Version    string      `json:"version"` // the runtime's
+	Exe        string      `json:"exe"`
+	Note       string      `json:"note,omitempty"`
+	Limit      *limit.Held `json:"limit,omitempty"`
+	Cells      int         `json:"cells"`
+	Names      []string    `json:"names,omitempty"`
+	LastActive time.Time   `json:"last_active"`
+	// Cur is the cell in flight, or the last cell.
+	Cur *CellState `json:"cur,omitempty"`
+	// IdleAfter and IdleSeq say whose idle output is replayed: output
+	// printed after cell IdleAfter finished (0: before any), recorded
+	// as entry IdleSeq (0: the daemon had not recorded it yet).
+	IdleAfter int `json:"idle_after,omitempty"`
+	IdleSeq   int `json:"idle_seq,omitempty"`
+	// Exited is the runtime's exit if it has ended (it is replayed last).
+	Exited *Exit `json:"exited,omitempty"`
+}
+
+// CellMeta is what the daemon tells a holder of a cell as it runs it, so
+// that a daemon adopting the session can take the cell up again.
+type CellMeta struct {
+	Cell    int        `json:"cell"`
+	Seq     int        `json:"seq"` // its record entry
+	Code    string     `json:"code"` // its first line, bounded
+	Client  api.Client `json:"client"`
+	Started time.Time  `json:"started"`
+	OOMs    int        `json:"ooms"` // the group's OOM kills before it
+}
+
+// CellState is a cell as a holder keeps it.
+type CellState struct {
+	CellMeta
+	// Bytes the cell printed, and how many of them a reply has taken.
+	Bytes     int64 `json:"bytes"`
+	Delivered int64 `json:"delivered"`
+	// Done: its result came (it is replayed after the output); Released:
+	// a reply took the result and all the output, so neither is kept.
+	Done     bool      `json:"done"`
+	Released bool      `json:"released"`
+	Status   string    `json:"status,omitempty"`
+	Ended    time.Time `json:"ended,omitempty"`
+}
+
+// Exit is how the runtime ended, as the holder saw it.
+type Exit struct {
+	Code   int       `json:"code"`
+	Signal int       `json:"signal,omitempty"`
+	Err    string    `json:"err,omitempty"`
+	At     time.Time `json:"at"`
+}
+
+// exitOf is what goes on the wire for a driver.Exit.
+func exitOf(e driver.Exit) *Exit {
+	x := &Exit{Code: e.Code, Signal: e.Signal, At: e.At}
+	if e.Err != nil {
+		x.Err = e.Err.Error()
+	}
+	if x.At.IsZero() {
+		x.At = time.Now()
+	}
+	return x
+}
+
+// Driver is the exit as a driver reports it.
+func (x Exit) Driver() driver.Exit {
+	e := driver.Exit{Code: x.Code, Signal: x.Signal, At: x.At}
+	if x.Err != "" {
+		e.Err = errors.New(x.Err)
+	}
+	return e
+}
+
+// delivered says that replies took cell's output up to bytes, and, if
+// final, its result too.
+type delivered struct {
+	Cell  int   `json:"cell"`
+	Bytes int64 `json:"bytes"`
+	Final bool  `json:"final"`
+}
+
+// idleEntry says which record entry holds the output printed after
+// cell After finished.
+type idleEntry struct {
+	After int `json:"after"`
+	Seq   int `json:"seq"`
+}
+
+// request is a call that is answered (interrupt, raw attach).
+type request struct {
+	ID      uint64 `json:"id"`
+	Attempt int    `json:"attempt,omitempty"`
+}
+
+// reply answers request ID: Err is "" on success.
+type reply struct {
+	ID  uint64 `json:"id"`
+	Err string `json:"err,omitempty"`
+}
+
+// failure says why a holder did not start a runtime, or will not serve.
+type failure struct {
+	Err string `json:"err"`
+}
+
+// wire is one end of a holder connection: frames written whole under a
+// lock, read by one goroutine.
+type wire struct {
+	c   *net.UnixConn
+	br  *bufio.Reader
+	wmu sync.Mutex
+	buf []byte // a payload read, valid until the next read
+}
+
+func newWire(c *net.UnixConn) *wire {
+	return &wire{c: c, br: bufio.NewReaderSize(c, outputChunk+64)}
+}
+
+// send writes one frame; a payload of several parts is written as one.
+func (w *wire) send(typ byte, parts ...[]byte) error {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	if n > maxFrame {
+		return fmt.Errorf("a %c frame of %d bytes is over the limit of %d", typ, n, maxFrame)
+	}
+	var head [5]byte
+	head[0] = typ
+	binary.BigEndian.PutUint32(head[1:], uint32(n))
+	bufs := make(net.Buffers, 0, 1+len(parts))
+	bufs = append(bufs, head[:])
+	for _, p := range parts {
+		if len(p) > 0 {
+			bufs = append(bufs, p)
+		}
+	}
+	w.wmu.Lock()
+	defer w.wmu.Unlock()
+	_, err := bufs.WriteTo(w.c)
+	return err
+}
+
+// sendJSON writes one frame holding v as JSON.
+func (w *wire) sendJSON(typ byte, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return w.send(typ, b)
+}
+
+// read reads the next frame; its payload is valid until the next read.
+func (w *wire) read() (byte, []byte, error) {
+	var head [5]byte
+	if _, err := io.ReadFull(w.br, head[:]); err != nil {
+		return 0, nil, err
+	}
+	n := binary.BigEndian.Uint32(head[1:])
+	if n > maxFrame {
+		return 0, nil, fmt.Errorf("a %c frame of %d bytes is over the limit of %d", head[0], n, maxFrame)
+	}
+	if cap(w.buf) < int(n) || (cap(w.buf) > 1<<20 && n < 64<<10) {
+		// A big payload's buffer is not kept for the small ones.
+		w.buf = make([]byte, n, max(int(n), 4096))
+	}
+	w.buf = w.buf[:n]
+	if _, err := io.ReadFull(w.br, w.buf); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return 0, nil, err
+	}
+	return head[0], w.buf, nil
+}
+
+func (w *wire) close() error { return w.c.Close() }

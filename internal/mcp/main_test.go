@@ -1,0 +1,18 @@
+package mcp
+
+import (
+	"os"
+	"testing"
+
+	"github.com/polyrepl/polyrepl/internal/holder"
+)
+
+// TestMain lets this test binary be the holders of the sessions its
+// in-process daemons start: a daemon starts each by executing the
+// running binary as `polyrepl holder`.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == holder.Command {
+		os.Exit(holder.Main())
+	}
+	os.Exit(m.Run())
+}

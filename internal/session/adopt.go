@@ -1,0 +1,237 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"sort"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/bound"
+	"github.com/polyrepl/polyrepl/internal/driver"
+	"github.com/polyrepl/polyrepl/internal/holder"
+	"github.com/polyrepl/polyrepl/internal/limit"
+	"github.com/polyrepl/polyrepl/internal/proc"
+	"github.com/polyrepl/polyrepl/internal/state"
+	"github.com/polyrepl/polyrepl/internal/version"
+)
+
+// Taking up the sessions holders kept while no daemon ran: a daemon that
+// starts finds each holder's socket, is told the session as the holder
+// keeps it, and carries on with it, its cell in flight included, as if
+// it had never left; and leaving them to their holders when it goes.
+
+// adoptAtOnce bounds how many holders a starting daemon talks to at once.
+const adoptAtOnce = 16
+
+// AdoptAll takes up every session a holder keeps, and returns their
+// names. A holder this daemon cannot speak to is listed as unreachable,
+// with what to do; none is ended.
+func (m *Manager) AdoptAll() []string {
+	socks := holder.Sockets(m.holdersDir)
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		names []string
+	)
+	sem := make(chan struct{}, adoptAtOnce)
+	for _, path := range socks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			name, err := m.adoptAt(path)
+			if err != nil {
+				log.Printf("cannot take up the session whose holder is at %s: %v", path, err)
+				return
+			}
+			mu.Lock()
+			names = append(names, name)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	sort.Strings(names)
+	return names
+}
+
+// adoptAt takes up the session of the holder at path.
+func (m *Manager) adoptAt(path string) (string, error) {
+	p, err := holder.Dial(path)
+	var pe *holder.ProtoError
+	switch {
+	case errors.As(err, &pe):
+		hi := pe.Hello
+		if ValidateName(hi.Name) != nil {
+			return "", err
+		}
+		m.addUnreachable(&unreachable{
+			info: api.SessionInfo{Name: hi.Name, Generation: hi.Generation, Runtime: hi.Runtime, PID: hi.Leader.PID,
+				Holder: pe.Holder.PID, HolderVersion: hi.Polyrepl,
+				Problem: fmt.Sprintf("kept by a holder of polyrepl %s, which speaks holder protocol %d; this daemon (polyrepl %s) speaks %d to %d",
+					hi.Polyrepl, hi.Proto, version.Version, holder.MinProto, holder.Proto)},
+			tree: proc.Tree{Leader: hi.Leader, Cookie: hi.Cookie}, holder: pe.Holder, socket: pe.Socket,
+		})
+		return "", err
+	case errors.Is(err, syscall.ECONNREFUSED):
+		// Nobody listens: its holder died without removing it. The
+		// session is reported lost from its live note.
+		os.Remove(path)
+		return "", err
+	case err != nil:
+		return "", err
+	}
+	return m.adopt(p)
+}
+
+// adopt takes up the session holder p keeps.
+func (m *Manager) adopt(p *holder.Process) (string, error) {
+	hi := p.Hello()
+	name := hi.Name
+	if err := ValidateName(name); err != nil {
+		p.Detach()
+		return "", fmt.Errorf("its session's name: %v", err)
+	}
+	drv, err := driver.Lookup(hi.Runtime)
+	if err != nil {
+		drv = missing{name: hi.Runtime, err: err}
+	}
+	e := m.entry(name)
+	e.life.Lock()
+	defer e.life.Unlock()
+	if old := m.get(name); old != nil {
+		// Two holders keep lives of one name: the older one was still
+		// ending when its daemon went. The newer is the session.
+		if !old.Created.Before(hi.Created) {
+			p.End()
+			return "", fmt.Errorf("a newer life of %q (generation %s) is kept too; this one (generation %s) was ended", name, old.Generation, hi.Generation)
+		}
+		old.kill(api.ByStop, "ended: a newer life of the name was found as the daemon started", api.Client{})
+		m.forgetDead(old)
+	}
+	keep := 0
+	if c := hi.Cur; c != nil && !c.Released {
+		keep = c.Seq
+	}
+	s := &Session{
+		Name: name, Generation: hi.Generation, Created: hi.Created, Spawn: hi.Spawn, Runtime: hi.Runtime,
+		Transcript: m.state.TranscriptPath(name, drv.Info().Ext),
+		m:          m, drv: drv, changed: make(chan struct{}), state: Idle, exited: make(chan struct{}),
+		idle: bound.NewSink(api.OutputLimit, m.outputDir, name+"-idle-*.txt"),
+		rec:  m.openRecord(name, keep),
+		p:    p, cells: hi.Cells, names: hi.Names, lastActive: hi.LastActive, limit: limit.Restore(hi.Limit),
+	}
+	curN := 0
+	if c := hi.Cur; c != nil {
+		curN = c.Cell
+		cl := &cell{n: c.Cell, seq: c.Seq, code: c.Code, client: c.Client, started: c.Started, ooms: c.OOMs,
+			out: bound.NewSink(api.OutputLimit, m.outputDir, fmt.Sprintf("%s-%d-*.txt", name, c.Cell))}
+		if c.Released {
+			cl.status, cl.ended, cl.delivered = c.Status, c.Ended, true
+			cl.result = &driver.Result{Cell: c.Cell, Status: c.Status}
+		} else {
+			// Its holder sends all it printed again, then its result if
+			// it came: the entry is written again, whole, and a reply
+			// gets what no reply took yet.
+			cl.status, cl.skip = api.StatusRunning, c.Delivered
+			if !s.entryIs(c.Seq, api.EntryCell, c.Cell) || !s.rec.Rewrite(c.Seq) {
+				cl.seq = s.rec.Add(api.Entry{Kind: api.EntryCell, Generation: s.Generation, Runtime: s.Runtime, Cell: c.Cell,
+					Who: c.Client.Who, How: c.Client.How, Conn: c.Client.Conn, Code: c.Code, Status: api.StatusRunning, Started: c.Started})
+			}
+			s.state = Running
+		}
+		s.cur = cl
+	}
+	if hi.IdleSeq != 0 && hi.IdleAfter == curN && s.entryIs(hi.IdleSeq, api.EntryIdle, 0) && s.rec.Rewrite(hi.IdleSeq) {
+		s.adoptIdle = hi.IdleSeq
+	}
+	t, terr := state.OpenTranscript(s.Transcript)
+	s.transcript, s.transcriptErr = t, terr
+	m.set(e, s)
+	if err := m.state.SaveLive(m.life(s)); err != nil {
+		log.Printf("session %s: cannot record it as live: %v", name, err)
+	}
+	m.note(s, api.Client{}, api.Note{Kind: api.NoteAdopted, Session: name, PID: os.Getpid(), Version: version.Version})
+	p.Start(s)
+	how := "idle"
+	if s.state == Running {
+		how = fmt.Sprintf("cell %d in flight", curN)
+	}
+	log.Printf("session %s (generation %s, pid %d) taken up from its holder (pid %d, polyrepl %s): %s",
+		name, s.Generation, p.PID(), p.Holder().PID, hi.Polyrepl, how)
+	return name, nil
+}
+
+// entryIs reports whether record entry seq is of this life, of kind, and
+// (for a cell) cell n.
+func (s *Session) entryIs(seq int, kind string, n int) bool {
+	e, ok := s.rec.Get(seq)
+	return ok && e.Generation == s.Generation && e.Kind == kind && (kind != api.EntryCell || e.Cell == n)
+}
+
+// missing stands for a runtime this binary does not have, which a
+// holder of other code runs: the session goes on, and only a restart,
+// which starts the runtime anew, says what is missing.
+type missing struct {
+	name string
+	err  error
+}
+
+func (d missing) Info() driver.Info { return driver.Info{Name: d.name, Family: "worker", Ext: ".txt"} }
+
+func (d missing) Start(context.Context, driver.Spec, driver.Handler) (driver.Process, error) {
+	return nil, d.err
+}
+
+// Leaving tells every call waiting on a cell to answer now that the cell
+// still runs: the daemon is leaving its sessions to their holders. The
+// calls' replies go out before Leave lets the holders go.
+func (m *Manager) Leaving() {
+	m.leaveOnce.Do(func() { close(m.leaving) })
+}
+
+// Leave lets every session go on in its holder, for a daemon that leaves
+// (an upgrade, a signal, stop --keep-sessions): records are saved, the
+// holders let go, and nothing is ended. It returns the sessions left.
+func (m *Manager) Leave() []api.SessionInfo {
+	m.Leaving()
+	// The calls that were waiting take what they answer with first (and
+	// the holders hear what the replies took).
+	for deadline := time.Now().Add(time.Second); m.collecting.Load() > 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	m.mu.Lock()
+	var ss []*Session
+	for _, e := range m.entries {
+		if e.s != nil {
+			ss = append(ss, e.s)
+		}
+	}
+	m.mu.Unlock()
+	var left []api.SessionInfo
+	for _, s := range ss {
+		s.mu.Lock()
+		p, dead := s.p, s.state == Dead
+		s.mu.Unlock()
+		if p == nil || dead {
+			continue
+		}
+		left = append(left, s.Info(false))
+		p.Detach()
+	}
+	m.mu.Lock()
+	for name, r := range m.records {
+		if err := r.Close(); err != nil {
+			log.Printf("session %s: %v", name, err)
+		}
+	}
+	m.mu.Unlock()
+	sort.Slice(left, func(i, j int) bool { return left[i].Name < left[j].Name })
+	return left
+}

@@ -1,0 +1,97 @@
+package session
+
+import (
+	"fmt"
+	"log"
+	"os"
+	"sort"
+	"syscall"
+	"time"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/proc"
+	"github.com/polyrepl/polyrepl/internal/state"
+)
+
+// unreachable is a session a holder keeps that this daemon cannot take
+// up: its holder speaks another protocol, or does not answer. It is
+// listed and refused with what to do, and ended only when asked: never
+// silently.
+type unreachable struct {
+	info   api.SessionInfo
+	tree   proc.Tree
+	holder proc.Proc
+	socket string
+}
+
+// addUnreachable lists a session this daemon cannot take up.
+func (m *Manager) addUnreachable(u *unreachable) {
+	u.info.State = api.StateUnreachable
+	m.mu.Lock()
+	m.unreach[u.info.Name] = u
+	m.mu.Unlock()
+	log.Printf("session %s (generation %s) is %s; `polyrepl kill %s` ends it", u.info.Name, u.info.Generation, u.info.Problem, u.info.Name)
+}
+
+// unreachableError refuses a call on a session this daemon cannot take
+// up, or returns nil if name is not one.
+func (m *Manager) unreachableError(name string) error {
+	m.mu.Lock()
+	u := m.unreach[name]
+	m.mu.Unlock()
+	if u == nil {
+		return nil
+	}
+	return &Error{Code: api.CodeForeign, Msg: fmt.Sprintf("session %q is %s", name, u.info.Problem),
+		Hint: "reach it with the polyrepl that started it, or end it", Next: []api.Action{{Do: api.DoKill, Session: name}}}
+}
+
+// listUnreachable lists the sessions this daemon cannot take up.
+func (m *Manager) listUnreachable() []api.SessionInfo {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []api.SessionInfo
+	for _, u := range m.unreach {
+		out = append(out, u.info)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// killUnreachable ends a session this daemon cannot take up: its holder,
+// then its whole tree, and writes the death down. ok is false if name
+// is not one.
+func (m *Manager) killUnreachable(name string, asker api.Client) (reply api.KillReply, ok bool, err error) {
+	m.mu.Lock()
+	u := m.unreach[name]
+	delete(m.unreach, name)
+	m.mu.Unlock()
+	if u == nil {
+		return api.KillReply{}, false, nil
+	}
+	proc.Signal(u.holder, syscall.SIGTERM)
+	survivors, kerr := u.tree.Kill(killGrace)
+	for deadline := time.Now().Add(2 * time.Second); proc.Alive(u.holder) && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if proc.Alive(u.holder) {
+		proc.Signal(u.holder, syscall.SIGKILL)
+	}
+	os.Remove(u.socket)
+	d := &api.Death{By: api.ByKill, At: time.Now(), Cause: "killed by " + asker.Label()}
+	l := state.Life{Name: name, Generation: u.info.Generation, Runtime: u.info.Runtime, PID: u.tree.Leader.PID, Start: u.tree.Leader.Start,
+		Cookie: u.tree.Cookie, Cwd: u.info.Cwd, Created: u.info.Created, Death: d, Holder: u.holder}
+	if err := m.state.SaveLoss(l); err != nil {
+		log.Printf("session %s: cannot save its death note: %v", name, err)
+	}
+	m.told.first(name, u.info.Generation, asker)
+	if err := m.state.RemoveLive(name); err != nil {
+		log.Printf("session %s: cannot remove its live record: %v", name, err)
+	}
+	info := u.info
+	info.State, info.Death = Dead, d
+	if kerr != nil {
+		return api.KillReply{Session: name, Info: info}, true, fmt.Errorf("session %q: %d processes survived SIGKILL: %w", name, len(survivors), kerr)
+	}
+	return api.KillReply{Session: name, Info: info}, true, nil
+}
