@@ -72,7 +72,7 @@ func TestSynopses(t *testing.T) {
 		"attach":  "attach NAME [--raw]",
 		"kill":    "kill NAME [--json]",
 		"status":  "status [--json]",
-		"stop":    "stop",
+		"stop":    "stop [--keep-sessions]",
 	} {
 		if got := lookup(name).usage(); got != want {
 			t.Errorf("%s synopsis %q, want %q", name, got, want)

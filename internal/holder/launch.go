@@ -95,7 +95,7 @@ func (InProcess) Launch(sp Spawn) (*net.UnixConn, *Child, error) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		w := newWire(c.(*net.UnixConn))
+		w := newHolderWire(c.(*net.UnixConn))
 		s, err := serveSpawn(w)
 		if err != nil {
 			w.close()

@@ -43,7 +43,7 @@ func Main() int {
 	// (and Python, started with SIGINT ignored, could not be interrupted).
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP, syscall.SIGINT, syscall.SIGPIPE)
 
-	w := newWire(uc)
+	w := newHolderWire(uc)
 	sp, err := readSpawn(w)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "polyrepl: error: %v\n", err)

@@ -165,7 +165,7 @@ func (s *server) accept() {
 			c.Close()
 			continue
 		}
-		w := newWire(c)
+		w := newHolderWire(c)
 		s.mu.Lock()
 		if s.w != nil && peerAlive(s.w.c) {
 			s.mu.Unlock()

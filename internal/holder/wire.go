@@ -211,8 +211,17 @@ type wire struct {
 	buf []byte // a payload read, valid until the next read
 }
 
+// newWire is the daemon's end of a connection: it reads output, in
+// frames of up to outputChunk.
 func newWire(c *net.UnixConn) *wire {
 	return &wire{c: c, br: bufio.NewReaderSize(c, outputChunk+64)}
+}
+
+// newHolderWire is the holder's end: it reads cells, interrupts and
+// acknowledgements, mostly small, so it keeps a small buffer (an idle
+// holder is meant to cost little).
+func newHolderWire(c *net.UnixConn) *wire {
+	return &wire{c: c, br: bufio.NewReaderSize(c, 16<<10)}
 }
 
 // send writes one frame; a payload of several parts is written as one.

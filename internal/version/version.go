@@ -10,7 +10,7 @@ import (
 
 // Version is the polyrepl release. Builds may override it with
 // -ldflags "-X github.com/polyrepl/polyrepl/internal/version.Version=…".
-var Version = "0.1.0"
+var Version = "0.2.0"
 
 // Newer reports whether version a is a later release than b, both of the
 // form MAJOR.MINOR.PATCH (with an optional -suffix, which comes before the
