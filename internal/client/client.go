@@ -27,8 +27,8 @@ type Client struct {
 
 	mu            sync.Mutex
 	daemonVersion string
-	daemonKeeps   bool // the daemon can leave its sessions to their holders
-	upgraded      bool // this client replaced the daemon once already
+	daemonKeeps   bool    // the daemon can leave its sessions to their holders
+	upgraded      bool    // this client replaced the daemon once already
 	idle          []*conn // connections kept open for the next request
 }
 

@@ -506,7 +506,6 @@ func (s *server) finish() {
 	close(s.end)
 }
 
-
 // quietFor is how long a holder waits without output or a call before it
 // gives back the memory its work used (see trim).
 const quietFor = 5 * time.Second

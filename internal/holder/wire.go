@@ -120,7 +120,7 @@ type Hello struct {
 // that a daemon adopting the session can take the cell up again.
 type CellMeta struct {
 	Cell    int        `json:"cell"`
-	Seq     int        `json:"seq"` // its record entry
+	Seq     int        `json:"seq"`  // its record entry
 	Code    string     `json:"code"` // its first line, bounded
 	Client  api.Client `json:"client"`
 	Started time.Time  `json:"started"`

@@ -80,7 +80,7 @@ type Session struct {
 	drv driver.Driver
 
 	mu         sync.Mutex
-	changed    chan struct{} // closed and replaced on every state change
+	changed    chan struct{}   // closed and replaced on every state change
 	p          *holder.Process // the runtime, through the holder that keeps it
 	state      string
 	cells      int
