@@ -440,3 +440,23 @@ func TestTerminalSessionThroughADaemonKill(t *testing.T) {
 		t.Errorf("attach --raw ended with %v", err)
 	}
 }
+
+// TestAttachThroughADaemonKill: a console attached to a session follows
+// it through its daemon's death: it says so, shows the new daemon taking
+// the session up, and runs what is typed next.
+func TestAttachThroughADaemonKill(t *testing.T) {
+	needPython(t)
+	t.Parallel()
+	e := newEnv(t)
+	e.must(0, "exec", "lab", "x = 1")
+	con := e.onTerminal("attach", "lab", "--label", "carol")
+	con.expect("start", "Attached to session 'lab'", "x = 1")
+	e.killDaemon()
+	con.expect("the daemon's death", "the daemon went away", "taken up by a new daemon")
+	con.send("x + 41\r")
+	con.expect("a cell typed after", "Out[2]: 42")
+	con.send("\x04")
+	if err := con.exit("Ctrl-D"); err != nil {
+		t.Errorf("attach ended with %v after Ctrl-D, want exit 0", err)
+	}
+}

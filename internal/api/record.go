@@ -88,6 +88,11 @@ const (
 	// EventUpdate: an entry seen before changed otherwise; it comes
 	// whole.
 	EventUpdate = "update"
+	// EventReconnected: the daemon went away while the session lived on
+	// in its holder, and the follower goes on with the daemon that took
+	// it up: entries it had not seen end come again, from the start. A
+	// client makes this event; no daemon sends it.
+	EventReconnected = "reconnected"
 )
 
 // RecordEvent is one line of a followed record: an entry (new, ended or

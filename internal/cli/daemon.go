@@ -19,8 +19,10 @@ func init() {
 		name:    "daemon",
 		summary: "run the daemon in the foreground (for debugging and service managers)",
 		help: `Runs the daemon in the foreground, logging to standard error, until
-` + "`polyrepl stop`" + `, SIGTERM or SIGINT. Clients normally start it by themselves,
-detached, logging to daemon.log beside the socket.`,
+` + "`polyrepl stop`" + `. SIGTERM, SIGINT or SIGHUP end the daemon alone: its sessions
+go on in their holders, and the next daemon takes them up. Clients
+normally start it by themselves, detached, logging to daemon.log beside
+the socket.`,
 		new: func() runner { return plain(runDaemon) },
 	})
 	register(&command{

@@ -103,6 +103,10 @@ func (p *entryPrinter) event(ev api.RecordEvent) {
 	}
 	var b strings.Builder
 	switch {
+	case ev.Event == api.EventReconnected:
+		p.endLine(&b)
+		b.WriteString("[the daemon went away; the session lived on in its holder, and a new daemon took it up: following it again, what was still running from its start]\n")
+		p.last = 0
 	case ev.Output != nil:
 		p.output(&b, *ev.Output)
 	case ev.Event == api.EventEntry && ev.Entry != nil:

@@ -3,14 +3,18 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/paths"
 )
 
 // History returns the entries of session name's record after seq since.
@@ -26,10 +30,74 @@ func (c *Client) Entry(ctx context.Context, name string, seq int) (api.Entry, er
 
 // Follow calls fn with every event of session name's record after since
 // (see api.RecordEvent: each entry, a live one's output as it grows, its
-// end), through the session's deaths and new lives, until ctx ends, fn
-// returns an error, or the daemon goes away. Heartbeats are not passed
-// on. It does not start a daemon: a record to follow needs one running.
+// end), through the session's deaths and new lives, until ctx ends or fn
+// returns an error. Heartbeats are not passed on. It does not start a
+// daemon to begin with: a record to follow needs one running. When the
+// daemon goes away while the session lives on in its holder (the daemon
+// was killed, or left its sessions for an upgrade), Follow starts one,
+// which takes the session up, tells fn (EventReconnected) and goes on
+// from the first entry it had not seen end, which comes again whole;
+// otherwise the daemon's end ends it.
 func (c *Client) Follow(ctx context.Context, name string, since int, fn func(api.RecordEvent) error) error {
+	var (
+		gen  string
+		last = since
+		open = map[int]bool{} // entries seen that may still grow
+		idle int              // the last idle entry, which grows until a cell starts
+	)
+	track := func(ev api.RecordEvent) error {
+		if en := ev.Entry; en != nil {
+			if en.Generation != "" {
+				gen = en.Generation
+			}
+			last = max(last, en.Seq)
+			switch {
+			case en.Kind == api.EntryIdle:
+				idle = en.Seq
+			case en.Kind == api.EntryCell && en.Status == api.StatusRunning:
+				open[en.Seq] = true
+				idle = 0
+			default:
+				delete(open, en.Seq)
+				if en.Seq > idle {
+					idle = 0
+				}
+			}
+		}
+		return fn(ev)
+	}
+	for tries := 0; ; tries++ {
+		err := c.followOnce(ctx, name, since, track)
+		var ce *ConnError
+		if ctx.Err() != nil || !errors.As(err, &ce) || !c.AutoStart || gen == "" || tries >= 3 || !c.heldElsewhere(gen) {
+			return err
+		}
+		since = last
+		for seq := range open {
+			since = min(since, seq-1)
+		}
+		if idle > 0 {
+			since = min(since, idle-1)
+		}
+		open, idle = map[int]bool{}, 0
+		c.closeIdle()
+		if _, _, err := c.Start(ctx); err != nil {
+			return err
+		}
+		if err := fn(api.RecordEvent{Event: api.EventReconnected}); err != nil {
+			return err
+		}
+	}
+}
+
+// heldElsewhere reports whether the session of generation gen lives on
+// in its holder: its socket is there.
+func (c *Client) heldElsewhere(gen string) bool {
+	_, err := os.Stat(filepath.Join(paths.HoldersDir(filepath.Dir(c.Socket)), gen+".sock"))
+	return err == nil
+}
+
+func (c *Client) followOnce(ctx context.Context, name string, since int, fn func(api.RecordEvent) error) error {
 	path, err := request{path: api.PathRecord, session: name, query: "follow=1&since=" + strconv.Itoa(since)}.target()
 	if err != nil {
 		return err

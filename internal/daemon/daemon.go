@@ -33,10 +33,6 @@ import (
 	_ "github.com/polyrepl/polyrepl/internal/driver/all"
 )
 
-// runtimesName is the directory beside the socket where the drivers
-// write what the runtimes need (worker programs, cell files).
-const runtimesName = "runtimes"
-
 // ErrRunning means another daemon already holds the lock: not a failure
 // for a client that raced to start one.
 var ErrRunning = errors.New("a polyrepl daemon is already running")
@@ -111,7 +107,7 @@ func Listen() (*Daemon, error) {
 	// What the runtimes need on disk (worker programs, cell files) goes
 	// in a directory of its own, so that stopping can remove all of it
 	// and nothing else: one left here was a crashed daemon's.
-	runtimes := filepath.Join(dir, runtimesName)
+	runtimes := filepath.Join(dir, paths.RuntimesName)
 	if err := paths.EnsurePrivateDir(runtimes); err != nil {
 		lock.Close()
 		return nil, err
@@ -123,6 +119,7 @@ func Listen() (*Daemon, error) {
 	}
 	cfg := managerConfig(st, runtimes)
 	cfg.Log = filepath.Join(dir, paths.LogName)
+	cfg.HoldersDir = paths.HoldersDir(dir)
 	d := &Daemon{
 		socketDir: dir, socket: sock, stateDir: stateDir, started: time.Now(), runtimes: runtimes,
 		sessions: session.NewManager(cfg), lock: lock, stopped: make(chan struct{}),

@@ -372,6 +372,13 @@ func (p *Process) End() error {
 	return fmt.Errorf("the session's holder (pid %d) did not end within %s and was killed", p.holder.PID, holderGone)
 }
 
+// Kill kills the holder outright, for a holder that does not report the
+// runtime's end (it is stopped, or stuck): its connection ends, and the
+// handler hears that the holder was lost.
+func (p *Process) Kill() error {
+	return proc.Signal(p.holder, syscall.SIGKILL)
+}
+
 // gone waits up to d for the holder to exit (and, if this daemon is
 // its parent, to be reaped).
 func (p *Process) gone(d time.Duration) bool {

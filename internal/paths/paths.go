@@ -19,7 +19,16 @@ const (
 	SocketName = "daemon.sock"
 	LockName   = "daemon.lock"
 	LogName    = "daemon.log"
+	// RuntimesName is the directory of what the runtimes need on disk
+	// (worker programs, cell files) and, under it, of the holders'
+	// sockets.
+	RuntimesName = "runtimes"
 )
+
+// HoldersDir is where, in the socket directory, the holders of the
+// sessions listen: one socket each, named after the session's
+// generation.
+func HoldersDir(socketDir string) string { return filepath.Join(socketDir, RuntimesName, "holders") }
 
 // SocketDir returns the directory that holds the daemon's socket, lock and
 // log: $XDG_RUNTIME_DIR/polyrepl; else, when the user has a private

@@ -109,9 +109,11 @@ type Config struct {
 	// (see limit.Limiter.Want; limit.CheckWant checks it).
 	MemoryBy string
 	// Holders starts the holders that keep the runtimes (nil:
-	// holder.Exec, a process each); Log is the file they log to.
-	Holders holder.Launcher
-	Log     string
+	// holder.Exec, a process each); HoldersDir is where they listen
+	// (default: holders/ in RuntimeDir); Log is the file they log to.
+	Holders    holder.Launcher
+	HoldersDir string
+	Log        string
 }
 
 // NewManager makes a manager of no sessions yet.
@@ -120,15 +122,15 @@ func NewManager(c Config) *Manager {
 	if l == nil {
 		l = holder.Exec{}
 	}
+	hd := c.HoldersDir
+	if hd == "" {
+		hd = filepath.Join(c.RuntimeDir, "holders")
+	}
 	return &Manager{state: c.State, runtimeDir: c.RuntimeDir, outputDir: c.State.OutputDir(),
-		holdersDir: HoldersDir(c.RuntimeDir), launcher: l, log: c.Log, leaving: make(chan struct{}),
+		holdersDir: hd, launcher: l, log: c.Log, leaving: make(chan struct{}),
 		defaultMemory: c.DefaultMemory, limits: limit.Limiter{Want: c.MemoryBy},
 		entries: map[string]*entry{}, records: map[string]*record.Record{}, unreach: map[string]*unreachable{}}
 }
-
-// HoldersDir is where, under the runtimes' directory, the holders'
-// sockets are.
-func HoldersDir(runtimeDir string) string { return filepath.Join(runtimeDir, "holders") }
 
 // Memory says the default memory limit in bytes (0: none) and how limits
 // are held, for the daemon's status.

@@ -762,7 +762,15 @@ func (s *Session) kill(by, cause string, asker api.Client) error {
 	s.mu.Unlock()
 	survivors, err := tree.Kill(killGrace)
 	if !s.waitExited(5 * time.Second) {
-		return fmt.Errorf("session %q did not end after SIGKILL", s.Name)
+		// The runtime is gone but its holder did not say so (it is
+		// stopped, or stuck): it goes too, and the session with it.
+		s.mu.Lock()
+		p := s.p
+		s.mu.Unlock()
+		p.Kill()
+		if !s.waitExited(5 * time.Second) {
+			return fmt.Errorf("session %q did not end after SIGKILL", s.Name)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("session %q: %d processes survived SIGKILL: %w", s.Name, len(survivors), err)
