@@ -37,6 +37,11 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/polyrepl/polyrepl/internal/holder"
+
+	// The runtimes of the hop rows, driven in-process and by a holder.
+	_ "github.com/polyrepl/polyrepl/internal/driver/all"
 )
 
 // config is what the flags chose.
@@ -51,6 +56,8 @@ type config struct {
 	concRounds     int // rounds of the 1/10/50-client runs
 	throughputReps int // 100 MB cells
 	idleCounts     []int
+	adoptCounts    []int // sessions a new daemon takes up
+	adoptReps      int
 
 	only       string // run only this section ("context")
 	saveBefore string // write the context run's numbers here, as the "before"
@@ -58,6 +65,10 @@ type config struct {
 }
 
 func main() {
+	// The holders of the hop rows are this binary, re-executed.
+	if len(os.Args) > 1 && os.Args[1] == holder.Command {
+		os.Exit(holder.Main())
+	}
 	var c config
 	flag.BoolVar(&c.quick, "quick", false, "few repetitions: a smoke run for CI (under a minute)")
 	flag.IntVar(&c.reps, "reps", 0, "repetitions of each round-trip row (default 200, or 15 with -quick)")
@@ -77,8 +88,10 @@ func main() {
 	}
 	c.createReps, c.interruptReps, c.concRounds, c.throughputReps = 15, 10, 5, 3
 	c.idleCounts = []int{0, 10, 100}
+	c.adoptCounts, c.adoptReps = []int{1, 10, 100}, 3
 	if c.quick {
 		c.createReps, c.interruptReps, c.concRounds, c.throughputReps = 2, 3, 1, 1
+		c.adoptCounts, c.adoptReps = []int{1, 10}, 1
 		if c.reps == 0 {
 			c.reps = 15
 		}
@@ -154,9 +167,16 @@ func run(c config) (err error) {
 		return err
 	}
 	rep.idle = idleMemory(ctx, w, c)
+	rep.holders = &holderResult{}
+	holderMemory(ctx, w, rep.holders)
+	if err := w.restartDaemon(ctx); err != nil {
+		return err
+	}
+	rep.holders.adopt = adoptions(ctx, w, c, c.adoptCounts, c.adoptReps)
 	if err := w.stopDaemon(ctx); err != nil {
 		return err
 	}
+	rep.holders.hop, rep.holders.through = hopRows(ctx, w, c)
 	rep.skips = w.skips
 	rep.elapsed = time.Since(began)
 

@@ -28,6 +28,7 @@ type report struct {
 	conc         *concResult
 	through      []*alt
 	idle         *idleResult
+	holders      *holderResult
 	context      *contextResult
 	skips        []string
 }
@@ -163,6 +164,28 @@ func (r *report) targets() []target {
 			x, atMost(3), fmt.Sprintf("%s vs %s: %s", fmtDur(c.pooled[2].median()), fmtDur(c.pooled[0].median()), fmtRatio(x))))
 	} else {
 		ts = append(ts, target{text: "50 concurrent clients: p50 at most 3x the single-client p50", measured: "–"})
+	}
+	return append(ts, r.holderTargets()...)
+}
+
+// holderTargets are issue 16's aims for the holders.
+func (r *report) holderTargets() []target {
+	h := r.holders
+	if h == nil {
+		return nil
+	}
+	var ts []target
+	if d, ok := hopAdded(h.hop); ok {
+		ts = append(ts, judge("(issue 16) The hop through a holder adds at most 50 µs to `1+1`", d, atMost(50e-6), fmtDur(d)))
+	}
+	if len(h.through) == 2 {
+		x := pairedRatio(samplesOf(h.through, "direct"), samplesOf(h.through, "holder"))
+		ts = append(ts, judge("(issue 16) 100 MB through a holder: throughput no lower than without one (within 10%)", x, atMost(1.1),
+			fmt.Sprintf("%s vs %s: %s the time", fmtDur(samplesOf(h.through, "holder").median()), fmtDur(samplesOf(h.through, "direct").median()), fmtRatio(x))))
+	}
+	if h.holders > 0 {
+		ts = append(ts, judge("(issue 16) An idle holder's RSS: at most 3 MB", h.rss.median(), atMost(3e6),
+			fmt.Sprintf("%s (PSS %s, its own %s)", fmtMB(h.rss.median()), fmtMB(h.pss.median()), fmtMB(h.anon.median()))))
 	}
 	return ts
 }
@@ -327,6 +350,10 @@ func (r *report) body() string {
 	p("Each client is its own `client.New()` in a goroutine of the harness, on its own session, running `1+1` back to back; the client counts take turns, round by round. ")
 	p("CPU per cell is from `/proc/PID/task/*/schedstat` of the daemon, of the harness (the clients) and of the sessions' workers, over the bursts. ")
 	p("With every client busy, a cell's round trip is at least the clients × the CPU per cell ÷ the cores (Little's law).\n\n")
+
+	if r.holders != nil {
+		p("%s", holdersMarkdown(r.holders))
+	}
 
 	if r.context != nil {
 		p("%s\n", fenced(contextSection, contextMarkdown(r.context)))

@@ -96,6 +96,9 @@ func newWorld(c config) (*world, error) {
 	// The in-process clients find the socket through the environment.
 	os.Setenv("XDG_RUNTIME_DIR", w.runtimeDir)
 	os.Setenv("XDG_STATE_HOME", w.stateDir)
+	// The holders the hop rows start are children of the harness, with
+	// its environment: they carry the tag too.
+	os.Setenv(tagVar, w.tag)
 
 	logf("building polyrepl (CGO_ENABLED=0) into %s", dir)
 	if err := w.goBuild(w.bin, "./cmd/polyrepl"); err != nil {

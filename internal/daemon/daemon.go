@@ -130,7 +130,7 @@ func Listen() (*Daemon, error) {
 	// reported lost.
 	t0 := time.Now()
 	if adopted := d.sessions.AdoptAll(); len(adopted) > 0 {
-		log.Printf("took up %d sessions from their holders in %s: %s", len(adopted), time.Since(t0).Round(time.Millisecond), strings.Join(adopted, ", "))
+		log.Printf("took up %d sessions from their holders in %s: %s", len(adopted), time.Since(t0).Round(time.Microsecond), strings.Join(adopted, ", "))
 	}
 	d.sessions.RecoverLost()
 	pruneOutput(st.OutputDir(), 7*24*time.Hour)

@@ -118,12 +118,12 @@ func clipped(s string) string {
 
 // world is one test's directories and the spawn of its session.
 type world struct {
-	t     *testing.T
+	t     testing.TB
 	dir   string
 	spawn Spawn
 }
 
-func newWorld(t *testing.T) *world {
+func newWorld(t testing.TB) *world {
 	dir, err := os.MkdirTemp("/tmp", "prh") // socket paths are short
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -43,6 +44,10 @@ func Main() int {
 	// (and Python, started with SIGINT ignored, could not be interrupted).
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP, syscall.SIGINT, syscall.SIGPIPE)
 
+	// A holder passes events on, one at a time: one processor is all it
+	// uses, and fewer threads handing work to each other make its hop
+	// shorter.
+	runtime.GOMAXPROCS(1)
 	w := newHolderWire(uc)
 	sp, err := readSpawn(w)
 	if err != nil {

@@ -107,6 +107,13 @@ func (p *Process) Run(meta CellMeta, code string) error {
 	if err != nil {
 		return err
 	}
+	// A cell lets go of everything of the one before: what replies took
+	// of that one need not be said any more.
+	p.ctlMu.Lock()
+	if d := p.ctlDel; d != nil && d.Cell < meta.Cell {
+		p.ctlDel = nil
+	}
+	p.ctlMu.Unlock()
 	if err := p.w.send(frameRun, b, []byte{'\n'}, []byte(code)); err != nil {
 		return fmt.Errorf("cannot send the cell to the session's holder (pid %d): %w", p.holder.PID, err)
 	}
@@ -154,12 +161,23 @@ func (p *Process) wakeControl() {
 	}
 }
 
+// controlLag is how long a control message waits before it is sent: a
+// cell that follows within it makes what replies took of the one before
+// moot (Run lets go of it all), so back-to-back cells cost the holder
+// and the daemon no message, and no wake-up, more than the cell's own.
+const controlLag = 2 * time.Millisecond
+
 // control sends the control messages nobody waits for, until the events
 // end.
 func (p *Process) control() {
 	for {
 		select {
 		case <-p.ctlWake:
+		case <-p.pumped:
+			return
+		}
+		select {
+		case <-time.After(controlLag):
 		case <-p.pumped:
 			return
 		}
@@ -361,11 +379,12 @@ func (p *Process) End() error {
 	p.w.send(frameEnd)
 	gone := p.gone(holderGone)
 	p.w.close()
+	// A holder removes its socket as it ends; one that was killed left it.
+	defer os.Remove(p.socket)
 	if gone {
 		return nil
 	}
 	proc.Signal(p.holder, syscall.SIGKILL)
-	os.Remove(p.socket)
 	if !p.gone(2 * time.Second) {
 		return fmt.Errorf("the session's holder (pid %d) did not end, even after SIGKILL", p.holder.PID)
 	}

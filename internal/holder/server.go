@@ -10,6 +10,7 @@ import (
 	"log"
 	"net"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -81,6 +82,15 @@ func newServer(sp Spawn) *server {
 // spoolPattern names a holder's spool files, so a person can tell whose
 // they are.
 func spoolPattern(gen string) string { return "holder-" + gen + "-*.spool" }
+
+// RemoveSpool removes the spool files a holder of generation gen left in
+// dir, for a holder that was killed before it could.
+func RemoveSpool(dir, gen string) {
+	left, _ := filepath.Glob(filepath.Join(dir, spoolPattern(gen)))
+	for _, f := range left {
+		os.Remove(f)
+	}
+}
 
 // start listens for later daemons, starts the runtime, and answers the
 // daemon that asked (w) with the hello, or with why it failed.

@@ -3,6 +3,7 @@ package session
 import (
 	"fmt"
 	"log"
+	"os"
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
@@ -98,6 +99,7 @@ func (m *Manager) died(s *Session, d *api.Death) {
 	if err := s.p.End(); err != nil {
 		log.Printf("session %s: %v", s.Name, err)
 	}
+	holder.RemoveSpool(m.outputDir, s.Generation)
 	log.Printf("session %s (generation %s, pid %d) died: %s", s.Name, s.Generation, l.PID, d.Cause)
 }
 
@@ -150,6 +152,8 @@ func (m *Manager) RecoverLost() {
 		if err := m.state.SaveLoss(l); err != nil {
 			log.Printf("session %s: cannot save its death note: %v", l.Name, err)
 		}
+		os.Remove(holder.SocketName(m.holdersDir, l.Generation))
+		holder.RemoveSpool(m.outputDir, l.Generation)
 		rec := m.record(l.Name)
 		rec.Add(api.Entry{Kind: api.EntryNote, Generation: l.Generation, Runtime: l.Runtime, Started: time.Now(),
 			Note: &api.Note{Kind: api.NoteEnded, Session: l.Name, Death: l.Death}})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/holder"
 	"github.com/polyrepl/polyrepl/internal/proc"
 	"github.com/polyrepl/polyrepl/internal/state"
 )
@@ -78,6 +79,7 @@ func (m *Manager) killUnreachable(name string, asker api.Client) (reply api.Kill
 		proc.Signal(u.holder, syscall.SIGKILL)
 	}
 	os.Remove(u.socket)
+	holder.RemoveSpool(m.outputDir, u.info.Generation)
 	d := &api.Death{By: api.ByKill, At: time.Now(), Cause: "killed by " + asker.Label()}
 	l := state.Life{Name: name, Generation: u.info.Generation, Runtime: u.info.Runtime, PID: u.tree.Leader.PID, Start: u.tree.Leader.Start,
 		Cookie: u.tree.Cookie, Cwd: u.info.Cwd, Created: u.info.Created, Death: d, Holder: u.holder}

@@ -1,0 +1,70 @@
+package holder
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/driver"
+)
+
+// bench collects a cell's result, for the benchmarks.
+type benchEvents struct{ done chan driver.Result }
+
+func (e benchEvents) Output([]byte)            {}
+func (e benchEvents) CellDone(r driver.Result) { e.done <- r }
+func (e benchEvents) Exited(driver.Exit)       {}
+func (e benchEvents) HolderLost(string)        {}
+
+// BenchmarkTrivialCell runs 1+1 in a Python worker driven in-process
+// (direct) and through a holder process (holder): the difference is what
+// the hop through a holder costs a cell.
+func BenchmarkTrivialCell(b *testing.B) {
+	if _, err := os.Stat(python); err != nil {
+		b.Skipf("no %s", python)
+	}
+	b.Run("direct", func(b *testing.B) {
+		w := newWorld(b)
+		drv, _ := driver.Lookup("python")
+		ev := benchEvents{done: make(chan driver.Result, 1)}
+		sp := w.spawn
+		p, err := drv.Start(context.Background(), driver.Spec{Exe: python, Cwd: sp.Spawn.Cwd, Env: sp.Spawn.Env, Cookie: sp.Cookie,
+			RuntimeDir: sp.RuntimeDir, ValueLimit: api.ValueLimit}, ev)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer p.Tree().Kill(time.Second)
+		b.ResetTimer()
+		for i := range b.N {
+			p.Run(i+1, "1+1")
+			<-ev.done
+		}
+	})
+	for _, l := range []struct {
+		name string
+		l    Launcher
+	}{{"holder", Exec{}}, {"holder-in-process", InProcess{}}} {
+		b.Run(l.name, func(b *testing.B) { benchHolder(b, l.l) })
+	}
+}
+
+func benchHolder(b *testing.B, l Launcher) {
+	{
+		w := newWorld(b)
+		ev := benchEvents{done: make(chan driver.Result, 1)}
+		p, err := Start(context.Background(), l, w.spawn)
+		if err != nil {
+			b.Fatal(err)
+		}
+		p.Start(ev)
+		defer p.End()
+		b.ResetTimer()
+		for i := range b.N {
+			p.Run(CellMeta{Cell: i + 1, Started: time.Now()}, "1+1")
+			<-ev.done
+			p.Delivered(i+1, 0, true)
+		}
+	}
+}
