@@ -221,6 +221,7 @@ func TestTheNextDaemonGetsEverything(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer q.End()
 	hi := q.Hello()
 	if hi.Name != "s" || hi.Generation != w.spawn.Generation || hi.Cells != 2 || hi.Leader.PID != p.PID() || hi.Proto != Proto {
 		t.Errorf("hello: %+v", hi)
