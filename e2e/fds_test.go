@@ -14,9 +14,10 @@ import (
 )
 
 // Descriptors the starting process left open without close-on-exec (a
-// shell's fd 10, a pipe on fd 251) reach neither the daemon nor any
-// runtime: the daemon has only what it opened itself besides 0, 1 and 2,
-// and each runtime starts with only the descriptors its driver gives it.
+// shell's fd 10, a pipe on fd 251) reach neither the daemon, nor a
+// holder, nor any runtime: the daemon has only what it opened itself
+// besides 0, 1 and 2, and each runtime starts with only the descriptors
+// its driver gives it (none of its holder's sockets among them).
 func TestStrayDescriptorsAreNotInherited(t *testing.T) {
 	needPython(t)
 	e := newEnv(t)
@@ -55,6 +56,11 @@ func TestStrayDescriptorsAreNotInherited(t *testing.T) {
 		{"py", []int{0, 1, 2, 900, 901, 902, 903}, ""},
 		{"shell", []int{0, 1, 2}, "/dev/tty"}, // terminal on a PTY; the shell opens its tty
 	} {
+		for fd, target := range fdTargets(t, e.holderOf(tc.session)) {
+			if slices.Contains(strayTargets, target) {
+				t.Errorf("session %s's holder has the starting shell's descriptor %d (%s)", tc.session, fd, target)
+			}
+		}
 		fds := fdTargets(t, e.session(tc.session).PID)
 		var got []int
 		for fd, target := range fds {

@@ -41,8 +41,9 @@ type server struct {
 	end chan struct{}
 
 	// busy is when the holder last did something, in Unix nanoseconds,
-	// for trimWhenQuiet.
-	busy atomic.Int64
+	// and active says it did, for trimWhenQuiet.
+	busy   atomic.Int64
+	active chan struct{}
 
 	mu    sync.Mutex
 	w     *wire // the daemon connected now, or nil
@@ -76,7 +77,8 @@ type rawAttached struct {
 }
 
 func newServer(sp Spawn) *server {
-	return &server{sp: sp, end: make(chan struct{}), idle: segment{dir: sp.SpoolDir, pattern: spoolPattern(sp.Generation)}}
+	return &server{sp: sp, end: make(chan struct{}), active: make(chan struct{}, 1),
+		idle: segment{dir: sp.SpoolDir, pattern: spoolPattern(sp.Generation)}}
 }
 
 // spoolPattern names a holder's spool files, so a person can tell whose
@@ -284,7 +286,7 @@ func (s *server) sendJSONLocked(typ byte, v any) {
 // Output implements driver.Handler: kept in the cell's stretch of
 // output, or in the one between cells, and passed on.
 func (s *server) Output(p []byte) {
-	s.busy.Store(time.Now().UnixNano())
+	s.markBusy()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if c := s.cur; c != nil && !c.Done && s.exit == nil {
@@ -326,7 +328,7 @@ func (s *server) Exited(e driver.Exit) {
 func (s *server) serve(w *wire) {
 	for {
 		typ, b, err := w.read()
-		s.busy.Store(time.Now().UnixNano())
+		s.markBusy()
 		if err != nil {
 			s.mu.Lock()
 			if s.w == w {
@@ -520,25 +522,44 @@ func (s *server) finish() {
 // gives back the memory its work used (see trim).
 const quietFor = 5 * time.Second
 
+// markBusy notes that the holder did something.
+func (s *server) markBusy() {
+	s.busy.Store(time.Now().UnixNano())
+	select {
+	case s.active <- struct{}{}:
+	default:
+	}
+}
+
 // trimWhenQuiet gives back, each time the holder has been quiet for
 // quietFor after doing something, the heap it no longer uses and the
-// pages of code it touched: an idle session's holder costs little.
+// pages of code it touched: an idle session's holder costs little, and
+// wakes for nothing while it is idle.
 func (s *server) trimWhenQuiet() {
-	t := time.NewTicker(quietFor)
-	defer t.Stop()
-	var trimmed int64 = -1
+	s.markBusy() // its start
 	for {
 		select {
 		case <-s.end:
 			return
-		case <-t.C:
+		case <-s.active:
 		}
-		last := s.busy.Load()
-		if last == trimmed || time.Since(time.Unix(0, last)) < quietFor {
-			continue
+		for {
+			wait := quietFor - time.Since(time.Unix(0, s.busy.Load()))
+			if wait <= 0 {
+				break
+			}
+			select {
+			case <-s.end:
+				return
+			case <-time.After(wait):
+			}
+		}
+		// What came while it waited is older than quietFor now.
+		select {
+		case <-s.active:
+		default:
 		}
 		debug.FreeOSMemory()
 		trim()
-		trimmed = last
 	}
 }
