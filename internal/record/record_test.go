@@ -449,3 +449,41 @@ func TestWholeError(t *testing.T) {
 		t.Errorf("the link's target now holds %q", b)
 	}
 }
+
+// A daemon taking a session up from its holder may be told again a
+// result an earlier daemon recorded: the runtime's files are gone, taken
+// over already, and taking them over again gives the same files.
+func TestTakingOverTwice(t *testing.T) {
+	dir := t.TempDir()
+	r, err := Open(dir, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	seq := r.Add(cellBy(alice, "plot()"))
+	spool := t.TempDir()
+	for _, k := range []struct {
+		name  string
+		adopt func(src string) (string, error)
+	}{
+		{"figure", func(src string) (string, error) { return r.AdoptRich(seq, 1, src, ".png") }},
+		{"value", func(src string) (string, error) { return r.AdoptWholeValue(seq, src) }},
+		{"error", func(src string) (string, error) { return r.AdoptWholeError(seq, src) }},
+	} {
+		src := filepath.Join(spool, k.name)
+		if err := os.WriteFile(src, []byte("whole "+k.name), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		first, err := k.adopt(src)
+		if err != nil {
+			t.Fatalf("%s: %v", k.name, err)
+		}
+		again, err := k.adopt(src)
+		if err != nil || again != first {
+			t.Errorf("%s taken over again: %q, %v; want %q", k.name, again, err, first)
+		}
+		if b, _ := os.ReadFile(first); string(b) != "whole "+k.name {
+			t.Errorf("%s: the file holds %q", k.name, b)
+		}
+	}
+}

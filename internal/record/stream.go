@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -234,6 +235,9 @@ func (r *Record) valuePath(seq int) string {
 // runtime cut and saved in a file of its own (src), as AdoptWholeError
 // does an error.
 func (r *Record) AdoptWholeValue(seq int, src string) (string, error) {
+	if taken(src, r.valuePath(seq)) {
+		return r.valuePath(seq), nil
+	}
 	defer os.Remove(src)
 	f, err := paths.OpenFile(src, os.O_RDONLY)
 	if err != nil {
@@ -249,6 +253,9 @@ func (r *Record) AdoptWholeValue(seq int, src string) (string, error) {
 // be on another filesystem than the state: then it is copied.
 func (r *Record) AdoptRich(seq, i int, src, ext string) (string, error) {
 	path := filepath.Join(filepath.Dir(r.path), "output", fmt.Sprintf("%s-%d.rich-%d%s", r.name, seq, i, ext))
+	if taken(src, path) {
+		return path, nil
+	}
 	if err := paths.EnsurePrivateDir(filepath.Dir(path)); err != nil {
 		os.Remove(src)
 		return "", err
@@ -285,6 +292,9 @@ func (r *Record) SaveWholeError(seq int, text string) (string, error) {
 // saves one, then src removed. It streams, since a cell's error can be
 // tens of megabytes.
 func (r *Record) AdoptWholeError(seq int, src string) (string, error) {
+	if taken(src, r.errorPath(seq)) {
+		return r.errorPath(seq), nil
+	}
 	defer os.Remove(src)
 	f, err := paths.OpenFile(src, os.O_RDONLY)
 	if err != nil {
@@ -292,6 +302,15 @@ func (r *Record) AdoptWholeError(seq int, src string) (string, error) {
 	}
 	defer f.Close()
 	return r.saveWhole(r.errorPath(seq), "error", f)
+}
+
+// taken reports whether a runtime's file src was taken over as dst
+// already: a daemon taking a session up from its holder is told again a
+// result an earlier daemon had recorded, files and all.
+func taken(src, dst string) bool {
+	_, serr := os.Lstat(src)
+	_, derr := os.Lstat(dst)
+	return errors.Is(serr, fs.ErrNotExist) && derr == nil
 }
 
 // saveWhole writes a whole text, kind saying what it is, to path.

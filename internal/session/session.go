@@ -1,15 +1,19 @@
-// Package session owns live sessions: one runtime process each, running
+// Package session owns live sessions: one runtime process each, kept by
+// its holder (package holder) so that it outlives the daemon, running
 // one cell at a time, with the output of the running cell bounded in
 // memory, and the state machine starting → idle ⇄ running → dead(cause).
 // The Manager holds every session by name and keeps the notes of the dead.
 //
 // Files: manager.go is the name table and the calls on it (exec, wait,
 // interrupt, kill, restart, stop); life.go how a life of a name is
-// spawned, started and let go; checks.go what a request may ask; tell.go
-// what a reply tells besides its cell; journal.go what a session leaves
-// on disk and the recovery of what a previous daemon left; told.go who
-// has heard of which death; session.go one session's state machine and
-// its cells.
+// spawned, started and let go; adopt.go how a starting daemon takes up
+// the sessions holders kept, and how a leaving one leaves them;
+// unreachable.go the sessions a holder keeps that this daemon cannot
+// speak to; checks.go what a request may ask; tell.go what a reply tells
+// besides its cell; journal.go what a session leaves on disk and the
+// recovery of what no holder kept; told.go who has heard of which death;
+// session.go one session's state machine and its cells; events.go what
+// the runtime tells a session through its holder.
 //
 // Notes and errors leave this package as data (api.Note, Error with its
 // Code, Field and Next): the words are written by render and mcp.
@@ -19,24 +23,21 @@
 //  1. entry.life: one name's lifecycle (create, restart, kill, replacing a
 //     dead session); held while a process starts or is ended.
 //  2. Manager.mu: the name table and the open records; held briefly.
-//  3. Session.mu: one session's state, cell and output. The driver's
-//     callbacks (Output, CellDone, Exited) take it, so no driver method
-//     that waits on the runtime (Run, Interrupt) is called under it.
+//  3. Session.mu: one session's state, cell and output. The holder's
+//     events (Output, CellDone, Exited, HolderLost) take it, so nothing
+//     that waits on the holder (Run, Interrupt) is called under it.
 //  4. Leaves, which never take another lock: a record.Record's, told's,
-//     a bound.Sink's.
+//     a bound.Sink's, a holder.Process's.
 //
 // A death is written down (Manager.died: the tree ended, the loss note
-// saved, the live note removed) outside the driver's callback; until it
-// is, Session.exited stays open and kill, restart and a new life of the
-// name wait on it.
+// saved, the live note removed, the holder ended) outside the event's
+// handler; until it is, Session.exited stays open and kill, restart and
+// a new life of the name wait on it.
 package session
 
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -52,7 +53,6 @@ import (
 	"github.com/polyrepl/polyrepl/internal/record"
 	"github.com/polyrepl/polyrepl/internal/state"
 	"github.com/polyrepl/polyrepl/internal/version"
-	"golang.org/x/sys/unix"
 )
 
 // Session states.
@@ -155,249 +155,6 @@ func (c *cell) finished() bool { return c.status != api.StatusRunning }
 func (s *Session) notifyLocked() {
 	close(s.changed)
 	s.changed = make(chan struct{})
-}
-
-// Output implements driver.Handler: output of the running cell, or output
-// printed while none ran.
-func (s *Session) Output(p []byte) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if c := s.cur; c != nil && !c.finished() {
-		c.bytes += int64(len(p))
-		if c.skip > 0 {
-			n := min(c.skip, int64(len(p)))
-			c.skip -= n
-			c.out.Write(p[n:])
-		} else {
-			c.out.Write(p)
-		}
-		s.rec.Output(c.seq, p)
-		if len(p) >= recentMax {
-			s.recent = append(s.recent[:0], p[len(p)-recentMax:]...)
-		} else {
-			if len(s.recent)+len(p) > recentMax {
-				s.recent = append(s.recent[:0], s.recent[len(s.recent)+len(p)-recentMax:]...)
-			}
-			s.recent = append(s.recent, p...)
-		}
-		return
-	}
-	s.idleUnread = true
-	if s.quietAsked {
-		s.idle.Write(p)
-	}
-	switch {
-	case s.idleSeq == 0 && s.adoptIdle != 0:
-		s.idleSeq, s.adoptIdle = s.adoptIdle, 0
-		s.rec.Output(s.idleSeq, p)
-	case s.idleSeq == 0:
-		s.idleSeq = s.rec.Add(api.Entry{Kind: api.EntryIdle, Generation: s.Generation, Runtime: s.Runtime,
-			Started: time.Now(), Output: string(p)})
-		// The holder keeps the output until the next cell; a daemon that
-		// takes the session up goes on with this entry.
-		after := 0
-		if s.cur != nil {
-			after = s.cur.n
-		}
-		if s.p != nil {
-			s.p.IdleEntry(after, s.idleSeq)
-		}
-	default:
-		s.rec.Output(s.idleSeq, p)
-	}
-}
-
-// CellDone implements driver.Handler.
-func (s *Session) CellDone(r driver.Result) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c := s.cur
-	if c == nil || c.n != r.Cell || c.finished() {
-		if r.ErrorFile != "" {
-			os.Remove(r.ErrorFile)
-		}
-		return
-	}
-	c.ended = time.Now()
-	var whole string
-	if r.Error, whole = boundError(r.Error, api.ErrorLimit, r.MessageTotal, r.TracebackTotal); whole != "" {
-		// A runtime that cut its error itself said how long it was (the
-		// cut counts from that) and saved the whole: its file is taken
-		// over, since the text here is not the whole.
-		// Saved under the cell's record entry, which points at it as
-		// long as it is kept; the reply points at the same file.
-		var path string
-		var err error
-		switch {
-		case r.ErrorFile != "":
-			path, err = s.rec.AdoptWholeError(c.seq, r.ErrorFile)
-		case r.ErrorSaveErr != "":
-			err = fmt.Errorf("the runtime could not save it: %s", r.ErrorSaveErr)
-		case r.MessageTotal > 0 || r.TracebackTotal > 0:
-			err = fmt.Errorf("the runtime cut it and saved no whole")
-		default:
-			path, err = s.rec.SaveWholeError(c.seq, whole)
-		}
-		if err != nil {
-			c.errSaveErr = err
-		} else {
-			for _, cut := range []*bound.Cut{r.Error.MessageCut, r.Error.TracebackCut} {
-				if cut != nil {
-					cut.File = path
-				}
-			}
-		}
-	}
-	switch {
-	case r.ValueFile != "" && r.ValueCut != nil:
-		if path, err := s.rec.AdoptWholeValue(c.seq, r.ValueFile); err != nil {
-			c.valueSaveErr = err
-		} else {
-			r.ValueCut.File = path
-		}
-	case r.ValueFile != "":
-		os.Remove(r.ValueFile)
-	case r.ValueSaveErr != "":
-		c.valueSaveErr = fmt.Errorf("the runtime could not save it: %s", r.ValueSaveErr)
-	}
-	held, over := s.rec.RichBytes(), false
-	for i := range r.Rich {
-		x := &r.Rich[i]
-		if held+x.Bytes > api.RichBudget {
-			os.Remove(x.File)
-			x.File = ""
-			if over {
-				continue
-			}
-			over = true
-			c.richErrs = append(c.richErrs, fmt.Errorf("the session's figures already take %s, its budget is %s; older ones are freed as their entries leave the record",
-				bytesIn(held), bytesIn(api.RichBudget)))
-			continue
-		}
-		held += x.Bytes
-		path, err := s.rec.AdoptRich(c.seq, i+1, x.File, filepath.Ext(x.File))
-		if err != nil {
-			c.richErrs = append(c.richErrs, err)
-			x.File = ""
-			continue
-		}
-		x.File = path
-	}
-	r.Rich = slices.DeleteFunc(r.Rich, func(x api.Rich) bool { return x.File == "" })
-	c.result = &r
-	c.status = r.Status
-	if n := s.limit.OOMKills() - c.ooms; n > 0 {
-		// The kernel killed a child of the runtime, the largest process
-		// of the group; the runtime lives on, and only saw a child die.
-		c.oomNote = &api.Note{Kind: api.NoteChildOOM, Session: s.Name, Cell: c.n, Count: n, Limit: s.limit.Describe()}
-	}
-	display, prompt := "", ""
-	if r.Value != "" {
-		display = s.drv.Info().Display(c.n, r.ValueName, r.Value)
-		if p := s.drv.Info().Display(c.n, r.ValueName, ""); strings.HasPrefix(display, p) {
-			prompt = p
-		}
-	}
-	s.rec.Update(c.seq, func(e *api.Entry) {
-		e.Status, e.Ended, e.Display, e.Prompt, e.Error, e.Rich = r.Status, &c.ended, display, prompt, r.Error, r.Rich
-	})
-	s.lastActive = c.ended
-	changed := r.Names != nil && !slices.Equal(r.Names, s.names)
-	if changed {
-		s.names = r.Names
-	}
-	if s.state == Running {
-		s.state = Idle
-	}
-	s.notifyLocked()
-	if changed {
-		go s.m.noteNames(s)
-	}
-}
-
-// Exited implements driver.Handler: the runtime process ended, by our hand
-// or not.
-func (s *Session) Exited(e driver.Exit) {
-	s.mu.Lock()
-	d := s.dying
-	if d == nil {
-		d = deathFromExit(e, s.drv.Info().Exit)
-		switch {
-		case e.Signal == int(syscall.SIGKILL) && s.limit.OOMKilled():
-			d.By = api.ByMemory
-			d.Cause = fmt.Sprintf("killed by the kernel for going over its memory limit of %s", s.limit.Describe())
-		case s.limit != nil && e.Signal != 0:
-			d.Cause += fmt.Sprintf("; it had a memory limit of %s, and an allocation beyond it may have ended it", s.limit.Describe())
-		}
-	}
-	s.endLocked(d)
-}
-
-// HolderLost implements holder.Handler: the holder that kept the runtime
-// ended first, so no exit of the runtime will be told; the session is
-// dead, and what is left of its tree is ended.
-func (s *Session) HolderLost(cause string) {
-	s.mu.Lock()
-	d := s.dying
-	if d == nil {
-		d = &api.Death{By: api.ByHolder, At: time.Now(), Cause: cause + "; the runtime was ended with it"}
-	}
-	s.endLocked(d)
-}
-
-// endLocked marks the session dead of d, and the cell it ran with it,
-// then writes the death down outside the lock (which it lets go).
-func (s *Session) endLocked(d *api.Death) {
-	s.limit.Release()
-	s.death = d
-	s.state = Dead
-	if c := s.cur; c != nil && !c.finished() {
-		c.status = api.StatusDead
-		c.ended = d.At
-		s.rec.Update(c.seq, func(e *api.Entry) {
-			e.Status, e.Ended, e.Text = api.StatusDead, &c.ended, "the session died during this cell: "+d.Cause
-		})
-	}
-	s.notifyLocked()
-	s.mu.Unlock()
-	// Ending what is left of the tree and writing the death down take
-	// time and the disk: not in the driver's callback, which holds its
-	// lock. Until they are done, kill, restart and a new life of the name
-	// wait on exited.
-	go func() {
-		s.m.died(s, d)
-		close(s.exited)
-	}()
-}
-
-// deathFromExit says how the runtime ended; how names the way a cell ends
-// it itself ("os._exit()"), if known.
-func deathFromExit(e driver.Exit, how string) *api.Death {
-	at := e.At
-	if at.IsZero() {
-		at = time.Now()
-	}
-	d := &api.Death{At: at, ExitCode: e.Code, Signal: e.Signal, By: api.ByExit}
-	switch {
-	case e.Signal == int(syscall.SIGKILL):
-		d.By = api.BySignal
-		d.Cause = "killed by signal 9 (SIGKILL) from outside polyrepl, often the kernel's out-of-memory killer (see `dmesg`)"
-	case e.Signal != 0:
-		d.By = api.BySignal
-		d.Cause = fmt.Sprintf("killed by signal %d (%s)", e.Signal, unixSignalName(e.Signal))
-	case e.Err != nil:
-		d.Cause = fmt.Sprintf("lost: %v", e.Err)
-	default:
-		if how == "" {
-			how = "its own exit"
-		}
-		d.Cause = fmt.Sprintf("the runtime exited with status %d (%s, a fatal error or a crash)", e.Code, how)
-	}
-	return d
-}
-
-func unixSignalName(sig int) string {
-	return fmt.Sprintf("%s, %s", unix.SignalName(syscall.Signal(sig)), syscall.Signal(sig))
 }
 
 // busyError is the refusal of a cell while another runs.
