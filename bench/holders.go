@@ -54,7 +54,7 @@ type events struct {
 
 func newEvents() *events { return &events{done: make(chan driver.Result, 1)} }
 
-func (e *events) Output(p []byte)         { e.out.Add(int64(len(p))) }
+func (e *events) Output(p []byte)          { e.out.Add(int64(len(p))) }
 func (e *events) CellDone(r driver.Result) { e.done <- r }
 func (e *events) Exited(driver.Exit)       {}
 func (e *events) HolderLost(string)        {}
