@@ -86,6 +86,10 @@ type Result struct {
 	Redirected []int  `json:"redirected,omitempty"`
 	Unrestored string `json:"unrestored,omitempty"`
 	OutputLate bool   `json:"output_late,omitempty"`
+
+	// At is when the cell ended, as its holder saw it (a daemon may hear
+	// of it later, having taken the session up); drivers leave it zero.
+	At time.Time `json:"at,omitzero"`
 }
 
 // Exit is how a runtime process ended.

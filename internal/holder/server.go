@@ -302,8 +302,9 @@ func (s *server) Output(p []byte) {
 func (s *server) CellDone(r driver.Result) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	r.At = time.Now()
 	if c := s.cur; c != nil && c.Cell == r.Cell && !c.Done {
-		c.Done, c.Status, c.Ended = true, r.Status, time.Now()
+		c.Done, c.Status, c.Ended = true, r.Status, r.At
 		c.result = &r
 		s.last = c.Ended
 		if r.Names != nil {

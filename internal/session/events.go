@@ -83,7 +83,10 @@ func (s *Session) CellDone(r driver.Result) {
 		}
 		return
 	}
-	c.ended = time.Now()
+	c.ended = r.At
+	if c.ended.IsZero() {
+		c.ended = time.Now()
+	}
 	var whole string
 	if r.Error, whole = boundError(r.Error, api.ErrorLimit, r.MessageTotal, r.TracebackTotal); whole != "" {
 		// A runtime that cut its error itself said how long it was (the
