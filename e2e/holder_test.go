@@ -87,7 +87,7 @@ func TestReliabilityDaemonKilled(t *testing.T) {
 	needPython(t)
 	t.Parallel()
 	e := newEnv(t)
-	e.must(0, "exec", "idle1", "kept = 'still here'")
+	e.must(0, "exec", "--memory", "900M", "idle1", "kept = 'still here'")
 	first := e.runJSON("exec", "busy1", printsLines(10000, 3), "-t", "0.5")
 	if first.Status != "running" {
 		t.Fatalf("the long cell: %v", first)
@@ -112,6 +112,9 @@ func TestReliabilityDaemonKilled(t *testing.T) {
 		if a := e.session(name); a.PID != b.PID || a.Generation != b.Generation {
 			t.Errorf("session %s was pid %d generation %s, is pid %d generation %s", name, b.PID, b.Generation, a.PID, a.Generation)
 		}
+	}
+	if a, b := e.session("idle1"), before["idle1"]; b.MemoryLimit == 0 || a.MemoryLimit != b.MemoryLimit || a.LimitBy != b.LimitBy {
+		t.Errorf("idle1's memory limit was %d by %s, is %d by %s", b.MemoryLimit, b.LimitBy, a.MemoryLimit, a.LimitBy)
 	}
 	var cells []entry
 	for _, en := range e.history("busy1") {

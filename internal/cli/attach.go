@@ -119,13 +119,18 @@ func (x *attachCmd) run(e *env, pos []string) int {
 		if len(recent) > 0 {
 			from = recent[0].Seq - 1
 		}
-		followErr <- e.client.Follow(ctx, name, from, func(ev api.RecordEvent) error {
+		err := e.client.Follow(ctx, name, from, func(ev api.RecordEvent) error {
 			if ev.Entry != nil {
 				a.seen(*ev.Entry)
 			}
 			p.event(ev)
 			return nil
 		})
+		if err != nil && ctx.Err() == nil {
+			// Said at once, not at the next line typed.
+			fmt.Fprintf(t, "[the record stream ended: %v; Ctrl-D detaches]\n", err)
+		}
+		followErr <- err
 	}()
 
 	go a.sender(ctx)
@@ -165,8 +170,7 @@ func (x *attachCmd) run(e *env, pos []string) int {
 			break
 		}
 		select {
-		case err := <-followErr:
-			fmt.Fprintf(t, "[the record stream ended: %v]\n", err)
+		case <-followErr:
 			return ExitFailed
 		default:
 		}

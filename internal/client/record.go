@@ -80,14 +80,36 @@ func (c *Client) Follow(ctx context.Context, name string, since int, fn func(api
 			since = min(since, idle-1)
 		}
 		open, idle = map[int]bool{}, 0
-		c.closeIdle()
-		if _, _, err := c.Start(ctx); err != nil {
+		if err := c.startAgain(ctx); err != nil {
 			return err
 		}
 		if err := fn(api.RecordEvent{Event: api.EventReconnected}); err != nil {
 			return err
 		}
 	}
+}
+
+// startAgain starts a daemon after the last went away: while that one is
+// still closing its socket, a connection may be taken and then reset, so
+// it tries again for a while.
+func (c *Client) startAgain(ctx context.Context) error {
+	var err error
+	for deadline := time.Now().Add(startWait); time.Now().Before(deadline); {
+		c.closeIdle()
+		if _, _, err = c.Start(ctx); err == nil || ctx.Err() != nil {
+			return err
+		}
+		var ce *ConnError
+		if !errors.As(err, &ce) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return err
 }
 
 // heldElsewhere reports whether the session of generation gen lives on

@@ -389,7 +389,7 @@ func (m *Manager) Kill(name string, req api.ControlRequest) (api.KillReply, erro
 	if err := ValidateName(name); err != nil {
 		return api.KillReply{}, err
 	}
-	if reply, ok, err := m.killUnreachable(name, req.Client); ok {
+	if reply, ok, err := m.killUnreachable(name, req.Client, api.ByKill, "killed by "+req.Client.Label()); ok {
 		return reply, err
 	}
 	e := m.entry(name)
@@ -470,6 +470,12 @@ func (m *Manager) List(withMemory bool) []api.SessionInfo {
 
 // Describe lists one session, or says why there is none.
 func (m *Manager) Describe(name string) (api.SessionInfo, error) {
+	m.mu.Lock()
+	u := m.unreach[name]
+	m.mu.Unlock()
+	if u != nil {
+		return u.info, nil
+	}
 	s, err := m.lookup(name, "", api.Client{How: "cli"})
 	if err != nil {
 		return api.SessionInfo{}, err
@@ -515,6 +521,14 @@ func (m *Manager) StopAll(cause string) []api.SessionInfo {
 		}()
 	}
 	wg.Wait()
+	for _, u := range m.listUnreachable() {
+		if r, ok, err := m.killUnreachable(u.Name, api.Client{}, api.ByStop, cause); ok {
+			if err != nil {
+				log.Printf("stopping session %s: %v", u.Name, err)
+			}
+			ended = append(ended, r.Info)
+		}
+	}
 	sort.Slice(ended, func(i, j int) bool { return ended[i].Name < ended[j].Name })
 	return ended
 }

@@ -60,9 +60,9 @@ func (m *Manager) listUnreachable() []api.SessionInfo {
 }
 
 // killUnreachable ends a session this daemon cannot take up: its holder,
-// then its whole tree, and writes the death down. ok is false if name
-// is not one.
-func (m *Manager) killUnreachable(name string, asker api.Client) (reply api.KillReply, ok bool, err error) {
+// then its whole tree, and writes the death down (by and cause, as for
+// any death). ok is false if name is not one.
+func (m *Manager) killUnreachable(name string, asker api.Client, by, cause string) (reply api.KillReply, ok bool, err error) {
 	m.mu.Lock()
 	u := m.unreach[name]
 	delete(m.unreach, name)
@@ -80,7 +80,7 @@ func (m *Manager) killUnreachable(name string, asker api.Client) (reply api.Kill
 	}
 	os.Remove(u.socket)
 	holder.RemoveSpool(m.outputDir, u.info.Generation)
-	d := &api.Death{By: api.ByKill, At: time.Now(), Cause: "killed by " + asker.Label()}
+	d := &api.Death{By: by, At: time.Now(), Cause: cause}
 	l := state.Life{Name: name, Generation: u.info.Generation, Runtime: u.info.Runtime, PID: u.tree.Leader.PID, Start: u.tree.Leader.Start,
 		Cookie: u.tree.Cookie, Cwd: u.info.Cwd, Created: u.info.Created, Death: d, Holder: u.holder}
 	if err := m.state.SaveLoss(l); err != nil {
