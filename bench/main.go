@@ -66,9 +66,7 @@ type config struct {
 
 func main() {
 	// The holders of the hop rows are this binary, re-executed.
-	if len(os.Args) > 1 && os.Args[1] == holder.Command {
-		os.Exit(holder.Main())
-	}
+	holder.IfHolder()
 	var c config
 	flag.BoolVar(&c.quick, "quick", false, "few repetitions: a smoke run for CI (under a minute)")
 	flag.IntVar(&c.reps, "reps", 0, "repetitions of each round-trip row (default 200, or 15 with -quick)")

@@ -11,8 +11,6 @@ import (
 // in-process daemons start: a daemon starts each by executing the
 // running binary as `polyrepl holder`.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == holder.Command {
-		os.Exit(holder.Main())
-	}
+	holder.IfHolder()
 	os.Exit(m.Run())
 }

@@ -112,7 +112,7 @@ func Listen() (*Daemon, error) {
 		lock.Close()
 		return nil, err
 	}
-	ln, err := bind(sock)
+	ln, err := paths.Listen(sock)
 	if err != nil {
 		lock.Close()
 		return nil, err
@@ -149,19 +149,6 @@ func Listen() (*Daemon, error) {
 	return d, nil
 }
 
-// bind listens on the socket at path, private to the user.
-func bind(path string) (*net.UnixListener, error) {
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
-	if err != nil {
-		return nil, fmt.Errorf("cannot listen on %s: %w", path, err)
-	}
-	ln.SetUnlinkOnClose(true)
-	if err := os.Chmod(path, 0o600); err != nil {
-		ln.Close()
-		return nil, fmt.Errorf("cannot restrict %s: %w", path, err)
-	}
-	return ln, nil
-}
 
 // socketCheck is how often the daemon checks that its socket file is
 // still there.
@@ -195,7 +182,7 @@ func (d *Daemon) keepSocket(ln *net.UnixListener) {
 		if err == nil {
 			os.Remove(d.socket)
 		}
-		nl, err := bind(d.socket)
+		nl, err := paths.Listen(d.socket)
 		if err != nil {
 			log.Printf("cannot bind the socket again: %v; clients cannot reach this daemon", err)
 			return

@@ -25,9 +25,7 @@ import (
 // TestMain lets this test binary be the holders its tests start: Exec
 // runs the running binary as `polyrepl holder`.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == Command {
-		os.Exit(Main())
-	}
+	IfHolder()
 	os.Exit(m.Run())
 }
 

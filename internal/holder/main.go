@@ -69,6 +69,15 @@ func Main() int {
 	return 0
 }
 
+// IfHolder runs this process as a holder, and exits, when it was started
+// as one: for binaries other than polyrepl's own that start holders by
+// re-executing themselves (test binaries, the benchmark harness).
+func IfHolder() {
+	if len(os.Args) > 1 && os.Args[1] == Command {
+		os.Exit(Main())
+	}
+}
+
 // readSpawn reads what to start, the first frame of a new holder.
 func readSpawn(w *wire) (Spawn, error) {
 	var sp Spawn

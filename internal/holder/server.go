@@ -142,16 +142,7 @@ func listen(path string) (*net.UnixListener, error) {
 		return nil, err
 	}
 	os.Remove(path) // a socket of a holder that died, under this generation: none other
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
-	if err != nil {
-		return nil, fmt.Errorf("cannot listen on %s: %w", path, err)
-	}
-	ln.SetUnlinkOnClose(true)
-	if err := os.Chmod(path, 0o600); err != nil {
-		ln.Close()
-		return nil, fmt.Errorf("cannot restrict %s: %w", path, err)
-	}
-	return ln, nil
+	return paths.Listen(path)
 }
 
 // accept serves each daemon that connects, one at a time, until the

@@ -3,6 +3,7 @@ package paths
 import (
 	"fmt"
 	"net"
+	"os"
 
 	"golang.org/x/sys/unix"
 )
@@ -33,4 +34,19 @@ func Peer(c *net.UnixConn) (uid, pid int, err error) {
 		return -1, 0, fmt.Errorf("cannot read the peer's credentials: %w", cerr)
 	}
 	return int(cred.Uid), int(cred.Pid), nil
+}
+
+// Listen listens on a unix socket at path, private to the user (0600; its
+// directory is checked by the caller), removed when the listener closes.
+func Listen(path string) (*net.UnixListener, error) {
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		return nil, fmt.Errorf("cannot listen on %s: %w", path, err)
+	}
+	ln.SetUnlinkOnClose(true)
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("cannot restrict %s: %w", path, err)
+	}
+	return ln, nil
 }
