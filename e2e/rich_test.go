@@ -1,7 +1,10 @@
 package e2e
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"image"
 	"image/png"
 	"os"
 	"os/exec"
@@ -10,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestFigures: a matplotlib figure drawn in a cell, shown or not, is
@@ -244,4 +249,65 @@ func TestIPythonFigures(t *testing.T) {
 	wantContains(t, "an IPython figure", out, "[image 1: 640×480 PNG")
 	out, _ = e.must(0, "exec", "ipy", "from IPython.display import display, HTML\ndisplay(HTML('<b>x</b>'), 3)")
 	wantContains(t, "IPython's display()", out, "[HTML 1: ", "3")
+}
+
+// TestFiguresBounded: a cell that draws 500 figures keeps 20, counts the
+// rest and says so; a 50-megapixel image is kept whole for people and
+// reaches a model scaled down within its bounds; the session stays
+// usable.
+func TestFiguresBounded(t *testing.T) {
+	needPython(t)
+	if err := exec.Command(python, "-c", "import matplotlib, PIL").Run(); err != nil {
+		t.Skipf("%s has no matplotlib or PIL (Debian: python3-matplotlib, python3-pil)", python)
+	}
+	t.Parallel()
+	e := newEnv(t)
+	out, _ := e.must(0, "exec", "many", "-t", "300", "import matplotlib.pyplot as plt\nfor i in range(500):\n    plt.figure(figsize=(1, 1)); plt.plot([i, 0])")
+	if n := strings.Count(out, "[image "); n != 20 {
+		t.Errorf("a cell drawing 500 figures told %d images, want 20:\n%s", n, clip(out))
+	}
+	wantContains(t, "500 figures", out, "[and 480 more figures not kept: a cell keeps at most 20]")
+	if r := e.runJSON("exec", "many", "len(plt.get_fignums())"); r.Value != "0" {
+		t.Errorf("after 500 figures: %v", r)
+	}
+
+	out, _ = e.must(0, "exec", "many", "from PIL import Image\nImage.new('RGB', (10000, 5000), 'navy')")
+	m := regexp.MustCompile(`\[image 1: 10000×5000 PNG, \d+ KB → (\S+)\]`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("a 50-megapixel image is not told with its size:\n%s", out)
+	}
+	f, err := os.Open(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := png.DecodeConfig(f)
+	f.Close()
+	if err != nil || cfg.Width != 10000 || cfg.Height != 5000 {
+		t.Errorf("the kept file %s: %dx%d (%v), want the whole 10000x5000", m[1], cfg.Width, cfg.Height, err)
+	}
+	agent := e.startMCP()
+	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+	defer cancel()
+	res, err := agent.cs.CallTool(ctx, &mcp.CallToolParams{Name: "exec", Arguments: map[string]any{"session": "many", "code": "Image.new('RGB', (10000, 5000), 'teal')"}})
+	if err != nil || res.IsError {
+		t.Fatalf("the image through MCP: %v %s", err, toolText(res))
+	}
+	var sent int
+	for _, c := range res.Content {
+		ic, ok := c.(*mcp.ImageContent)
+		if !ok {
+			continue
+		}
+		sent++
+		img, _, err := image.DecodeConfig(bytes.NewReader(ic.Data))
+		if err != nil || max(img.Width, img.Height) > 1568 || len(ic.Data) > 300<<10 {
+			t.Errorf("the image block: %dx%d, %d bytes (%v); want at most 1,568 pixels on the long side and 300 KB", img.Width, img.Height, len(ic.Data), err)
+		}
+	}
+	if sent != 1 {
+		t.Errorf("%d image blocks, want 1", sent)
+	}
+	if r := e.runJSON("exec", "many", "6 * 7"); r.Value != "42" {
+		t.Errorf("the session after: %v", r)
+	}
 }
