@@ -29,6 +29,7 @@ type Client struct {
 	daemonVersion string
 	daemonKeeps   bool    // the daemon can leave its sessions to their holders
 	upgraded      bool    // this client replaced the daemon once already
+	warned        string  // the daemon version this client was warned of, once
 	idle          []*conn // connections kept open for the next request
 }
 

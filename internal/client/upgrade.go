@@ -21,12 +21,17 @@ const goneWait = 5 * time.Second
 // versions agree.
 func (c *Client) Upgrade(ctx context.Context) *api.Note {
 	c.mu.Lock()
-	dv, keeps, done := c.daemonVersion, c.daemonKeeps, c.upgraded
+	dv, keeps, done, warned := c.daemonVersion, c.daemonKeeps, c.upgraded, c.warned
 	c.mu.Unlock()
-	if dv == "" || dv == version.Version {
+	if dv == "" || dv == version.Version || warned == dv {
 		return nil
 	}
 	if done || !keeps || !version.Newer(version.Version, dv) {
+		// Said once to this client (an MCP server lives long: its model
+		// need not read it in every reply).
+		c.mu.Lock()
+		c.warned = dv
+		c.mu.Unlock()
 		return c.VersionMismatch()
 	}
 	c.mu.Lock()
