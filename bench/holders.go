@@ -106,7 +106,9 @@ func hopRows(ctx context.Context, w *world, c config) (hop, through []*alt) {
 	defer direct.Tree().Kill(time.Second)
 	gen := nonce()
 	he := newEvents()
-	hp, err := holder.Start(ctx, holder.Exec{}, holder.Spawn{
+	ex := &holder.Exec{}
+	defer ex.Close()
+	hp, err := holder.Start(ctx, ex, holder.Spawn{
 		Name: "hop", Generation: gen, Created: time.Now(),
 		Spawn:  api.Spawn{Runtime: "python", Exe: c.python, Cwd: w.home, Env: w.env},
 		Cookie: "POLYREPL_SESSION=" + gen, RuntimeDir: dir, ValueLimit: api.ValueLimit,

@@ -510,6 +510,19 @@ func (e *env) tagged() []proctest.Process {
 	return proctest.Find(func(vars []string) bool { return proctest.HasVar(vars, "POLYREPL_TEST_TAG="+e.tag) })
 }
 
+// working lists the processes the test caused but for a spare holder
+// (one the daemon starts ahead for the next session: `polyrepl holder`
+// with no session name), which keeps no session.
+func (e *env) working() []proctest.Process {
+	var out []proctest.Process
+	for _, p := range e.tagged() {
+		if !strings.HasSuffix(p.Cmdline, "polyrepl holder") {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // generation lists the live processes of one session generation.
 func (e *env) generation(gen string) []proctest.Process {
 	return proctest.Find(func(vars []string) bool {

@@ -128,8 +128,8 @@ func TestReliabilityDaemonKilled(t *testing.T) {
 	if b, err := os.ReadFile(cells[0].OutputCut.File); err != nil || string(b) != numbered(10000) {
 		t.Errorf("the record's whole output of the cell: %d bytes (%v), want the 10,000 lines once, in order", len(b), err)
 	}
-	if left := len(e.tagged()); left != 5 {
-		t.Errorf("after the new daemon took over: %d processes, want it, two holders and two runtimes:%s", left, proctest.Describe(e.tagged()))
+	if left := len(e.working()); left != 5 {
+		t.Errorf("after the new daemon took over: %d processes, want it, two holders and two runtimes:%s", left, proctest.Describe(e.working()))
 	}
 	report(t, "4 Faults", "the daemon is SIGKILLed while a cell prints 10,000 lines, another session idle",
 		"the next call's daemon took both sessions up from their holders: same pids and generations; wait returned all 10,000 lines in order and the value; the idle session kept its value; the record holds the cell once, whole")
@@ -260,8 +260,8 @@ func TestHolderKilled(t *testing.T) {
 		t.Errorf("wait: exit %d, want 1", code)
 	}
 	wantContains(t, "the death of a session whose holder was killed", errOut, fmt.Sprintf("holder process (pid %d) was killed by signal 9", h), "the runtime was ended with it")
-	if left := len(e.tagged()); left != 1 {
-		t.Errorf("after the holder was killed: %d processes, want the daemon alone:%s", left, proctest.Describe(e.tagged()))
+	if left := len(e.working()); left != 1 {
+		t.Errorf("after the holder was killed: %d processes, want the daemon alone:%s", left, proctest.Describe(e.working()))
 	}
 	report(t, "4 Faults", "a session's holder is SIGKILLed",
 		"the session is reported dead with that cause, and its runtime is ended with it")
@@ -330,8 +330,8 @@ func TestManyLivesLeaveNothing(t *testing.T) {
 			t.Fatalf("cycle %d: kill: %s", i, stderr)
 		}
 	}
-	if left := len(e.tagged()); left != 1 {
-		t.Errorf("after %d lives: %d processes, want the daemon alone:%s", n, left, proctest.Describe(e.tagged()))
+	if left := len(e.working()); left != 1 {
+		t.Errorf("after %d lives: %d processes, want the daemon alone:%s", n, left, proctest.Describe(e.working()))
 	}
 	if socks, _ := filepath.Glob(filepath.Join(e.socketDir(), "runtimes", "holders", "*")); len(socks) > 0 {
 		t.Errorf("holders' sockets left: %v", socks)

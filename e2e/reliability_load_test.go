@@ -108,7 +108,7 @@ func TestReliabilityLeaks(t *testing.T) {
 	var after statusReply
 	var procs int
 	settled := func() bool {
-		after, procs = e.status(), len(e.tagged())
+		after, procs = e.status(), len(e.working())
 		return after.FDs <= before.FDs+2 && after.Goroutines <= before.Goroutines+5 && procs == 1 &&
 			count(e.socketDir()) == runtimeFiles && count(out) == outFiles
 	}

@@ -45,12 +45,15 @@ func BenchmarkTrivialCell(b *testing.B) {
 	for _, l := range []struct {
 		name string
 		l    Launcher
-	}{{"holder", Exec{}}, {"holder-in-process", InProcess{}}} {
+	}{{"holder", &Exec{}}, {"holder-in-process", InProcess{}}} {
 		b.Run(l.name, func(b *testing.B) { benchHolder(b, l.l) })
 	}
 }
 
 func benchHolder(b *testing.B, l Launcher) {
+	if c, ok := l.(interface{ Close() }); ok {
+		defer c.Close()
+	}
 	{
 		w := newWorld(b)
 		ev := benchEvents{done: make(chan driver.Result, 1)}
@@ -67,4 +70,43 @@ func benchHolder(b *testing.B, l Launcher) {
 			p.Delivered(i+1, 0, true)
 		}
 	}
+}
+
+// BenchmarkStart starts a Python session: its worker driven in-process
+// (direct), and through a new holder process (holder): the difference is
+// what starting a holder adds to a session's creation.
+func BenchmarkStart(b *testing.B) {
+	if _, err := os.Stat(python); err != nil {
+		b.Skipf("no %s", python)
+	}
+	b.Run("direct", func(b *testing.B) {
+		w := newWorld(b)
+		drv, _ := driver.Lookup("python")
+		sp := w.spawn
+		for range b.N {
+			p, err := drv.Start(context.Background(), driver.Spec{Exe: python, Cwd: sp.Spawn.Cwd, Env: sp.Spawn.Env, Cookie: sp.Cookie,
+				RuntimeDir: sp.RuntimeDir, ValueLimit: api.ValueLimit}, benchEvents{done: make(chan driver.Result, 1)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			p.Tree().Kill(time.Second)
+			b.StartTimer()
+		}
+	})
+	b.Run("holder", func(b *testing.B) {
+		w := newWorld(b)
+		ex := &Exec{} // with a spare started ahead, as the daemon does
+		defer ex.Close()
+		for range b.N {
+			p, err := Start(context.Background(), ex, w.spawn)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			p.Start(benchEvents{done: make(chan driver.Result, 1)})
+			p.End()
+			b.StartTimer()
+		}
+	})
 }

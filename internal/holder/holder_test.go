@@ -145,7 +145,9 @@ func newWorld(t testing.TB) *world {
 // registers its end.
 func (w *world) start() (*Process, *events) {
 	w.t.Helper()
-	p, err := Start(context.Background(), Exec{}, w.spawn)
+	ex := &Exec{}
+	w.t.Cleanup(ex.Close)
+	p, err := Start(context.Background(), ex, w.spawn)
 	if err != nil {
 		w.t.Fatal(err)
 	}

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"sync"
 	"syscall"
 	"time"
 
@@ -21,7 +23,7 @@ import (
 )
 
 // Command is the hidden subcommand a holder runs as: `polyrepl holder
-// NAME`, the name only for people reading ps.
+// NAME` in ps once it keeps session NAME (see setTitle).
 const Command = "holder"
 
 // dialWait bounds how long taking up a holder waits for its hello.
@@ -47,23 +49,122 @@ type Launcher interface {
 // re-executed (/proc/self/exe, so an upgrade of the file on disk never
 // puts a holder of other code under this daemon), in a process session
 // of its own, so that it outlives the daemon.
-type Exec struct{}
+//
+// Starting one costs a process and the binary's start (about 20 ms on a
+// small VM, most of a session's creation besides the runtime's own), so
+// after each Launch one is started ahead, a spare, which waits for its
+// spawn: the next session's creation does not wait for it. A spare
+// (`polyrepl holder` with no session name after it in ps) ends with the
+// daemon, whose end of its socket pair closes, or at Close.
+type Exec struct {
+	mu     sync.Mutex
+	spare  *launched
+	closed bool
+}
+
+// launched is a holder started, waiting for its spawn.
+type launched struct {
+	conn  *net.UnixConn
+	child *Child
+}
 
 // Launch implements Launcher.
-func (Exec) Launch(sp Spawn) (*net.UnixConn, *Child, error) {
+func (e *Exec) Launch(sp Spawn) (*net.UnixConn, *Child, error) {
+	e.mu.Lock()
+	l := e.spare
+	e.spare = nil
+	e.mu.Unlock()
+	if l != nil && l.ended() {
+		l.conn.Close()
+		l = nil
+	}
+	if l == nil {
+		var err error
+		if l, err = startHolder(); err != nil {
+			return nil, nil, err
+		}
+	}
+	return l.conn, l.child, nil
+}
+
+// started implements the launchers' hook that Start calls once the
+// holder it launched answered: the next spare starts now, not while the
+// session's runtime starts, which it would slow down.
+func (e *Exec) started() {
+	e.mu.Lock()
+	closed := e.closed
+	e.mu.Unlock()
+	if !closed {
+		go e.refill()
+	}
+}
+
+// refill starts a spare, unless there is one.
+func (e *Exec) refill() {
+	l, err := startHolder()
+	if err != nil {
+		log.Printf("cannot start a spare holder: %v", err)
+		return
+	}
+	e.mu.Lock()
+	if e.spare == nil && !e.closed {
+		e.spare, l = l, nil
+	}
+	e.mu.Unlock()
+	if l != nil {
+		l.end()
+	}
+}
+
+// Close ends the spare, for a daemon that stops: no holder is left that
+// keeps no session.
+func (e *Exec) Close() {
+	e.mu.Lock()
+	l := e.spare
+	e.spare, e.closed = nil, true
+	e.mu.Unlock()
+	if l != nil {
+		l.end()
+	}
+}
+
+// ended reports whether the holder has exited already.
+func (l *launched) ended() bool {
+	select {
+	case <-l.child.Done:
+		return true
+	default:
+		return false
+	}
+}
+
+// end lets a holder that was sent no spawn go: it reads the end of its
+// socket and exits.
+func (l *launched) end() {
+	l.conn.Close()
+	select {
+	case <-l.child.Done:
+	case <-time.After(2 * time.Second):
+		syscall.Kill(l.child.PID, syscall.SIGKILL)
+		<-l.child.Done
+	}
+}
+
+// startHolder starts a holder process, which waits for its spawn.
+func startHolder() (*launched, error) {
 	ours, theirs, err := socketPair()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer theirs.Close()
 	cmd := &exec.Cmd{
-		Path: "/proc/self/exe", Args: []string{"polyrepl", Command, sp.Name}, Dir: "/",
+		Path: "/proc/self/exe", Args: []string{"polyrepl", Command, titleRoom}, Dir: "/",
 		ExtraFiles:  []*os.File{theirs}, // fd 3
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
 	}
 	if err := cmd.Start(); err != nil {
 		ours.Close()
-		return nil, nil, fmt.Errorf("cannot start a holder (%s %s): %w", cmd.Path, Command, err)
+		return nil, fmt.Errorf("cannot start a holder (%s %s): %w", cmd.Path, Command, err)
 	}
 	done := make(chan struct{})
 	ch := &Child{PID: cmd.Process.Pid, Done: done}
@@ -71,7 +172,7 @@ func (Exec) Launch(sp Spawn) (*net.UnixConn, *Child, error) {
 		ch.err = cmd.Wait()
 		close(done)
 	}()
-	return ours, ch, nil
+	return &launched{conn: ours, child: ch}, nil
 }
 
 // InProcess runs each holder's code in the calling process: the same
@@ -130,6 +231,9 @@ func Start(ctx context.Context, l Launcher, sp Spawn) (*Process, error) {
 	c, child, err := l.Launch(sp)
 	if err != nil {
 		return nil, err
+	}
+	if h, ok := l.(interface{ started() }); ok {
+		defer h.started()
 	}
 	w := newWire(c)
 	fail := func(err error) (*Process, error) {

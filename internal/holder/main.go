@@ -3,23 +3,21 @@ package holder
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"os"
 	"os/signal"
 	"runtime"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/polyrepl/polyrepl/internal/paths"
 	"github.com/polyrepl/polyrepl/internal/proc"
 )
-
-// spawnWait bounds how long a new holder waits for its spawn.
-const spawnWait = 30 * time.Second
 
 // Main runs a holder process: the hidden `polyrepl holder` command. The
 // daemon that starts it passes its end of a socket pair as fd 3 and
@@ -50,10 +48,14 @@ func Main() int {
 	runtime.GOMAXPROCS(1)
 	w := newHolderWire(uc)
 	sp, err := readSpawn(w)
+	if errors.Is(err, io.EOF) {
+		return 0 // a spare the daemon let go
+	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "polyrepl: error: %v\n", err)
 		return 2
 	}
+	setTitle(os.Args, sp.Name)
 	log.SetFlags(log.LstdFlags | log.Lmicroseconds)
 	log.SetPrefix(fmt.Sprintf("polyrepl holder[%d] ", os.Getpid()))
 	if lf, err := paths.OpenFile(sp.Log, os.O_WRONLY|os.O_APPEND|os.O_CREATE); err == nil {
@@ -79,11 +81,10 @@ func IfHolder() {
 }
 
 // readSpawn reads what to start, the first frame of a new holder.
+// A spare holder waits for it as long as its daemon lives.
 func readSpawn(w *wire) (Spawn, error) {
 	var sp Spawn
-	w.c.SetReadDeadline(time.Now().Add(spawnWait))
 	typ, b, err := w.read()
-	w.c.SetReadDeadline(time.Time{})
 	if err != nil {
 		return sp, fmt.Errorf("the daemon sent no spawn: %w", err)
 	}

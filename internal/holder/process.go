@@ -61,6 +61,7 @@ type Process struct {
 	// own, the latest of each kind, so a caller holding its session's
 	// lock never waits on the holder.
 	ctlMu   sync.Mutex
+	ctlSend sync.Mutex
 	ctlWake chan struct{}
 	ctlDel  *delivered
 	ctlIdle *idleEntry
@@ -185,8 +186,11 @@ func (p *Process) control() {
 	}
 }
 
-// sendControl sends the control messages waiting.
+// sendControl sends the control messages waiting; one at a time, so that
+// Detach, which sends what is left, knows all was sent before it closes.
 func (p *Process) sendControl() {
+	p.ctlSend.Lock()
+	defer p.ctlSend.Unlock()
 	p.ctlMu.Lock()
 	d, e := p.ctlDel, p.ctlIdle
 	p.ctlDel, p.ctlIdle = nil, nil

@@ -201,6 +201,7 @@ func (m *Manager) Leaving() {
 // holders let go, and nothing is ended. It returns the sessions left.
 func (m *Manager) Leave() []api.SessionInfo {
 	m.Leaving()
+	defer m.closeLauncher()
 	// The calls that were waiting take what they answer with first (and
 	// the holders hear what the replies took).
 	for deadline := time.Now().Add(time.Second); m.collecting.Load() > 0 && time.Now().Before(deadline); {

@@ -120,7 +120,7 @@ type Config struct {
 func NewManager(c Config) *Manager {
 	l := c.Holders
 	if l == nil {
-		l = holder.Exec{}
+		l = &holder.Exec{}
 	}
 	hd := c.HoldersDir
 	if hd == "" {
@@ -483,8 +483,17 @@ func (m *Manager) Describe(name string) (api.SessionInfo, error) {
 	return s.Info(true), nil
 }
 
+// closeLauncher ends what the holders' launcher keeps (a spare holder),
+// for a daemon that leaves.
+func (m *Manager) closeLauncher() {
+	if c, ok := m.launcher.(interface{ Close() }); ok {
+		c.Close()
+	}
+}
+
 // StopAll ends every session, for a daemon that is stopping.
 func (m *Manager) StopAll(cause string) []api.SessionInfo {
+	defer m.closeLauncher()
 	m.mu.Lock()
 	var es []*entry
 	for _, e := range m.entries {
