@@ -149,7 +149,6 @@ func Listen() (*Daemon, error) {
 	return d, nil
 }
 
-
 // socketCheck is how often the daemon checks that its socket file is
 // still there.
 const socketCheck = 2 * time.Second
