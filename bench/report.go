@@ -179,7 +179,7 @@ func (r *report) holderTargets() []target {
 		ts = append(ts, judge("(issue 16) The hop through a holder adds at most 50 µs to `1+1`", d, atMost(50e-6), fmtDur(d)))
 	}
 	if len(h.through) == 2 {
-		x := pairedRatio(samplesOf(h.through, "direct"), samplesOf(h.through, "holder"))
+		x := pairedRatio(samplesOf(h.through, "holder"), samplesOf(h.through, "direct"))
 		ts = append(ts, judge("(issue 16) 100 MB through a holder: throughput no lower than without one (within 10%)", x, atMost(1.1),
 			fmt.Sprintf("%s vs %s: %s the time", fmtDur(samplesOf(h.through, "holder").median()), fmtDur(samplesOf(h.through, "direct").median()), fmtRatio(x))))
 	}
