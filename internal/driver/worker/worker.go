@@ -39,24 +39,20 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
-	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/polyrepl/polyrepl/internal/api"
-	"github.com/polyrepl/polyrepl/internal/bound"
 	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/proc"
 )
@@ -385,32 +381,6 @@ func (p *process) readEvents(r *os.File) {
 	}
 }
 
-// readLine reads the next line from r into buf, without its newline, and
-// returns it with its length n; a line over max bytes is read through and
-// only its first max bytes returned (n is still its whole length).
-func readLine(r *bufio.Reader, buf []byte, max int) (line []byte, n int, err error) {
-	for {
-		chunk, err := r.ReadSlice('\n')
-		n += len(chunk)
-		if room := max + 1 - len(buf); room > 0 {
-			buf = append(buf, chunk[:min(len(chunk), room)]...)
-		}
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		if err == nil {
-			n--
-			if len(buf) > 0 && buf[len(buf)-1] == '\n' {
-				buf = buf[:len(buf)-1]
-			}
-		}
-		if len(buf) > max {
-			buf = buf[:max]
-		}
-		return buf, n, err
-	}
-}
-
 // result takes a done event: the result of the cell in flight if it is
 // for that cell (and echoes its nonce), else a stray to report with the
 // next result. A flushed result waits for its end marker, at most
@@ -467,51 +437,6 @@ func (p *process) tooLong(head []byte, n int) {
 	p.result(r, h.nonce, true)
 }
 
-// head is what the start of an event line says about it.
-type head struct {
-	op, status, nonce string
-	cell              int
-}
-
-// eventHead reads the top-level op, cell, nonce and status of an event
-// from its first bytes (the Python worker sends them first), as far as
-// they go.
-func eventHead(b []byte) head {
-	var h head
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return h
-	}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return h
-		}
-		key, _ := t.(string)
-		var v any
-		if key == "op" || key == "cell" || key == "nonce" || key == "status" {
-			if dec.Decode(&v) != nil {
-				return h
-			}
-		} else {
-			return h // the first long field: what follows is cut
-		}
-		switch key {
-		case "op":
-			h.op, _ = v.(string)
-		case "status":
-			h.status, _ = v.(string)
-		case "nonce":
-			h.nonce, _ = v.(string)
-		case "cell":
-			if f, ok := v.(float64); ok {
-				h.cell = int(f)
-			}
-		}
-	}
-	return h
-}
-
 // takePending takes the result that waits for its end marker, if any.
 func (p *process) takePending() *driver.Result {
 	p.evMu.Lock()
@@ -537,79 +462,6 @@ func (p *process) markerLate(r *driver.Result) {
 	res := *r
 	res.OutputLate = true
 	p.deliver(func() { p.h.CellDone(res) })
-}
-
-// maxNames bounds the names a worker may report for one cell.
-const maxNames = 10000
-
-// parseEvent reads one line of a worker's events: a hello, a cell's
-// result (and whether its output was flushed), or nothing it knows. A
-// result is held to what the session can show: a known status, an error
-// when it failed, a bounded list of names.
-func parseEvent(line []byte) (hello *helloMsg, done *driver.Result, flushed bool, nonce string) {
-	var head struct {
-		Op string `json:"op"`
-	}
-	if json.Unmarshal(line, &head) != nil {
-		return nil, nil, false, ""
-	}
-	switch head.Op {
-	case "hello":
-		var hm helloMsg
-		if json.Unmarshal(line, &hm) == nil {
-			return &hm, nil, false, ""
-		}
-	case "done":
-		var dm doneMsg
-		if json.Unmarshal(line, &dm) == nil {
-			r := resultOf(dm)
-			return nil, &r, dm.Flushed, dm.Nonce
-		}
-	}
-	return nil, nil, false, ""
-}
-
-func resultOf(dm doneMsg) driver.Result {
-	r := driver.Result{
-		Cell: dm.Cell, Status: dm.Status,
-		Names: dm.Names, Rich: dm.Rich, RichMore: dm.RichMore, Note: dm.Note, ValueTotal: dm.ValueTotal, ValueName: dm.ValueName,
-		Unrestored: dm.Unrestored,
-	}
-	if e := dm.Error; e != nil {
-		r.Error = &e.CellError
-		r.ErrorFile, r.ErrorSaveErr = e.Whole, e.WholeErr
-		r.MessageTotal, r.TracebackTotal = e.MessageTotal, e.TracebackTotal
-	}
-	for _, fd := range dm.Redirected {
-		if (fd == 1 || fd == 2) && !slices.Contains(r.Redirected, fd) {
-			r.Redirected = append(r.Redirected, fd)
-		}
-	}
-	switch {
-	case dm.Value != nil:
-		r.Value = *dm.Value
-	case dm.ValueHead != "" || dm.ValueTail != "":
-		head, tail := utf8.RuneCountInString(dm.ValueHead), utf8.RuneCountInString(dm.ValueTail)
-		r.ValueTotal = max(r.ValueTotal, head+tail)
-		r.Value = dm.ValueHead + bound.Marker(r.ValueTotal-head-tail) + dm.ValueTail
-		r.ValueCut = &bound.Cut{Total: r.ValueTotal, Head: head, Tail: tail}
-		r.ValueFile, r.ValueSaveErr = dm.ValueWhole, dm.ValueErr
-	}
-	switch r.Status {
-	case "":
-		r.Status = api.StatusDone
-	case api.StatusDone, api.StatusError, api.StatusInterrupted:
-	default:
-		r.Error = &api.CellError{Type: "WorkerError", Message: fmt.Sprintf("the worker reported the unknown status %q", r.Status)}
-		r.Status = api.StatusError
-	}
-	if r.Status == api.StatusError && r.Error == nil {
-		r.Error = &api.CellError{Type: "Error", Message: "the cell failed (the runtime said no more)"}
-	}
-	if len(r.Names) > maxNames {
-		r.Names = r.Names[:maxNames]
-	}
-	return r
 }
 
 // deliver calls the handler unless the process has already been reported
