@@ -388,4 +388,3 @@ func Sockets(dir string) []string {
 	return found
 }
 
-func dirOf(path string) string { return filepath.Dir(path) }

@@ -138,7 +138,7 @@ func (s *server) start(ctx context.Context, w *wire) error {
 // listen makes the holder's socket, private to the user: 0600 in the
 // 0700 directory of holders.
 func listen(path string) (*net.UnixListener, error) {
-	if err := paths.EnsurePrivateDir(dirOf(path)); err != nil {
+	if err := paths.EnsurePrivateDir(filepath.Dir(path)); err != nil {
 		return nil, err
 	}
 	os.Remove(path) // a socket of a holder that died, under this generation: none other
