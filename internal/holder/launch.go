@@ -387,4 +387,3 @@ func Sockets(dir string) []string {
 	})
 	return found
 }
-
