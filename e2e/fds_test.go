@@ -56,7 +56,7 @@ func TestStrayDescriptorsAreNotInherited(t *testing.T) {
 		{"py", []int{0, 1, 2, 900, 901, 902, 903}, ""},
 		{"shell", []int{0, 1, 2}, "/dev/tty"}, // terminal on a PTY; the shell opens its tty
 	} {
-		for fd, target := range fdTargets(t, e.holderOf(tc.session)) {
+		for fd, target := range fdTargets(t, e.session(tc.session).Holder) {
 			if slices.Contains(strayTargets, target) {
 				t.Errorf("session %s's holder has the starting shell's descriptor %d (%s)", tc.session, fd, target)
 			}

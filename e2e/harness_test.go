@@ -411,6 +411,7 @@ type sessionInfo struct {
 	Transcript  string `json:"transcript"`
 	MemoryLimit int64  `json:"memory_limit"`
 	LimitBy     string `json:"limit_by"`
+	Holder      int    `json:"holder"` // the pid of the process that keeps the runtime
 }
 
 // sessions lists the daemon's sessions.
