@@ -119,14 +119,8 @@ func (m *Manager) adopt(p *holder.Process) (string, error) {
 	if c := hi.Cur; c != nil && !c.Released {
 		keep = c.Seq
 	}
-	s := &Session{
-		Name: name, Generation: hi.Generation, Created: hi.Created, Spawn: hi.Spawn, Runtime: hi.Runtime,
-		Transcript: m.state.TranscriptPath(name, drv.Info().Ext),
-		m:          m, drv: drv, changed: make(chan struct{}), state: Idle, exited: make(chan struct{}),
-		idle: bound.NewSink(api.OutputLimit, m.outputDir, name+"-idle-*.txt"),
-		rec:  m.openRecord(name, keep),
-		p:    p, cells: hi.Cells, names: hi.Names, lastActive: hi.LastActive, limit: limit.Restore(hi.Limit),
-	}
+	s := m.sessionOf(name, hi.Generation, hi.Created, hi.Spawn, drv, m.openRecord(name, keep))
+	s.state, s.p, s.cells, s.names, s.lastActive, s.limit = Idle, p, hi.Cells, hi.Names, hi.LastActive, limit.Restore(hi.Limit)
 	curN := 0
 	if c := hi.Cur; c != nil {
 		curN = c.Cell

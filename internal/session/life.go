@@ -13,6 +13,7 @@ import (
 	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/holder"
 	"github.com/polyrepl/polyrepl/internal/limit"
+	"github.com/polyrepl/polyrepl/internal/record"
 	"github.com/polyrepl/polyrepl/internal/state"
 )
 
@@ -127,13 +128,19 @@ func (m *Manager) create(ctx context.Context, e *entry, name string, sp api.Spaw
 
 // newSession makes a session, not yet started, for a new life of name.
 func (m *Manager) newSession(name string, sp api.Spawn, drv driver.Driver) *Session {
+	return m.sessionOf(name, newGeneration(), time.Now(), sp, drv, m.record(name))
+}
+
+// sessionOf makes the session of one life of name, generation gen, with
+// record rec: not yet started, or not yet taken up from its holder.
+func (m *Manager) sessionOf(name, gen string, created time.Time, sp api.Spawn, drv driver.Driver, rec *record.Record) *Session {
 	return &Session{
-		Name: name, Generation: newGeneration(), Created: time.Now(), Spawn: sp,
+		Name: name, Generation: gen, Created: created, Spawn: sp,
 		Runtime: sp.Runtime, Transcript: m.state.TranscriptPath(name, drv.Info().Ext),
 		m: m, drv: drv, changed: make(chan struct{}), state: Starting,
 		exited: make(chan struct{}),
 		idle:   bound.NewSink(api.OutputLimit, m.outputDir, name+"-idle-*.txt"),
-		rec:    m.record(name),
+		rec:    rec,
 	}
 }
 
