@@ -201,14 +201,7 @@ func (m *Manager) Leave() []api.SessionInfo {
 	for deadline := time.Now().Add(time.Second); m.collecting.Load() > 0 && time.Now().Before(deadline); {
 		time.Sleep(time.Millisecond)
 	}
-	m.mu.Lock()
-	var ss []*Session
-	for _, e := range m.entries {
-		if e.s != nil {
-			ss = append(ss, e.s)
-		}
-	}
-	m.mu.Unlock()
+	ss := m.sessions()
 	var left []api.SessionInfo
 	for _, s := range ss {
 		s.mu.Lock()

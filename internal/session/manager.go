@@ -449,16 +449,22 @@ func (m *Manager) Restart(ctx context.Context, name string, req api.ControlReque
 	return api.KillReply{Session: name, Info: s.Info(false), Notes: append([]api.Note{restarted}, m.othersNotes(name, req.Client)...)}, nil
 }
 
-// List describes every session, sorted by name.
-func (m *Manager) List(withMemory bool) []api.SessionInfo {
+// sessions are the sessions in the table now.
+func (m *Manager) sessions() []*Session {
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	var ss []*Session
 	for _, e := range m.entries {
 		if e.s != nil {
 			ss = append(ss, e.s)
 		}
 	}
-	m.mu.Unlock()
+	return ss
+}
+
+// List describes every session, sorted by name.
+func (m *Manager) List(withMemory bool) []api.SessionInfo {
+	ss := m.sessions()
 	infos := make([]api.SessionInfo, 0, len(ss))
 	for _, s := range ss {
 		infos = append(infos, s.Info(withMemory))
