@@ -100,6 +100,14 @@ type Spawn struct {
 	// Memory limits the session's processes, in bytes; 0 takes the
 	// daemon's default ($POLYREPL_MEMORY where the daemon started).
 	Memory int64 `json:"memory,omitempty"`
+	// Gateway is the URL of a Jupyter Server, Kernel Gateway or
+	// Enterprise Gateway that runs the session's kernel (runtime
+	// jupyter:NAME), or "" for this machine. Its token comes from Env
+	// ($POLYREPL_GATEWAY_TOKEN, or the file $POLYREPL_GATEWAY_TOKEN_FILE
+	// names), never from here. GatewayHTTP allows http:// to a host that
+	// is not this machine's loopback.
+	Gateway     string `json:"gateway,omitempty"`
+	GatewayHTTP bool   `json:"gateway_http,omitempty"`
 }
 
 // ExecRequest runs one cell.
@@ -271,6 +279,10 @@ type RuntimeInfo struct {
 	Needs   string `json:"needs"`   // what to install, in words
 	Limits  string `json:"limits,omitempty"`
 	Problem string `json:"problem,omitempty"` // why it was not found
+	// Display and Language describe a Jupyter kernel as its kernel.json
+	// does: "Python 3 (ipykernel)", "python".
+	Display  string `json:"display,omitempty"`
+	Language string `json:"language,omitempty"`
 }
 
 // RuntimesReply lists runtimes (MCP structured output is an object).

@@ -36,6 +36,10 @@ type Spec struct {
 	RuntimeDir string   // a private directory where a driver may write its files
 	ValueLimit int      // characters of a value's repr to send back
 	Project    string   // a project directory to activate (Julia), or ""
+	// Gateway is the Jupyter gateway that runs a kernel (api.Spawn's), and
+	// GatewayHTTP allows it over http:// to another host.
+	Gateway     string
+	GatewayHTTP bool
 }
 
 // Result is how one cell ended, as the runtime reports it.
@@ -123,6 +127,18 @@ type Process interface {
 	Interrupt(attempt int) error
 }
 
+// Remote is a Process whose runtime runs on another machine (a kernel on
+// a Jupyter gateway): Where says where, for sessions.
+type Remote interface {
+	Where() string
+}
+
+// Ender is a Process that ends its runtime by its own means: a kernel on
+// a gateway is ended by asking the gateway, not by signals here.
+type Ender interface {
+	End(grace time.Duration) error
+}
+
 // RawTerminal is a Process hosted on a terminal that a person can attach
 // to as they would to a tmux pane (attach --raw): what the runtime prints
 // comes on out (closed when it ends), typing goes to in.
@@ -198,9 +214,30 @@ type Driver interface {
 }
 
 var (
-	mu      sync.Mutex
-	drivers = map[string]Driver{}
+	mu       sync.Mutex
+	drivers  = map[string]Driver{}
+	families []Family
 )
+
+// Family is a kind of runtime with as many members as the machine has:
+// "jupyter:NAME" for every installed Jupyter kernel. Its runtimes are
+// named Prefix then a member's name.
+type Family struct {
+	Prefix string // "jupyter:"
+	// Lookup makes the driver of member name (the part after Prefix).
+	Lookup func(name string) (Driver, error)
+	// Survey lists the members a session with env in cwd can start.
+	Survey func(ctx context.Context, env []string, cwd string) []api.RuntimeInfo
+	// Known says in words what the family offers, for an unknown runtime.
+	Known string
+}
+
+// RegisterFamily makes a family of runtimes available.
+func RegisterFamily(f Family) {
+	mu.Lock()
+	defer mu.Unlock()
+	families = append(families, f)
+}
 
 // Register makes a driver available by its name; driver packages call it
 // from init.
@@ -217,11 +254,19 @@ func Lookup(name string) (Driver, error) {
 	if d, ok := drivers[name]; ok {
 		return d, nil
 	}
+	for _, f := range families {
+		if rest, ok := strings.CutPrefix(name, f.Prefix); ok {
+			return f.Lookup(rest)
+		}
+	}
 	var known []string
 	for n := range drivers {
 		known = append(known, n)
 	}
 	sort.Strings(known)
+	for _, f := range families {
+		known = append(known, f.Known)
+	}
 	return nil, fmt.Errorf("unknown runtime %q: known runtimes are %s", name, strings.Join(known, ", "))
 }
 

@@ -36,6 +36,14 @@ func Survey(ctx context.Context, env []string, cwd string) []api.RuntimeInfo {
 			out[i].Version = versionOf(ctx, path, info.VersionArgs)
 		}()
 	}
+	mu.Lock()
+	fams := append([]Family(nil), families...)
+	mu.Unlock()
+	for _, f := range fams {
+		if f.Survey != nil {
+			out = append(out, f.Survey(ctx, env, cwd)...)
+		}
+	}
 	wg.Wait()
 	return out
 }

@@ -90,6 +90,10 @@ func (p *Process) Exe() string { return p.hello.Exe }
 // Note is what the runtime said when it started.
 func (p *Process) Note() string { return p.hello.Note }
 
+// Where is where a remote runtime runs (a kernel on a gateway), or ""
+// for this machine.
+func (p *Process) Where() string { return p.hello.Where }
+
 // Holder is the holder process.
 func (p *Process) Holder() proc.Proc { return p.holder }
 

@@ -108,6 +108,7 @@ func (s *server) start(ctx context.Context, w *wire) error {
 		s.p, err = drv.Start(ctx, driver.Spec{
 			Exe: s.sp.Spawn.Exe, Cwd: s.sp.Spawn.Cwd, Env: s.sp.Spawn.Env, Cookie: s.sp.Cookie,
 			RuntimeDir: s.sp.RuntimeDir, ValueLimit: s.sp.ValueLimit, Project: s.sp.Spawn.Project,
+			Gateway: s.sp.Spawn.Gateway, GatewayHTTP: s.sp.Spawn.GatewayHTTP,
 		}, s)
 	}
 	if err != nil {
@@ -121,6 +122,9 @@ func (s *server) start(ctx context.Context, w *wire) error {
 		Name: s.sp.Name, Generation: s.sp.Generation, Runtime: s.sp.Spawn.Runtime,
 		Cookie: tree.Cookie, Leader: tree.Leader, Created: s.sp.Created, Spawn: s.sp.Spawn,
 		Version: s.p.Version(), Exe: s.p.Exe(), Note: s.p.Note(),
+	}
+	if r, ok := s.p.(driver.Remote); ok {
+		s.hi.Where = r.Where()
 	}
 	s.mu.Lock()
 	s.last = time.Now()
@@ -480,7 +484,11 @@ func (s *server) finish() {
 	exited := s.exit != nil
 	s.mu.Unlock()
 	if !exited && s.p != nil {
-		if survivors, err := s.p.Tree().Kill(endGrace); err != nil {
+		if e, ok := s.p.(driver.Ender); ok {
+			if err := e.End(endGrace); err != nil {
+				log.Printf("session %s: %v", s.sp.Name, err)
+			}
+		} else if survivors, err := s.p.Tree().Kill(endGrace); err != nil {
 			log.Printf("session %s: %d processes survived: %v", s.sp.Name, len(survivors), err)
 		}
 		// The driver reaps it and reports the exit; wait for that, so the

@@ -101,6 +101,7 @@ type Hello struct {
 	Version    string      `json:"version"` // the runtime's
 	Exe        string      `json:"exe"`
 	Note       string      `json:"note,omitempty"`
+	Where      string      `json:"where,omitempty"` // where a remote runtime runs (driver.Remote)
 	Limit      *limit.Held `json:"limit,omitempty"`
 	Cells      int         `json:"cells"`
 	Names      []string    `json:"names,omitempty"`

@@ -12,6 +12,7 @@ import (
 	_ "github.com/polyrepl/polyrepl/internal/driver/ipython"
 	_ "github.com/polyrepl/polyrepl/internal/driver/java"
 	_ "github.com/polyrepl/polyrepl/internal/driver/julia"
+	_ "github.com/polyrepl/polyrepl/internal/driver/jupyter"
 	_ "github.com/polyrepl/polyrepl/internal/driver/lfortran"
 	_ "github.com/polyrepl/polyrepl/internal/driver/matlab"
 	_ "github.com/polyrepl/polyrepl/internal/driver/node"

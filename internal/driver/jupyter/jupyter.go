@@ -1,0 +1,93 @@
+// Package jupyter is the driver family for Jupyter kernels: every kernel
+// installed on this machine is the runtime "jupyter:NAME", spoken to over
+// its own ZeroMQ wire protocol, and a kernel on a Jupyter Server, Kernel
+// Gateway or Enterprise Gateway is the same runtime with a gateway URL,
+// spoken to over the gateway's REST API and channels WebSocket. Either
+// way a cell is one execute_request, and what the kernel sends back
+// (streams, values, displays, errors) becomes polyrepl's one result.
+package jupyter
+
+import (
+	"context"
+	"os"
+	"strings"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/driver"
+)
+
+// runtimePrefix starts the name of every kernel's runtime.
+const runtimePrefix = "jupyter:"
+
+// Family is the name `polyrepl runtimes` gives these runtimes' family.
+const Family = "jupyter"
+
+func init() {
+	driver.RegisterFamily(driver.Family{
+		Prefix: runtimePrefix,
+		Lookup: lookup,
+		Survey: survey,
+		Known:  "jupyter:KERNEL (any installed Jupyter kernel)",
+	})
+}
+
+// Driver starts sessions of one kernel, here or on a gateway.
+type Driver struct {
+	kernel   string
+	language string // from the kernel.json the daemon sees, for transcripts
+}
+
+func lookup(name string) (driver.Driver, error) {
+	if !validName(name) {
+		return nil, errInvalidName(name)
+	}
+	d := Driver{kernel: name}
+	cwd, _ := os.Getwd()
+	if s, err := FindSpec(name, os.Environ(), cwd); err == nil {
+		d.language = s.Language
+	}
+	return d, nil
+}
+
+// Info implements driver.Driver.
+func (d Driver) Info() driver.Info {
+	return driver.Info{
+		Name: runtimePrefix + d.kernel, Family: Family, Ext: extOf(d.language), Lang: strings.ToLower(d.language),
+		Needs:  "the Jupyter kernel " + d.kernel + " installed (jupyter kernelspec list), or a gateway that offers it",
+		Limits: "input() is answered with end of file; names are listed only by ipykernel",
+	}
+}
+
+// Start implements driver.Driver: on the gateway the spec names, or here.
+func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (driver.Process, error) {
+	if spec.Gateway != "" {
+		return startGateway(ctx, spec, d.kernel, h)
+	}
+	ks, err := FindSpec(d.kernel, spec.Env, spec.Cwd)
+	if err != nil {
+		return nil, err
+	}
+	return startLocal(ctx, spec, ks, h)
+}
+
+// survey lists the installed kernels for `polyrepl runtimes`.
+func survey(_ context.Context, env []string, cwd string) []api.RuntimeInfo {
+	specs, problems := Specs(env, cwd)
+	var out []api.RuntimeInfo
+	for _, s := range specs {
+		r := api.RuntimeInfo{
+			Name: runtimePrefix + s.Name, Family: Family, Exe: s.Argv[0], Display: s.DisplayName, Language: s.Language,
+			Needs: "the program its kernel.json (in " + s.Dir + ") runs: " + s.Argv[0],
+		}
+		if path, err := driver.LookPath(s.Argv[0], env, cwd); err != nil {
+			r.Problem = "its kernel.json (in " + s.Dir + ") runs " + s.Argv[0] + ", which cannot start here: " + err.Error()
+		} else {
+			r.Path, r.Found = path, true
+		}
+		out = append(out, r)
+	}
+	for _, p := range problems {
+		out = append(out, api.RuntimeInfo{Name: runtimePrefix + "?", Family: Family, Problem: p.Error()})
+	}
+	return out
+}

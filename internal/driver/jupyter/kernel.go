@@ -1,0 +1,486 @@
+package jupyter
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/bound"
+	"github.com/polyrepl/polyrepl/internal/driver"
+	"github.com/polyrepl/polyrepl/internal/plain"
+	"github.com/polyrepl/polyrepl/internal/proc"
+)
+
+// The channels a kernel speaks on, by the names the protocol and the
+// channels WebSocket give them.
+const (
+	shellCh   = "shell"
+	iopubCh   = "iopub"
+	stdinCh   = "stdin"
+	controlCh = "control"
+)
+
+// namesExpr asks ipykernel for the namespace's names after each cell, in
+// the same request: %who_ls, as a person would.
+const (
+	namesKey  = "polyrepl_names"
+	namesExpr = "get_ipython().run_line_magic('who_ls', '')"
+)
+
+// richLimit bounds the rich outputs (figures, images) kept per cell, as
+// the Python worker's does; more are counted.
+const richLimit = 20
+
+// transport is how a kernel's messages travel: ZeroMQ to a kernel on this
+// machine, or a gateway's channels WebSocket. It hands what it receives
+// to the kernel's inbox, and says on lost why the connection ended.
+type transport interface {
+	send(ch string, m *Msg) error
+	// interrupt asks the kernel to interrupt its cell the way it takes
+	// interrupts; attempt counts the calls for one cell, from 0.
+	interrupt(attempt int) error
+	// close ends the connection; the kernel itself is ended by whoever
+	// started it.
+	close()
+}
+
+// inbound is one message received on channel ch.
+type inbound struct {
+	ch string
+	m  *Msg
+}
+
+// kernel is a running kernel as a driver.Process: the cell in flight and
+// what it produced, whatever transport carries its messages. One
+// goroutine (loop) reads everything the kernel sends and is the only
+// caller of the handler.
+type kernel struct {
+	h   driver.Handler
+	t   transport
+	id  identity
+	dir string // where rich outputs and whole values are saved for the session
+	lim int    // the value limit
+
+	in   chan inbound     // messages from the transport
+	out  chan []byte      // the kernel process's own stdout and stderr
+	dead chan driver.Exit // the kernel's end: its process, or the connection
+	done chan struct{}    // closed when the loop has returned
+
+	tree             proc.Tree
+	version, exe     string
+	note, where      string
+	language, impl   string
+	names            bool // the kernel lists its names (ipykernel)
+	ipython          bool // input_reply "\x04" is end of file to it
+	hbLost           bool // ended for its heartbeat
+	endedBy          func(time.Duration) error
+	mu               sync.Mutex
+	cur              *cellState
+	closed, finished bool
+}
+
+// cellState is the cell in flight: its request, and what came back.
+type cellState struct {
+	n           int
+	msgID       string
+	replied     bool // execute_reply came
+	idle        bool // iopub said idle for it: all its output came
+	status      string
+	value       string
+	rich        []api.Rich
+	richMore    int
+	err         *api.CellError
+	names       []string
+	notes       []string
+	interrupted bool
+	late        *time.Timer
+}
+
+func newKernel(h driver.Handler, dir string, lim int) (*kernel, error) {
+	sess, err := driver.Nonce(16)
+	if err != nil {
+		return nil, err
+	}
+	user := os.Getenv("USER")
+	if user == "" {
+		user = "polyrepl"
+	}
+	return &kernel{
+		h: h, dir: dir, lim: lim,
+		id:   identity{session: sess, username: user},
+		in:   make(chan inbound, 256),
+		out:  make(chan []byte, 64),
+		dead: make(chan driver.Exit, 1),
+		done: make(chan struct{}),
+	}, nil
+}
+
+// PID implements driver.Process: the kernel's process here, or 0 for a
+// kernel on a gateway.
+func (k *kernel) PID() int        { return k.tree.Leader.PID }
+func (k *kernel) Tree() proc.Tree { return k.tree }
+func (k *kernel) Version() string { return k.version }
+func (k *kernel) Exe() string     { return k.exe }
+func (k *kernel) Note() string    { return k.note }
+
+// Where implements driver.Remote: where the kernel runs, for sessions.
+func (k *kernel) Where() string { return k.where }
+
+// End implements driver.Ender: a gateway's kernel is ended by asking the
+// gateway; one here by ending its tree.
+func (k *kernel) End(grace time.Duration) error {
+	if k.endedBy != nil {
+		return k.endedBy(grace)
+	}
+	_, err := k.tree.Kill(grace)
+	return err
+}
+
+// handshake asks for the kernel's info until it answers on shell and its
+// iopub is seen to carry messages to us (a subscription made late misses
+// what was published before it), or until ctx ends or the kernel does.
+func (k *kernel) handshake(ctx context.Context) error {
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	var info kernelInfo
+	replied, heard := false, false
+	ask := func() error {
+		m, err := k.id.request("kernel_info_request", struct{}{})
+		if err != nil {
+			return err
+		}
+		return k.t.send(shellCh, m)
+	}
+	if err := ask(); err != nil {
+		return err
+	}
+	for !replied || !heard {
+		select {
+		case in := <-k.in:
+			switch {
+			case in.ch == iopubCh:
+				heard = true
+			case in.ch == shellCh && in.m.Type() == "kernel_info_reply":
+				if err := in.m.Decode(&info); err != nil {
+					return err
+				}
+				replied = true
+			}
+		case <-k.out:
+		case <-tick.C:
+			if !heard || !replied {
+				if err := ask(); err != nil {
+					return err
+				}
+			}
+		case ex := <-k.dead:
+			k.dead <- ex
+			return fmt.Errorf("the kernel %s before it answered", ex.Describe())
+		case <-ctx.Done():
+			return fmt.Errorf("the kernel did not answer within %s", driver.StartTimeout)
+		}
+	}
+	li := info.LanguageInfo
+	k.language, k.impl = li.Name, info.Implementation
+	k.version = strings.TrimSpace(strings.Join([]string{info.Implementation, info.ImplementationVersion}, " "))
+	if li.Version != "" {
+		k.version += ", " + li.Name + " " + li.Version
+	}
+	k.ipython = info.Implementation == "ipython"
+	k.names = k.ipython
+	if !k.names {
+		k.note = "this kernel cannot list its names (only ipykernel's %who_ls can say them)"
+	}
+	return nil
+}
+
+type kernelInfo struct {
+	Implementation        string `json:"implementation"`
+	ImplementationVersion string `json:"implementation_version"`
+	LanguageInfo          struct {
+		Name    string `json:"name"`
+		Version string `json:"version"`
+	} `json:"language_info"`
+}
+
+// Run implements driver.Process: send the cell as one execute_request.
+func (k *kernel) Run(cell int, code string) error {
+	content := map[string]any{
+		"code": code, "silent": false, "store_history": true,
+		"allow_stdin": true, "stop_on_error": false, "user_expressions": map[string]string{},
+	}
+	if k.names {
+		content["user_expressions"] = map[string]string{namesKey: namesExpr}
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.closed {
+		return errors.New("the kernel has ended")
+	}
+	if k.cur != nil {
+		return fmt.Errorf("cell %d is still running", k.cur.n)
+	}
+	m, err := k.id.request("execute_request", content)
+	if err != nil {
+		return err
+	}
+	if err := k.t.send(shellCh, m); err != nil {
+		return fmt.Errorf("cannot send the cell to the kernel: %w", err)
+	}
+	k.cur = &cellState{n: cell, msgID: m.Header.MsgID}
+	return nil
+}
+
+// Interrupt implements driver.Process.
+func (k *kernel) Interrupt(attempt int) error {
+	k.mu.Lock()
+	if k.cur != nil {
+		k.cur.interrupted = true
+	}
+	k.mu.Unlock()
+	return k.t.interrupt(attempt)
+}
+
+// loop reads what the kernel sends until it ends; the only caller of
+// the handler once the kernel is ready.
+func (k *kernel) loop() {
+	for {
+		select {
+		case in := <-k.in:
+			k.take(in)
+		case p := <-k.out:
+			k.h.Output(p)
+		case <-k.lateC():
+			k.finish(true)
+		case ex := <-k.dead:
+			k.drain()
+			k.mu.Lock()
+			k.closed = true
+			k.mu.Unlock()
+			k.t.close()
+			close(k.done)
+			k.h.Exited(ex)
+			return
+		}
+	}
+}
+
+// drain passes on what arrived before the kernel's end.
+func (k *kernel) drain() {
+	for {
+		select {
+		case in := <-k.in:
+			k.take(in)
+		case p := <-k.out:
+			k.h.Output(p)
+		default:
+			return
+		}
+	}
+}
+
+// lateC fires when the cell's reply came but the end of its output did
+// not (or the reverse), driver.MarkerWait after the first.
+func (k *kernel) lateC() <-chan time.Time {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.cur == nil || k.cur.late == nil {
+		return nil
+	}
+	return k.cur.late.C
+}
+
+// take acts on one message.
+func (k *kernel) take(in inbound) {
+	m := in.m
+	k.mu.Lock()
+	c := k.cur
+	k.mu.Unlock()
+	mine := c != nil && m.ParentID() == c.msgID
+	switch in.ch {
+	case stdinCh:
+		if m.Type() == "input_request" {
+			k.answerInput(m, c)
+		}
+		return
+	case shellCh:
+		if mine && m.Type() == "execute_reply" {
+			k.replied(m, c)
+		}
+		return
+	case controlCh:
+		return
+	}
+	switch m.Type() {
+	case "stream":
+		var s struct {
+			Text string `json:"text"`
+		}
+		if m.Decode(&s) == nil && s.Text != "" {
+			k.h.Output([]byte(s.Text))
+		}
+	case "execute_result", "display_data", "update_display_data":
+		var d struct {
+			Data map[string]json.RawMessage `json:"data"`
+		}
+		if m.Decode(&d) != nil {
+			return
+		}
+		k.shown(c, mine && m.Type() == "execute_result", d.Data)
+	case "error":
+		if mine {
+			var e errorContent
+			if m.Decode(&e) == nil {
+				c.err = e.cellError()
+			}
+		}
+	case "status":
+		var s struct {
+			State string `json:"execution_state"`
+		}
+		if mine && m.Decode(&s) == nil && s.State == "idle" {
+			c.idle = true
+			k.maybeFinish(c)
+		}
+	}
+}
+
+// errorContent is an error as kernels send it, on iopub and in a reply.
+type errorContent struct {
+	Status    string   `json:"status"`
+	Ename     string   `json:"ename"`
+	Evalue    string   `json:"evalue"`
+	Traceback []string `json:"traceback"`
+}
+
+// cellError is the error without the terminal colours kernels put in
+// tracebacks; the record keeps what a person would have seen.
+func (e errorContent) cellError() *api.CellError {
+	tb := plain.Text(strings.Join(e.Traceback, "\n"))
+	typ := e.Ename
+	if typ == "" {
+		typ = "Error"
+	}
+	return &api.CellError{Type: typ, Message: plain.Text(e.Evalue), Traceback: tb}
+}
+
+// replied takes the cell's execute_reply.
+func (k *kernel) replied(m *Msg, c *cellState) {
+	var r struct {
+		errorContent
+		UserExpressions map[string]struct {
+			Status string            `json:"status"`
+			Data   map[string]string `json:"data"`
+		} `json:"user_expressions"`
+	}
+	if err := m.Decode(&r); err != nil {
+		r.Status = "error"
+		r.Ename, r.Evalue = "ProtocolError", err.Error()
+	}
+	c.replied, c.status = true, r.Status
+	if c.err == nil && r.Status == "error" {
+		c.err = r.cellError()
+	}
+	if ue, ok := r.UserExpressions[namesKey]; ok && ue.Status == "ok" {
+		c.names = parseNameList(ue.Data["text/plain"])
+	}
+	k.maybeFinish(c)
+}
+
+// maybeFinish ends the cell once both its reply and the end of its
+// output came, or starts the wait for the one missing.
+func (k *kernel) maybeFinish(c *cellState) {
+	if c.replied && c.idle {
+		k.finish(false)
+		return
+	}
+	k.mu.Lock()
+	if c.late == nil {
+		c.late = time.NewTimer(driver.MarkerWait)
+	}
+	k.mu.Unlock()
+}
+
+// finish reports the cell in flight as done.
+func (k *kernel) finish(late bool) {
+	k.mu.Lock()
+	c := k.cur
+	k.cur = nil
+	interrupted := c != nil && c.interrupted
+	k.mu.Unlock()
+	if c == nil {
+		return
+	}
+	if c.late != nil {
+		c.late.Stop()
+	}
+	r := driver.Result{Cell: c.n, Rich: c.rich, RichMore: c.richMore, Names: c.names, OutputLate: late && c.replied}
+	switch {
+	case !c.replied:
+		r.Status = api.StatusError
+		r.Error = &api.CellError{Type: "ProtocolError", Message: "the kernel said the cell was done but never sent its reply"}
+	case c.status == "ok":
+		r.Status = api.StatusDone
+	case interrupted:
+		r.Status = api.StatusInterrupted
+	case c.status == "aborted":
+		r.Status = api.StatusError
+		r.Error = &api.CellError{Type: "Aborted", Message: "the kernel aborted the cell without running it"}
+	default:
+		r.Status = api.StatusError
+		r.Error = c.err
+		if r.Error == nil {
+			r.Error = &api.CellError{Type: "Error", Message: fmt.Sprintf("the kernel replied %q and said no more", c.status)}
+		}
+	}
+	if c.value != "" {
+		r.Value, r.ValueTotal = c.value, len([]rune(c.value))
+		if k.lim > 0 && r.ValueTotal > k.lim {
+			r.Value, r.ValueCut = bound.HeadTailLines(c.value, k.lim)
+			if r.ValueCut != nil {
+				r.ValueFile, r.ValueSaveErr = k.save("value", ".txt", []byte(c.value))
+			}
+		}
+	}
+	r.Note = strings.Join(c.notes, "; ")
+	k.h.CellDone(r)
+}
+
+// save writes data to a new file of the kernel's for the session to take
+// over; the file, or why there is none.
+func (k *kernel) save(what, ext string, data []byte) (string, string) {
+	f, err := os.CreateTemp(k.dir, "jupyter-"+what+"-*"+ext)
+	if err != nil {
+		return "", err.Error()
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", err.Error()
+	}
+	return f.Name(), ""
+}
+
+// parseNameList reads the repr of a list of identifiers: ['a', 'b'].
+func parseNameList(s string) []string {
+	s = strings.TrimSpace(s)
+	if !strings.HasPrefix(s, "[") || !strings.HasSuffix(s, "]") {
+		return nil
+	}
+	names := []string{}
+	for _, f := range strings.Split(s[1:len(s)-1], ",") {
+		if f = strings.Trim(strings.TrimSpace(f), `'"`); f != "" {
+			names = append(names, f)
+		}
+	}
+	return names
+}

@@ -1,0 +1,69 @@
+package jupyter
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/driver"
+	"github.com/polyrepl/polyrepl/internal/driver/drivertest"
+)
+
+// ipykernel starts Debian's python3 kernel, or skips saying what to
+// install.
+func ipykernel(t *testing.T) (driver.Process, *drivertest.Recorder) {
+	t.Helper()
+	if _, err := FindSpec("python3", os.Environ(), "/"); err != nil {
+		t.Skipf("no Jupyter kernel python3 (Debian: apt-get install python3-ipykernel): %v", err)
+	}
+	if exec.Command("/usr/bin/python3", "-c", "import ipykernel").Run() != nil {
+		t.Skip("no ipykernel (Debian: apt-get install python3-ipykernel)")
+	}
+	d, err := driver.Lookup("jupyter:python3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return drivertest.StartWith(t, d, "", drivertest.Options{})
+}
+
+func TestIPyKernelCells(t *testing.T) {
+	p, rec := ipykernel(t)
+	if !strings.Contains(p.Version(), "ipython") || !strings.Contains(p.Version(), "python 3") {
+		t.Errorf("version %q, want ipython and python 3", p.Version())
+	}
+	r := drivertest.Run(t, p, rec, 1, "x = 6*7\nprint('hello')\nx")
+	if out := rec.TakeOutput(); r.Status != api.StatusDone || r.Value != "42" || out != "hello\n" {
+		t.Errorf("cell 1: output %q, %+v", out, r)
+	}
+	if len(r.Names) != 1 || r.Names[0] != "x" {
+		t.Errorf("names %v, want [x]", r.Names)
+	}
+	r = drivertest.Run(t, p, rec, 2, "1/0")
+	if r.Status != api.StatusError || r.Error == nil || r.Error.Type != "ZeroDivisionError" || strings.Contains(r.Error.Traceback, "\x1b") {
+		t.Errorf("cell 2: %+v %+v", r, r.Error)
+	}
+	r = drivertest.Run(t, p, rec, 3, "input('name? ')")
+	if r.Status != api.StatusError || r.Error == nil || r.Error.Type != "EOFError" || !strings.Contains(r.Note, "end of file") {
+		t.Errorf("input: %+v %+v", r, r.Error)
+	}
+	if err := p.Run(4, "import time\nwhile True: time.sleep(0.01)"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	p.Interrupt(0)
+	select {
+	case r = <-rec.Done:
+		if r.Status != api.StatusInterrupted {
+			t.Errorf("interrupt: %+v", r)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the interrupt did not end the cell")
+	}
+	r = drivertest.Run(t, p, rec, 5, "x")
+	if r.Value != "42" {
+		t.Errorf("after interrupt: %+v", r)
+	}
+}

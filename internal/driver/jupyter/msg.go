@@ -1,0 +1,177 @@
+package jupyter
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// protocolVersion is the version of the Jupyter messaging protocol this
+// client speaks (5.3: the stdin channel's password field, control
+// channel interrupts).
+const protocolVersion = "5.3"
+
+// delimiter separates a ZeroMQ message's routing identities from the
+// Jupyter message.
+const delimiter = "<IDS|MSG>"
+
+// Header is a message's header, and its parent_header: the header of the
+// request a message answers or was caused by.
+type Header struct {
+	MsgID    string `json:"msg_id"`
+	Session  string `json:"session"`
+	Username string `json:"username"`
+	Date     string `json:"date"`
+	MsgType  string `json:"msg_type"`
+	Version  string `json:"version"`
+}
+
+// Msg is one Jupyter message, whichever channel or framing carried it.
+type Msg struct {
+	Header   Header          `json:"header"`
+	Parent   Header          `json:"parent_header"`
+	Metadata json.RawMessage `json:"metadata"`
+	Content  json.RawMessage `json:"content"`
+	// Buffers are binary parts after the content (widgets use them);
+	// polyrepl only passes them over.
+	Buffers [][]byte `json:"-"`
+}
+
+// Type is the message's type: "execute_request", "stream"…
+func (m *Msg) Type() string { return m.Header.MsgType }
+
+// ParentID is the id of the request m answers, or "".
+func (m *Msg) ParentID() string { return m.Parent.MsgID }
+
+// Decode reads m's content into v.
+func (m *Msg) Decode(v any) error {
+	if err := json.Unmarshal(m.Content, v); err != nil {
+		return fmt.Errorf("a %s message from the kernel has content polyrepl cannot read: %w", m.Type(), err)
+	}
+	return nil
+}
+
+// identity is who sends requests: one client session, as Jupyter's own
+// clients name themselves.
+type identity struct {
+	session  string
+	username string
+	seq      int
+}
+
+// request builds a message of type typ with content, a new msg_id of
+// the session, as the protocol wants every request.
+func (id *identity) request(typ string, content any) (*Msg, error) {
+	c, err := json.Marshal(content)
+	if err != nil {
+		return nil, fmt.Errorf("cannot encode a %s: %w", typ, err)
+	}
+	id.seq++
+	return &Msg{
+		Header: Header{
+			MsgID: fmt.Sprintf("%s_%d", id.session, id.seq), Session: id.session, Username: id.username,
+			Date: time.Now().UTC().Format(time.RFC3339Nano), MsgType: typ, Version: protocolVersion,
+		},
+		Metadata: json.RawMessage("{}"),
+		Content:  c,
+	}, nil
+}
+
+// parts are the four JSON parts of m that are signed and sent, in order.
+func (m *Msg) parts() ([][]byte, error) {
+	header, err := json.Marshal(m.Header)
+	if err != nil {
+		return nil, err
+	}
+	parent := []byte("{}")
+	if m.Parent.MsgID != "" {
+		if parent, err = json.Marshal(m.Parent); err != nil {
+			return nil, err
+		}
+	}
+	meta, content := []byte(m.Metadata), []byte(m.Content)
+	if len(meta) == 0 {
+		meta = []byte("{}")
+	}
+	if len(content) == 0 {
+		content = []byte("{}")
+	}
+	return [][]byte{header, parent, meta, content}, nil
+}
+
+// signer signs and checks messages with the connection's key
+// (HMAC-SHA256, the only scheme polyrepl writes into a connection file);
+// an empty key signs nothing and accepts any signature, as the protocol
+// says.
+type signer struct{ key []byte }
+
+func (s signer) sign(parts [][]byte) []byte {
+	if len(s.key) == 0 {
+		return nil
+	}
+	mac := hmac.New(sha256.New, s.key)
+	for _, p := range parts {
+		mac.Write(p)
+	}
+	sum := mac.Sum(nil)
+	out := make([]byte, hex.EncodedLen(len(sum)))
+	hex.Encode(out, sum)
+	return out
+}
+
+// errBadSignature is a message whose signature does not match: never
+// acted on, since anyone on the host can reach the kernel's ports.
+var errBadSignature = errors.New("a message with a wrong signature was ignored")
+
+// encodeZMQ turns m into the frames of a ZeroMQ message: delimiter,
+// signature, the four JSON parts, buffers.
+func (s signer) encodeZMQ(m *Msg) ([][]byte, error) {
+	parts, err := m.parts()
+	if err != nil {
+		return nil, fmt.Errorf("cannot encode a %s: %w", m.Type(), err)
+	}
+	frames := make([][]byte, 0, 6+len(m.Buffers))
+	frames = append(frames, []byte(delimiter), s.sign(parts))
+	frames = append(frames, parts...)
+	return append(frames, m.Buffers...), nil
+}
+
+// decodeZMQ reads the frames of a ZeroMQ message, checking its signature.
+func (s signer) decodeZMQ(frames [][]byte) (*Msg, error) {
+	i := 0
+	for i < len(frames) && !bytes.Equal(frames[i], []byte(delimiter)) {
+		i++
+	}
+	if len(frames)-i < 6 {
+		return nil, fmt.Errorf("a message from the kernel has %d frames, fewer than the protocol's 6", len(frames))
+	}
+	sig, parts := frames[i+1], frames[i+2:i+6]
+	if want := s.sign(parts); want != nil && !hmac.Equal(want, sig) {
+		return nil, errBadSignature
+	}
+	m, err := decodeParts(parts)
+	if err != nil {
+		return nil, err
+	}
+	if len(frames) > i+6 {
+		m.Buffers = frames[i+6:]
+	}
+	return m, nil
+}
+
+// decodeParts reads the four JSON parts of a message.
+func decodeParts(parts [][]byte) (*Msg, error) {
+	m := &Msg{Metadata: parts[2], Content: parts[3]}
+	if err := json.Unmarshal(parts[0], &m.Header); err != nil {
+		return nil, fmt.Errorf("a message from the kernel has a header polyrepl cannot read: %w", err)
+	}
+	if err := json.Unmarshal(parts[1], &m.Parent); err != nil {
+		return nil, fmt.Errorf("a %s message from the kernel has a parent header polyrepl cannot read: %w", m.Type(), err)
+	}
+	return m, nil
+}

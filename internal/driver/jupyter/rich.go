@@ -1,0 +1,137 @@
+package jupyter
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/driver"
+)
+
+// richForms are the forms of a MIME bundle polyrepl keeps as files, the
+// richest first, with each one's extension and whether the bundle
+// carries it base64-encoded. Text forms (HTML, Markdown, LaTeX) are kept
+// only when the bundle has no text/plain: a kernel such as IRkernel
+// gives every value all of them, and the plain form says the same.
+var richForms = []struct {
+	mime, ext string
+	binary    bool
+	text      bool
+}{
+	{"image/png", ".png", true, false},
+	{"image/jpeg", ".jpg", true, false},
+	{"image/svg+xml", ".svg", false, false},
+	{"text/html", ".html", false, true},
+	{"text/markdown", ".md", false, true},
+	{"text/latex", ".tex", false, true},
+}
+
+// shown takes a MIME bundle the kernel displayed: a cell's value
+// (execute_result, its text/plain form), or a display (display_data),
+// whose richest form is saved as the cell's rich output, or printed if
+// it has only text.
+func (k *kernel) shown(c *cellState, result bool, data map[string]json.RawMessage) {
+	text := str(data["text/plain"])
+	if result {
+		c.value = strings.TrimSuffix(text, "\n")
+	}
+	for _, f := range richForms {
+		raw, ok := data[f.mime]
+		if !ok || (f.text && text != "") {
+			continue
+		}
+		if c == nil {
+			break // a display between cells: nowhere to keep it
+		}
+		if len(c.rich) >= richLimit {
+			c.richMore++
+			return
+		}
+		var body []byte
+		if f.binary {
+			b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(str(raw)))
+			if err != nil {
+				c.notes = append(c.notes, fmt.Sprintf("the kernel sent a %s that is not base64 (%v): it was not kept", f.mime, err))
+				return
+			}
+			body = b
+		} else {
+			body = []byte(str(raw))
+		}
+		file, why := k.save("rich", f.ext, body)
+		if file == "" {
+			c.notes = append(c.notes, fmt.Sprintf("a %s the cell showed could not be kept: %s", f.mime, why))
+			return
+		}
+		x := api.Rich{MIME: f.mime, File: file, Bytes: int64(len(body)), Text: cutText(text, 200)}
+		if f.mime == "image/png" {
+			x.Width, x.Height = driver.PNGSize(file)
+		}
+		c.rich = append(c.rich, x)
+		return
+	}
+	if !result && text != "" {
+		if !strings.HasSuffix(text, "\n") {
+			text += "\n"
+		}
+		k.h.Output([]byte(text))
+	}
+}
+
+// str reads a JSON string, or a list of strings (the notebook format's
+// way of splitting text in lines), as one string.
+func str(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var lines []string
+	if json.Unmarshal(raw, &lines) == nil {
+		return strings.Join(lines, "")
+	}
+	return string(raw)
+}
+
+// cutText keeps the first n characters of s.
+func cutText(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}
+
+// answerInput answers a kernel's request for input. polyrepl cannot yet
+// hand a prompt to its caller, so the cell gets end of file (ipykernel
+// raises EOFError on "\x04") or, from kernels with no such convention,
+// an empty line; the cell's result says so.
+func (k *kernel) answerInput(m *Msg, c *cellState) {
+	var rq struct {
+		Prompt   string `json:"prompt"`
+		Password bool   `json:"password"`
+	}
+	m.Decode(&rq)
+	value, gave := "", "an empty line"
+	if k.ipython {
+		value, gave = "\x04", "end of file"
+	}
+	reply, err := k.id.request("input_reply", map[string]string{"value": value})
+	if err != nil {
+		return
+	}
+	reply.Parent = m.Header
+	err = k.t.send(stdinCh, reply)
+	if c == nil {
+		return
+	}
+	note := fmt.Sprintf("the cell asked for input (prompt %q); polyrepl cannot answer input yet, so it was given %s", cutText(rq.Prompt, 80), gave)
+	if err != nil {
+		note = fmt.Sprintf("the cell asked for input (prompt %q) and polyrepl could not answer it: %v", cutText(rq.Prompt, 80), err)
+	}
+	c.notes = append(c.notes, note)
+}
