@@ -86,6 +86,14 @@ func (c Client) Label() string {
 	return w
 }
 
+// JupyterPrefix starts the runtime name of a Jupyter kernel:
+// "jupyter:python3".
+const JupyterPrefix = "jupyter:"
+
+// GatewayVar names the variable of a caller's environment that gives the
+// gateway of a kernel session that names none.
+const GatewayVar = "POLYREPL_GATEWAY"
+
 // Spawn says how to start a session if the name has none yet. It is used
 // only on creation; restart reuses what the session was created with.
 type Spawn struct {
@@ -234,6 +242,9 @@ type SessionInfo struct {
 	LastActive time.Time `json:"last_active"`
 	Cells      int       `json:"cells"`
 	Memory     uint64    `json:"memory"` // bytes, the whole process tree
+	// Where is where the runtime runs, if not on this machine: a Jupyter
+	// gateway's URL and the kernel's id there.
+	Where string `json:"where,omitempty"`
 	// MemoryLimit is the limit in force, in bytes (0: none), and
 	// LimitBy how: "cgroup" or "cgroup v1" (the tree together) or
 	// "rlimit" (each process).

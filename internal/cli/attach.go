@@ -101,7 +101,7 @@ func (x *attachCmd) run(e *env, pos []string) int {
 	a.me.Quiet = true // the console shows the whole record anyway
 
 	s := info[0]
-	fmt.Fprintf(t, "Attached to session '%s' (%s, pid %d, cwd %s) as %s.\n", name, render.Runtime(s.Runtime, s.Version), s.PID, s.Cwd, a.me.Who)
+	fmt.Fprintf(t, "Attached to session '%s' (%s, %s, cwd %s) as %s.\n", name, render.Runtime(s.Runtime, s.Version), render.Place(s), s.Cwd, a.me.Who)
 	fmt.Fprintf(t, "Enter runs a line; Ctrl-C interrupts the running cell; Ctrl-D or Ctrl-] detaches (the session keeps running).\n")
 	p := &entryPrinter{w: t, tty: true}
 	recent := hist.Entries[max(0, len(hist.Entries)-5):]

@@ -137,7 +137,7 @@ func (c *stopCmd) run(e *env, pos []string) int {
 	}
 	fmt.Fprintf(e.stdout, "Stopped the daemon (pid %d); ended %s:\n", r.PID, render.Plural(len(r.Ended), "session"))
 	for _, s := range r.Ended {
-		line := fmt.Sprintf("  %s (%s, pid %d, %s)", s.Name, render.Runtime(s.Runtime, s.Version), s.PID, render.Plural(s.Cells, "cell"))
+		line := fmt.Sprintf("  %s (%s, %s, %s)", s.Name, render.Runtime(s.Runtime, s.Version), render.Place(s), render.Plural(s.Cells, "cell"))
 		if len(s.Names) > 0 {
 			line += " — names lost: " + render.Names(s.Names)
 		}

@@ -33,6 +33,13 @@ cgroup v1 memory group), else each process with an rlimit
 ($POLYREPL_MEMORY_BY=rlimit asks for that); the default is the daemon's
 $POLYREPL_MEMORY, else no limit.
 
+--kernel NAME (or --runtime jupyter:NAME) makes a session of an installed
+Jupyter kernel; with --gateway URL (or $POLYREPL_GATEWAY) the kernel runs
+on that Jupyter Server, Kernel Gateway or Enterprise Gateway instead, its
+token taken from $POLYREPL_GATEWAY_TOKEN or the file
+$POLYREPL_GATEWAY_TOKEN_FILE names (0600). http:// is refused to any
+host but this machine's loopback unless --gateway-http.
+
 Exit status: 0 the cell finished, 1 it raised or the session died, 2 the
 request was refused or the daemon unreachable, 124 still running.`,
 		new: func() runner { return &execCmd{} },
@@ -54,6 +61,9 @@ func (x *execCmd) flags(fs *flagSet) {
 	fs.String(&x.spawn.Cwd, "cwd", "DIR", "", "working directory of a new session (default the current one)")
 	fs.String(&x.spawn.Project, "project", "DIR", "", "project directory to activate in a new session (Julia)")
 	fs.String(&x.spawn.Memory, "memory", "SIZE", "", "memory limit of a new session (512M, 2G)")
+	fs.String(&x.spawn.Kernel, "kernel", "NAME", "", "Jupyter kernel of a new session (as --runtime jupyter:NAME)")
+	fs.String(&x.spawn.Gateway, "gateway", "URL", "", "Jupyter gateway to run a new session's kernel on (default $POLYREPL_GATEWAY)")
+	fs.Bool(&x.spawn.GatewayHTTP, "gateway-http", "allow an http:// gateway that is not on this machine")
 	fs.Bool(&x.json, "json", "print the result as JSON")
 }
 
@@ -116,6 +126,8 @@ func (e *env) spawnFail(c *command, err error) int {
 		return e.usageError(c, "--%s and --%s name different executables; give one", se.Field, se.Other)
 	case client.SpawnNotPython:
 		return e.usageError(c, "--%s is for Python sessions; use --exe for %s", se.Field, se.Value)
+	case client.SpawnNotJupyter:
+		return e.usageError(c, "--%s is for Jupyter kernels, and the runtime asked for is %s; give --kernel NAME (or --runtime jupyter:NAME)", se.Field, se.Value)
 	case client.SpawnNoBase:
 		e.errorf("cannot find the current directory, from which --%s is taken", se.Field)
 		e.hintf("give an absolute path with --%s", se.Field)

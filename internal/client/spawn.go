@@ -20,7 +20,13 @@ type SpawnInput struct {
 	Cwd     string // default Base
 	Project string
 	Memory  string // 512M, 2G; "" is the daemon's default
-	Env     []string
+	// Kernel names a Jupyter kernel: the runtime jupyter:Kernel.
+	Kernel string
+	// Gateway is the URL of a Jupyter gateway to run the kernel on;
+	// GatewayHTTP allows http:// to another host.
+	Gateway     string
+	GatewayHTTP bool
+	Env         []string
 	// Base is where the asker stands: the CLI's working directory, the
 	// directory the MCP server was launched in. Relative paths are taken
 	// from it, not from Cwd.
@@ -43,6 +49,9 @@ const (
 	// SpawnNoBase: a relative Field could not be resolved, for Base is
 	// unknown; Err says why.
 	SpawnNoBase
+	// SpawnNotJupyter: Field (kernel, gateway) is for Jupyter kernels,
+	// and the runtime asked for is Value.
+	SpawnNotJupyter
 )
 
 // SpawnError is a refusal of one input before anything is sent. It names
@@ -71,6 +80,8 @@ func (e *SpawnError) Error() string {
 		return fmt.Sprintf("%s and %s name different executables", e.Field, e.Other)
 	case SpawnNotPython:
 		return fmt.Sprintf("%s is for Python sessions, not %s", e.Field, e.Value)
+	case SpawnNotJupyter:
+		return fmt.Sprintf("%s is for Jupyter kernels, not the runtime %s", e.Field, e.Value)
 	}
 	return fmt.Sprintf("cannot use %s %q: %v", e.Field, e.Value, e.Err)
 }
@@ -83,7 +94,20 @@ func (e *SpawnError) Unwrap() error { return e.Err }
 // exe that is a bare name stays one, for the daemon to find on the
 // session's PATH.
 func BuildSpawn(in SpawnInput) (api.Spawn, error) {
-	sp := api.Spawn{Runtime: in.Runtime, Env: in.Env}
+	sp := api.Spawn{Runtime: in.Runtime, Env: in.Env, Gateway: strings.TrimSpace(in.Gateway), GatewayHTTP: in.GatewayHTTP}
+	if in.Kernel != "" {
+		if in.Runtime != "" && in.Runtime != api.JupyterPrefix+in.Kernel {
+			return sp, &SpawnError{Kind: SpawnNotJupyter, Field: "kernel", Value: in.Runtime}
+		}
+		sp.Runtime = api.JupyterPrefix + in.Kernel
+	}
+	if sp.Gateway != "" && !strings.HasPrefix(sp.Runtime, api.JupyterPrefix) {
+		runtime := sp.Runtime
+		if runtime == "" {
+			runtime = api.DefaultRuntime
+		}
+		return sp, &SpawnError{Kind: SpawnNotJupyter, Field: "gateway", Value: runtime}
+	}
 	exe := in.Exe
 	if in.Python != "" {
 		if exe != "" && exe != in.Python {

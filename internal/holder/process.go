@@ -131,6 +131,10 @@ func (p *Process) Interrupt(attempt int) error {
 	return p.call(frameInterrupt, request{Attempt: attempt})
 }
 
+// EndRemote asks the holder to end a runtime that runs elsewhere (a
+// kernel on a gateway); its exit comes as any runtime's.
+func (p *Process) EndRemote() error { return p.call(frameEndRemote, request{}) }
+
 // Sync returns once every event the holder sent before it has been
 // handled.
 func (p *Process) Sync() error { return p.call(framePing, request{}) }

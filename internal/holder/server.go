@@ -388,6 +388,11 @@ func (s *server) serve(w *wire) {
 				s.mu.Unlock()
 				w.sendJSON(frameReply, replyOf(rq.ID, nil))
 			}
+		case frameEndRemote:
+			var rq request
+			if json.Unmarshal(b, &rq) == nil {
+				go func() { w.sendJSON(frameReply, replyOf(rq.ID, s.endRemote())) }()
+			}
 		case frameEnd:
 			s.finish()
 			return
@@ -473,6 +478,16 @@ func (s *server) attachRaw(w *wire) error {
 		w.send(frameRawEnd)
 	}()
 	return nil
+}
+
+// endRemote ends a runtime that runs elsewhere (a kernel on a gateway),
+// which no signal here can reach; its end is reported as any runtime's.
+func (s *server) endRemote() error {
+	e, ok := s.p.(driver.Ender)
+	if !ok {
+		return fmt.Errorf("the session's runtime is not remote: end its process tree")
+	}
+	return e.End(endGrace)
 }
 
 // finish ends the session: the runtime's tree if it still lives, then

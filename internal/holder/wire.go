@@ -54,6 +54,7 @@ const (
 	frameRawIn     = 'W' // a person's typing
 	frameRawDetach = 'Z' // the person let go
 	frameEnd       = 'Q' // end the runtime if it lives, then the holder
+	frameEndRemote = 'K' // request: end a remote runtime (driver.Ender), keeping the holder to report it
 	framePing      = 'P' // request: answered at once, after every event before it
 )
 

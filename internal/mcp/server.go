@@ -105,10 +105,11 @@ type (
 		Timeout *float64 `json:"timeout,omitempty" jsonschema:"seconds to wait (default 30, at most 600; 0 answers at once); a cell still running then goes on, and wait collects it"`
 		Cwd     string   `json:"cwd,omitempty" jsonschema:"working directory (default: the server's)"`
 		Python  string   `json:"python,omitempty" jsonschema:"Python interpreter (default: $POLYREPL_PYTHON, else python3)"`
-		Runtime string   `json:"runtime,omitempty" jsonschema:"runtime (default python)"`
+		Runtime string   `json:"runtime,omitempty" jsonschema:"runtime (default python; jupyter:KERNEL for a Jupyter kernel)"`
 		Exe     string   `json:"exe,omitempty" jsonschema:"executable (default: $POLYREPL_<RUNTIME>, else the usual command)"`
 		Project string   `json:"project,omitempty" jsonschema:"project directory to activate (Julia's --project)"`
 		Memory  string   `json:"memory,omitempty" jsonschema:"memory limit such as 512M or 2G (default: the daemon's)"`
+		Gateway string   `json:"gateway,omitempty" jsonschema:"URL of a Jupyter gateway to run a jupyter:KERNEL runtime on (default: $POLYREPL_GATEWAY)"`
 	}
 	waitIn struct {
 		Session string   `json:"session" jsonschema:"session name"`
@@ -317,7 +318,7 @@ func progressSeconds(prog func(api.Progress)) float64 {
 func (s *Server) exec(ctx context.Context, req *mcp.CallToolRequest, in execIn) (api.CellResult, string, error) {
 	sp, err := client.BuildSpawn(client.SpawnInput{
 		Runtime: in.Runtime, Exe: in.Exe, Python: in.Python, Cwd: in.Cwd,
-		Project: in.Project, Memory: in.Memory, Env: s.env, Base: s.cwd,
+		Project: in.Project, Memory: in.Memory, Gateway: in.Gateway, Env: s.env, Base: s.cwd,
 	})
 	if err != nil {
 		return api.CellResult{}, "", spawnError(err)

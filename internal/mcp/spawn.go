@@ -26,6 +26,8 @@ func spawnError(err error) error {
 		return &argError{fmt.Sprintf("the %q and %q arguments name different executables", se.Field, se.Other), "give one of them"}
 	case client.SpawnNotPython:
 		return &argError{fmt.Sprintf("the %q argument is for Python sessions, not %s", se.Field, se.Value), `name the executable with "exe"`}
+	case client.SpawnNotJupyter:
+		return &argError{fmt.Sprintf("the %q argument is for Jupyter kernels, not the runtime %s", se.Field, se.Value), `give "runtime" as jupyter:KERNEL`}
 	case client.SpawnNoBase:
 		return &argError{fmt.Sprintf("the %q argument %s is relative, and the MCP server's directory is unknown", se.Field, se.Value), "give an absolute path"}
 	}

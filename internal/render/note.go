@@ -25,6 +25,9 @@ func Note(n api.Note, v Voice) string {
 		return fmt.Sprintf("Created session '%s'%s (%s, cwd %s%s).", n.Session, again, runtimeVersion(n), n.Cwd, start)
 	case api.NoteRestarted:
 		text := fmt.Sprintf("Restarted session '%s' (%s, cwd %s): a fresh process (pid %d).", n.Session, runtimeVersion(n), n.Cwd, n.PID)
+		if n.PID == 0 {
+			text = fmt.Sprintf("Restarted session '%s' (%s, cwd %s): a fresh kernel.", n.Session, runtimeVersion(n), n.Cwd)
+		}
 		if n.Cell > 0 {
 			text += fmt.Sprintf(" Cell %d was running: the restart ended it.", n.Cell)
 		}

@@ -302,8 +302,13 @@ func Session(w io.Writer, s api.SessionInfo, now time.Time, v Voice) {
 		if s.MemoryLimit > 0 {
 			mem += fmt.Sprintf(" (limit %s by %s)", limit.Size(s.MemoryLimit), s.LimitBy)
 		}
-		fmt.Fprintf(w, "%s  pid %d  %s  up %s  %s  %s  %s  cwd %s\n",
-			s.Name, s.PID, strings.TrimSpace(s.Runtime+" "+s.Version), Ago(now.Sub(s.Created)), activity, cells, mem, s.Cwd)
+		if s.Where != "" {
+			fmt.Fprintf(w, "%s  on %s  %s  up %s  %s  %s  cwd %s\n",
+				s.Name, s.Where, strings.TrimSpace(s.Runtime+" "+s.Version), Ago(now.Sub(s.Created)), activity, cells, s.Cwd)
+		} else {
+			fmt.Fprintf(w, "%s  pid %d  %s  up %s  %s  %s  %s  cwd %s\n",
+				s.Name, s.PID, strings.TrimSpace(s.Runtime+" "+s.Version), Ago(now.Sub(s.Created)), activity, cells, mem, s.Cwd)
+		}
 	}
 	if s.HolderVersion != "" && s.State != api.StateDead {
 		fmt.Fprintf(w, "    runs on the holder and worker of polyrepl %s until it is restarted (%s moves it to this version's)\n",
@@ -344,10 +349,19 @@ func Display(r api.CellResult) string {
 	return fmt.Sprintf("Out[%d]: %s", r.Cell, r.Value)
 }
 
+// Place says where a session's runtime runs: "pid 123" here, or "on
+// URL (kernel ID)" for a kernel on a gateway.
+func Place(s api.SessionInfo) string {
+	if s.Where != "" {
+		return "on " + s.Where
+	}
+	return fmt.Sprintf("pid %d", s.PID)
+}
+
 // Killed says what killing session s ended, for the CLI and the MCP
 // server alike.
 func Killed(s api.SessionInfo) string {
-	text := fmt.Sprintf("Killed session '%s' (pid %d, %s", s.Name, s.PID, Plural(s.Cells, "cell"))
+	text := fmt.Sprintf("Killed session '%s' (%s, %s", s.Name, Place(s), Plural(s.Cells, "cell"))
 	if len(s.Names) > 0 {
 		text += "; names lost: " + Names(s.Names)
 	}

@@ -6,6 +6,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
@@ -97,6 +98,13 @@ func (m *Manager) create(ctx context.Context, e *entry, name string, sp api.Spaw
 	if sp.Exe == "" {
 		sp.Exe = drv.Info().DefaultExe(sp.Env, sp.Cwd)
 	}
+	if strings.HasPrefix(sp.Runtime, api.JupyterPrefix) && sp.Gateway == "" {
+		sp.Gateway = driver.Getenv(sp.Env, api.GatewayVar)
+	}
+	if sp.Gateway != "" && sp.Memory > 0 {
+		return nil, nil, badInput(api.FieldMemory, "leave the memory limit out: the gateway's own limits apply",
+			"a kernel on a gateway runs on another machine, where polyrepl cannot limit its memory")
+	}
 	if sp.Project != "" {
 		if !filepath.IsAbs(sp.Project) {
 			return nil, nil, badInput(api.FieldProject, "give an absolute directory", "the project directory %q is not an absolute path", sp.Project)
@@ -147,8 +155,8 @@ func (m *Manager) sessionOf(name, gen string, created time.Time, sp api.Spawn, d
 // start launches s's runtime process and records it as live.
 func (m *Manager) start(ctx context.Context, s *Session) error {
 	mem := s.Spawn.Memory
-	if mem == 0 {
-		mem = m.defaultMemory
+	if mem == 0 && s.Spawn.Gateway == "" {
+		mem = m.defaultMemory // a gateway's kernel is on another machine
 	}
 	if mem > 0 {
 		m.limits.Prepare()

@@ -38,6 +38,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"log"
 	"strings"
 	"sync"
 	"syscall"
@@ -515,9 +516,18 @@ func (s *Session) kill(by, cause string, asker api.Client) error {
 	}
 	s.dying = &api.Death{By: by, Cause: cause, At: time.Now()}
 	s.killer = asker
-	tree := s.p.Tree()
+	tree, p := s.p.Tree(), s.p
 	s.mu.Unlock()
-	survivors, err := tree.Kill(killGrace)
+	var survivors []proc.Proc
+	var err error
+	if p.Where() != "" {
+		// A kernel on a gateway: its holder asks the gateway to end it.
+		if err := p.EndRemote(); err != nil {
+			log.Printf("session %s: %v", s.Name, err)
+		}
+	} else {
+		survivors, err = tree.Kill(killGrace)
+	}
 	if !s.waitExited(5 * time.Second) {
 		// The runtime is gone but its holder did not say so (it is
 		// stopped, or stuck): it goes too, and the session with it.
@@ -572,6 +582,7 @@ func (s *Session) Info(withMemory bool) api.SessionInfo {
 		info.PID = s.p.PID()
 		info.Version = s.p.Version()
 		info.Exe = s.p.Exe()
+		info.Where = s.p.Where()
 		info.Holder = s.p.Holder().PID
 		if v := s.p.Hello().Polyrepl; v != version.Version {
 			info.HolderVersion = v

@@ -18,13 +18,13 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/proc"
 )
 
 // The variables a session's environment may set for its gateway.
 const (
-	GatewayVar       = "POLYREPL_GATEWAY"            // the URL, if --gateway names none
 	TokenVar         = "POLYREPL_GATEWAY_TOKEN"      // the token itself
 	TokenFileVar     = "POLYREPL_GATEWAY_TOKEN_FILE" // a file holding it, 0600
 	gatewayTimeout   = 30 * time.Second              // one REST request
@@ -175,7 +175,7 @@ func (g *gateway) unreachable(ctx context.Context, err error) error {
 	if ctx.Err() == context.DeadlineExceeded {
 		return fmt.Errorf("the gateway %s did not answer within %s: is it overloaded or stopped? (%v)", g.where(), gatewayTimeout, err)
 	}
-	return fmt.Errorf("cannot reach the gateway %s: %v; is it running, and is the URL right?", g.where(), err)
+	return fmt.Errorf("cannot reach the gateway %s: %w; is it running, and is the URL right?", g.where(), err)
 }
 
 // gatewaySpec is one kernel a gateway offers.
@@ -198,6 +198,27 @@ func (g *gateway) specs(ctx context.Context) (map[string]gatewaySpec, error) {
 		return nil, err
 	}
 	return r.KernelSpecs, nil
+}
+
+// GatewayRuntimes lists the kernels a gateway offers, as runtimes.
+func GatewayRuntimes(ctx context.Context, raw string, allowHTTP bool, env []string) ([]api.RuntimeInfo, error) {
+	g, err := newGateway(raw, allowHTTP, env)
+	if err != nil {
+		return nil, err
+	}
+	specs, err := g.specs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []api.RuntimeInfo
+	for name, s := range specs {
+		out = append(out, api.RuntimeInfo{
+			Name: runtimePrefix + name, Family: Family, Exe: g.where(), Path: g.where(), Found: true,
+			Display: s.Spec.DisplayName, Language: s.Spec.Language, Needs: "the gateway " + g.where(),
+		})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
 }
 
 // startGateway starts kernel name on the gateway spec names and connects
@@ -382,7 +403,7 @@ func (t *wsTransport) reconnect(broke error) error {
 			return nil
 		case <-time.After(500 * time.Millisecond):
 		}
-		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		err = t.g.call(ctx, http.MethodGet, "/api/kernels/"+url.PathEscape(t.id), nil, nil)
 		if err == nil {
 			err = t.connect(ctx)
@@ -393,10 +414,41 @@ func (t *wsTransport) reconnect(broke error) error {
 		}
 		var se *statusError
 		if errors.As(err, &se) && se.code == http.StatusNotFound {
-			return fmt.Errorf("the gateway %s no longer has kernel %s (it was shut down or culled there); restart the session for a new one", t.g.where(), t.id)
+			return fmt.Errorf("the gateway %s no longer has kernel %s (it was shut down or culled there); the next exec starts a new one", t.g.where(), t.id)
 		}
 	}
-	return fmt.Errorf("lost the gateway %s: the kernel's channels broke (%v) and could not be opened again within %s (%v); the kernel %s may still run there: restart the session once the gateway is back, or kill it", t.g.where(), broke, reconnectFor, err, t.id)
+	return fmt.Errorf("the gateway %s went away: the kernel's connection %s, and the gateway did not answer again within %s (%s); the kernel %s may still run there, and the next exec starts a new one",
+		t.g.where(), brokeHow(broke), reconnectFor, rootCause(err), t.id)
+}
+
+// brokeHow says how a WebSocket connection ended, in words.
+func brokeHow(err error) string {
+	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "was closed"
+	case websocket.CloseStatus(err) != -1:
+		return fmt.Sprintf("was closed by the gateway (%s)", websocket.CloseStatus(err))
+	}
+	return "broke (" + rootCause(err) + ")"
+}
+
+// rootCause is the innermost error's text: "connect: connection
+// refused", not the chain of what was being done.
+func rootCause(err error) string {
+	if err == nil {
+		return "no answer"
+	}
+	var op *net.OpError
+	if errors.As(err, &op) {
+		return op.Op + ": " + op.Err.Error()
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "no answer"
+	}
+	for u := errors.Unwrap(err); u != nil; u = errors.Unwrap(err) {
+		err = u
+	}
+	return err.Error()
 }
 
 // ping finds a gateway that stalled without closing the connection.

@@ -17,7 +17,7 @@ import (
 )
 
 // runtimePrefix starts the name of every kernel's runtime.
-const runtimePrefix = "jupyter:"
+const runtimePrefix = api.JupyterPrefix
 
 // Family is the name `polyrepl runtimes` gives these runtimes' family.
 const Family = "jupyter"
