@@ -60,6 +60,42 @@ func pythonRow(runtime string, missing func() string) conformanceRow {
 	}
 }
 
+// rRow is the suite for an R-language runtime (r, an R kernel); name is
+// what sessions lists after x <- 1, "" if the runtime lists no names.
+func rRow(runtime, name string) conformanceRow {
+	return conformanceRow{
+		runtime: runtime,
+		value:   check{code: "6*7", value: "[1] 42"},
+		print:   check{code: `cat("hello\n")`, output: "hello\n"},
+		fail:    `stop("boom")`,
+		define:  "twice <- function(x) {\n  y <- x * 2\n  y\n}",
+		use:     check{code: "twice(21)", value: "[1] 42"},
+		unicode: check{code: `cat("héllo 中文 🎉\n")`, output: "héllo 中文 🎉\n"},
+		noNL:    check{code: `cat("no-newline")`, output: "no-newline"},
+		big: func(n int) check {
+			return check{code: fmt.Sprintf("s <- %q\nnchar(s)", strings.Repeat("a", n)), value: fmt.Sprintf("[1] %d", n)}
+		},
+		loop: "while (TRUE) {}",
+		set:  "x <- 1", getX: "x", name: name,
+	}
+}
+
+// irRow is the suite for IRkernel, which sends values as displays (they
+// come as output, as a notebook shows them) and lists no names.
+func irRow() conformanceRow {
+	row := rRow("jupyter:ir", "")
+	for _, c := range []*check{&row.value, &row.use} {
+		c.output, c.value = c.value+"\n", ""
+	}
+	big := row.big
+	row.big = func(n int) check {
+		c := big(n)
+		c.output, c.value = c.value+"\n", ""
+		return c
+	}
+	return row
+}
+
 // ipythonMissing says why IPython sessions cannot run here, or "".
 func ipythonMissing() string {
 	if python == "" {
@@ -74,21 +110,9 @@ func ipythonMissing() string {
 var conformance = []conformanceRow{
 	pythonRow("python", nil),
 	pythonRow("ipython", ipythonMissing),
-	{
-		runtime: "r",
-		value:   check{code: "6*7", value: "[1] 42"},
-		print:   check{code: `cat("hello\n")`, output: "hello\n"},
-		fail:    `stop("boom")`,
-		define:  "twice <- function(x) {\n  y <- x * 2\n  y\n}",
-		use:     check{code: "twice(21)", value: "[1] 42"},
-		unicode: check{code: `cat("héllo 中文 🎉\n")`, output: "héllo 中文 🎉\n"},
-		noNL:    check{code: `cat("no-newline")`, output: "no-newline"},
-		big: func(n int) check {
-			return check{code: fmt.Sprintf("s <- %q\nnchar(s)", strings.Repeat("a", n)), value: fmt.Sprintf("[1] %d", n)}
-		},
-		loop: "while (TRUE) {}",
-		set:  "x <- 1", getX: "x", name: "x",
-	},
+	pythonRow("jupyter:python3", nil), // Debian's python3-ipykernel
+	irRow(),                           // Debian's r-cran-irkernel
+	rRow("r", "x"),
 	{
 		runtime: "ruby",
 		value:   check{code: "6*7", value: "42"},
@@ -267,68 +291,76 @@ func TestConformance(t *testing.T) {
 					t.Skipf("runtime %s is not available here: %s", row.runtime, why)
 				}
 			}
-			s := "conf-" + row.runtime
-			exec := func(code string, args ...string) cellResult {
-				t.Helper()
-				return e.runJSON(append([]string{"exec", s, code, "--runtime", row.runtime, "-t", "60"}, args...)...)
-			}
-			expect := func(what string, c check) {
-				t.Helper()
-				r := exec(c.code)
-				if r.Status != "done" || r.Value != c.value || r.Output != c.output {
-					t.Errorf("%s: %q gave status %s, value %q, output %q; want done, value %q, output %q\n%v",
-						what, c.code, r.Status, r.Value, r.Output, c.value, c.output, r)
-				}
-			}
-			expect("value", row.value)
-			expect("print", row.print)
-
-			r := exec(row.fail)
-			if r.Status != "error" || r.Error == nil || r.code != 1 {
-				t.Errorf("error: %q gave status %s, exit %d; want error, exit 1\n%v", row.fail, r.Status, r.code, r)
-			}
-			expect("value after an error", row.value)
-
-			if r := exec(row.define); r.Status != "done" {
-				t.Errorf("multi-line definition: %v", r)
-			}
-			expect("using the definition", row.use)
-			expect("unicode", row.unicode)
-			expect("output without a newline", row.noNL)
-			expect("a 5 KB cell", row.big(5000))
-
-			// Interrupt of an endless loop; the session and its names stay.
-			exec(row.set)
-			r = exec(row.loop, "-t", "0.5")
-			if r.Status != "running" {
-				t.Fatalf("endless loop: want status running after 0.5 s, got %v", r)
-			}
-			out, errOut, code := e.run("interrupt", s)
-			if code != 0 {
-				t.Errorf("interrupt: exit %d\n%s%s", code, out, errOut)
-			}
-			if r := exec(row.getX); r.Status != "done" {
-				t.Errorf("after interrupt, %q: %v", row.getX, r)
-			}
-			if row.name != "" {
-				info := e.session(s)
-				if !slices.Contains(info.Names, row.name) {
-					t.Errorf("sessions lists names %v, want %s among them", info.Names, row.name)
-				}
-			}
-
-			// Restart clears the state.
-			e.must(0, "restart", s)
-			if r := exec(row.getX); r.Status != "error" {
-				t.Errorf("after restart, %q should fail: %v", row.getX, r)
-			}
-
-			// Kill leaves no process of the session.
-			gen := e.session(s).Generation
-			e.must(0, "kill", s)
-			if !waitFor(5*time.Second, func() bool { return len(e.generation(gen)) == 0 }) {
-				t.Errorf("after kill, processes of the session remain: %s", proctest.Describe(e.generation(gen)))
-			}
+			conform(t, e, row)
 		})
+	}
+}
+
+// conform runs row's suite in e; args go with every exec (a gateway's).
+// Kill must leave no process of the session here: a gateway's kernels
+// are the gateway's to check.
+func conform(t *testing.T, e *env, row conformanceRow, args ...string) {
+	t.Helper()
+	s := "conf-" + strings.ReplaceAll(row.runtime, ":", "-")
+	exec := func(code string, more ...string) cellResult {
+		t.Helper()
+		return e.runJSON(append(append([]string{"exec", s, code, "--runtime", row.runtime, "-t", "60"}, args...), more...)...)
+	}
+	expect := func(what string, c check) {
+		t.Helper()
+		r := exec(c.code)
+		if r.Status != "done" || r.Value != c.value || r.Output != c.output {
+			t.Errorf("%s: %q gave status %s, value %q, output %q; want done, value %q, output %q\n%v",
+				what, c.code, r.Status, r.Value, r.Output, c.value, c.output, r)
+		}
+	}
+	expect("value", row.value)
+	expect("print", row.print)
+
+	r := exec(row.fail)
+	if r.Status != "error" || r.Error == nil || r.code != 1 {
+		t.Errorf("error: %q gave status %s, exit %d; want error, exit 1\n%v", row.fail, r.Status, r.code, r)
+	}
+	expect("value after an error", row.value)
+
+	if r := exec(row.define); r.Status != "done" {
+		t.Errorf("multi-line definition: %v", r)
+	}
+	expect("using the definition", row.use)
+	expect("unicode", row.unicode)
+	expect("output without a newline", row.noNL)
+	expect("a 5 KB cell", row.big(5000))
+
+	// Interrupt of an endless loop; the session and its names stay.
+	exec(row.set)
+	r = exec(row.loop, "-t", "0.5")
+	if r.Status != "running" {
+		t.Fatalf("endless loop: want status running after 0.5 s, got %v", r)
+	}
+	out, errOut, code := e.run("interrupt", s)
+	if code != 0 {
+		t.Errorf("interrupt: exit %d\n%s%s", code, out, errOut)
+	}
+	if r := exec(row.getX); r.Status != "done" {
+		t.Errorf("after interrupt, %q: %v", row.getX, r)
+	}
+	if row.name != "" {
+		info := e.session(s)
+		if !slices.Contains(info.Names, row.name) {
+			t.Errorf("sessions lists names %v, want %s among them", info.Names, row.name)
+		}
+	}
+
+	// Restart clears the state.
+	e.must(0, "restart", s)
+	if r := exec(row.getX); r.Status != "error" {
+		t.Errorf("after restart, %q should fail: %v", row.getX, r)
+	}
+
+	// Kill leaves no process of the session.
+	gen := e.session(s).Generation
+	e.must(0, "kill", s)
+	if !waitFor(5*time.Second, func() bool { return len(e.generation(gen)) == 0 }) {
+		t.Errorf("after kill, processes of the session remain: %s", proctest.Describe(e.generation(gen)))
 	}
 }

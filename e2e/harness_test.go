@@ -398,6 +398,7 @@ type sessionInfo struct {
 	Cells      int       `json:"cells"`
 	Memory     uint64    `json:"memory"`
 	Cwd        string    `json:"cwd"`
+	Where      string    `json:"where"`
 	Names      []string  `json:"names"`
 	Running    *struct {
 		Cell int `json:"cell"`

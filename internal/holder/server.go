@@ -290,6 +290,12 @@ func (s *server) Output(p []byte) {
 	} else {
 		s.idle.write(p)
 	}
+	// A kernel can send one stream message of many megabytes (ipykernel
+	// gathers a cell's writes between flushes): frames stay small.
+	for len(p) > outputChunk {
+		s.sendLocked(frameOutput, p[:outputChunk])
+		p = p[outputChunk:]
+	}
 	s.sendLocked(frameOutput, p)
 }
 

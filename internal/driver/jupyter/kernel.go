@@ -33,6 +33,13 @@ const (
 	namesExpr = "get_ipython().run_line_magic('who_ls', '')"
 )
 
+// lateWait bounds how long a cell whose reply came waits for the end of
+// its output on iopub, counted from the last message for it there. The
+// protocol promises that end; iopub lags the shell channel by as long as
+// a kernel takes to pack a flood's next message (seconds for tens of
+// megabytes), so the wait is long, and only for a lost message.
+const lateWait = 10 * time.Second
+
 // richLimit bounds the rich outputs (figures, images) kept per cell, as
 // the Python worker's does; more are counted.
 const richLimit = 20
@@ -286,7 +293,8 @@ func (k *kernel) drain() {
 }
 
 // lateC fires when the cell's reply came but the end of its output did
-// not (or the reverse), driver.MarkerWait after the first.
+// not (or the reverse), lateWait after the first or after the cell's
+// last output, whichever is later.
 func (k *kernel) lateC() <-chan time.Time {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -316,6 +324,11 @@ func (k *kernel) take(in inbound) {
 		return
 	case controlCh:
 		return
+	}
+	if mine && c.late != nil {
+		// The reply came and this cell's output still flows (iopub lags
+		// the shell under a flood): the wait for its end starts again.
+		c.late.Reset(lateWait)
 	}
 	switch m.Type() {
 	case "stream":
@@ -402,7 +415,7 @@ func (k *kernel) maybeFinish(c *cellState) {
 	}
 	k.mu.Lock()
 	if c.late == nil {
-		c.late = time.NewTimer(driver.MarkerWait)
+		c.late = time.NewTimer(lateWait)
 	}
 	k.mu.Unlock()
 }

@@ -375,10 +375,12 @@ func (t *zmqTransport) close() {
 	t.cancel()
 }
 
-// Heartbeat: a kernel echoes what it is sent on its heartbeat socket from
-// a thread of its own, busy or not. One that stops echoing for
-// heartbeatLost while its process lives, and is not stopped, is wedged:
-// it is ended, and the session told why.
+// Heartbeat: a kernel echoes what it is sent on its heartbeat socket —
+// ipykernel from a thread of its own, busy or not; IRkernel only between
+// cells. One that stops echoing for heartbeatLost while no cell runs,
+// its process lives and is not stopped, is wedged: it is ended, and the
+// session told why. A kernel whose process ends is found by its reaper
+// at once.
 const (
 	heartbeatEvery = 3 * time.Second
 	heartbeatLost  = 30 * time.Second
@@ -426,11 +428,14 @@ func (t *zmqTransport) heartbeat(k *kernel) {
 				sock = nil
 			}
 		}
+		k.mu.Lock()
+		busy := k.cur != nil
+		k.mu.Unlock()
 		switch {
 		case ok:
 			last = time.Now()
 			time.Sleep(heartbeatEvery)
-		case proc.Stopped(k.tree.Leader):
+		case busy, proc.Stopped(k.tree.Leader):
 			last = time.Now()
 			time.Sleep(heartbeatEvery)
 		case time.Since(last) > heartbeatLost:
@@ -448,5 +453,5 @@ func (t *zmqTransport) heartbeat(k *kernel) {
 
 // hbCause says why a kernel that was ended for its heartbeat died.
 func hbCause() string {
-	return fmt.Sprintf("it stopped answering its heartbeat for %s while its process lived, and was ended", heartbeatLost)
+	return fmt.Sprintf("it stopped answering its heartbeat for %s while it ran no cell and its process lived, and was ended", heartbeatLost)
 }

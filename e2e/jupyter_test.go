@@ -1,0 +1,398 @@
+package e2e
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/polyrepl/polyrepl/internal/proc/proctest"
+)
+
+// kernelRow is what the Jupyter tests run in one kernel's language,
+// beyond the conformance suite: a sleep to interrupt, a cell that
+// outlives its timeout, a plot, a flood of output, a read of input.
+type kernelRow struct {
+	runtime string
+	sleep   string // sleeps a minute
+	late    string // sleeps 2 s, prints "late", then shows 7
+	lateVal check  // what late's wait gives
+	plot    string
+	flood   string // prints 100 MiB of 'x'
+	input   string // asks for a line
+	define  string // x = 1
+	useX    check
+}
+
+var pythonKernel = kernelRow{
+	runtime: "jupyter:python3",
+	sleep:   "import time\ntime.sleep(60)",
+	late:    "import time\ntime.sleep(2)\nprint('late')\n7",
+	lateVal: check{value: "7", output: "late\n"},
+	plot:    "import matplotlib\nimport matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.show()",
+	flood:   "import sys\nfor _ in range(100):\n    sys.stdout.write('x' * (1 << 20))",
+	input:   "input('name? ')",
+	define:  "x = 1",
+	useX:    check{code: "x + 1", value: "2"},
+}
+
+var irKernel = kernelRow{
+	runtime: "jupyter:ir",
+	sleep:   "Sys.sleep(60)",
+	late:    "Sys.sleep(2)\ncat('late\\n')\n7",
+	lateVal: check{output: "late\n[1] 7\n"}, // IRkernel's values are displays
+	plot:    "plot(1:10)",
+	flood:   `for (i in 1:100) cat(strrep("x", 1048576))`,
+	input:   "readline('name? ')",
+	define:  "x <- 1",
+	useX:    check{code: "x + 1", output: "[1] 2\n"},
+}
+
+// needKernel skips unless polyrepl finds kernel runtime's kernel here.
+func needKernel(t *testing.T, e *env, runtime, install string) {
+	t.Helper()
+	if found, why := runtimeFound(e, runtime); !found {
+		t.Skipf("no Jupyter kernel for %s here (Debian: %s): %s", runtime, install, why)
+	}
+}
+
+// TestJupyterKernels runs the kernel rows on this machine's python3
+// and ir kernels.
+func TestJupyterKernels(t *testing.T) {
+	for _, k := range []struct {
+		row     kernelRow
+		install string
+	}{{pythonKernel, "python3-ipykernel"}, {irKernel, "r-cran-irkernel"}} {
+		t.Run(k.row.runtime, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			needKernel(t, e, k.row.runtime, k.install)
+			kernelRows(t, e, k.row, true)
+		})
+	}
+}
+
+// kernelRows runs row in a new session of e; args go with every exec (a
+// gateway's). flood says whether to print 100 MiB.
+func kernelRows(t *testing.T, e *env, row kernelRow, flood bool, args ...string) {
+	t.Helper()
+	s := "k-" + strings.ReplaceAll(row.runtime, ":", "-")
+	run := func(code string, more ...string) cellResult {
+		t.Helper()
+		return e.runJSON(append(append([]string{"exec", s, code, "--runtime", row.runtime}, args...), more...)...)
+	}
+	if r := run(row.define); r.Status != "done" {
+		t.Fatalf("defining x: %s", clip(r.String()))
+	}
+	useX := func(what string) {
+		t.Helper()
+		if r := run(row.useX.code); r.Status != "done" || r.Value != row.useX.value || r.Output != row.useX.output {
+			t.Errorf("%s: %q gave %s; want value %q, output %q", what, row.useX.code, clip(r.String()), row.useX.value, row.useX.output)
+		}
+	}
+
+	// Interrupt in a sleep: the cell ends interrupted, x stays.
+	if r := run(row.sleep, "-t", "0.5"); r.Status != "running" {
+		t.Fatalf("a sleep: want running after 0.5 s, got %s", clip(r.String()))
+	}
+	out, _ := e.must(0, "interrupt", s)
+	wantContains(t, "interrupt", out, "interrupted")
+	useX("after the interrupt")
+
+	// A timeout, then wait collects the rest.
+	if r := run(row.late, "-t", "0.3"); r.Status != "running" || r.code != 124 {
+		t.Errorf("a cell past its timeout: %s, want running and exit 124", clip(r.String()))
+	}
+	if r := e.runJSON("wait", s, "-t", "30"); r.Status != "done" || r.Value != row.lateVal.value || !strings.HasSuffix(r.Output, row.lateVal.output) {
+		t.Errorf("wait after the timeout: %s; want value %q, output ending %q", clip(r.String()), row.lateVal.value, row.lateVal.output)
+	}
+
+	// A plot comes back as a PNG file.
+	out, _ = e.must(0, append(append([]string{"exec", s, row.plot}, args...), "-t", "60")...)
+	wantContains(t, "a plot", out, "[image 1: ", " PNG")
+
+	// Input: the kernel asks, polyrepl answers with end of file or an
+	// empty line (until it can pass questions on), and says so.
+	r := run(row.input, "-t", "20")
+	if !strings.Contains(strings.Join(r.notesOf("runtime"), " "), "asked for input") {
+		t.Errorf("a cell asking for input: %s; want a note that it asked", clip(r.String()))
+	}
+	useX("after the input")
+
+	if flood {
+		floodRow(t, e, s, row.flood, args...)
+		useX("after the flood")
+	}
+}
+
+// floodRow prints 100 MiB in session s: the reply is bounded, the whole
+// is saved, and the daemon stays small.
+func floodRow(t *testing.T, e *env, s, code string, args ...string) {
+	t.Helper()
+	pid := e.status().PID
+	var (
+		mu   sync.Mutex
+		peak uint64
+		done = make(chan struct{})
+		wg   sync.WaitGroup
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			if n, ok := proctest.RSS(pid); ok {
+				mu.Lock()
+				peak = max(peak, n)
+				mu.Unlock()
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	r := e.runJSON(append(append([]string{"exec", s, code}, args...), "-t", "300")...)
+	close(done)
+	wg.Wait()
+	const total = 100 << 20
+	if r.Status != "done" {
+		t.Fatalf("100 MiB of output: %s", clip(r.String()))
+	}
+	if c := r.OutputCut; c == nil || c.Total != total || c.Head+c.Tail > 30000 {
+		t.Errorf("output_cut %+v, want total %d and at most 30,000 kept", c, total)
+	} else if fi, err := os.Stat(c.File); err != nil || fi.Size() != total {
+		t.Errorf("the saved output %s: %v, want all %d bytes", c.File, err, total)
+	}
+	if peak >= 100<<20 {
+		t.Errorf("the daemon's RSS reached %d MB during the flood, want under 100 MB", peak>>20)
+	}
+}
+
+// jupyterServer starts Debian's Jupyter Server on a free loopback port
+// with a token, or skips; it and every kernel it started end with the
+// test, before the env's own check for leftovers.
+func jupyterServer(t *testing.T, e *env) (url, token string, kill func()) {
+	t.Helper()
+	bin, err := exec.LookPath("jupyter-server")
+	if err != nil {
+		t.Skip("no jupyter-server (Debian: jupyter-server)")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	token, mark := newTag(), "POLYREPL_TEST_GATEWAY="+newTag()
+	args := []string{"--no-browser", "--ServerApp.ip=127.0.0.1", fmt.Sprintf("--ServerApp.port=%d", port),
+		"--ServerApp.port_retries=0", "--ServerApp.token=" + token, "--ServerApp.root_dir=" + e.home}
+	if os.Getuid() == 0 {
+		args = append(args, "--allow-root")
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(append([]string(nil), e.vars...), mark)
+	logf, err := os.Create(filepath.Join(e.home, "jupyter-server.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	kill = func() {
+		once.Do(func() {
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			cmd.Wait()
+			// Its kernels are in process groups of their own.
+			waitFor(5*time.Second, func() bool {
+				left := proctest.WithVar(mark)
+				for _, p := range left {
+					syscall.Kill(p.PID, syscall.SIGKILL)
+				}
+				return len(left) == 0
+			})
+			logf.Close()
+		})
+	}
+	t.Cleanup(kill)
+	url = fmt.Sprintf("http://127.0.0.1:%d", port)
+	up := waitFor(60*time.Second, func() bool {
+		rq, _ := http.NewRequest("GET", url+"/api/kernelspecs", nil)
+		rq.Header.Set("Authorization", "token "+token)
+		resp, err := http.DefaultClient.Do(rq)
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	})
+	if !up {
+		b, _ := os.ReadFile(logf.Name())
+		t.Fatalf("jupyter-server did not answer on %s within 60 s:\n%s", url, b)
+	}
+	return url, token, kill
+}
+
+// gatewayKernels asks the server which kernels it runs.
+func gatewayKernels(t *testing.T, url, token string) string {
+	t.Helper()
+	rq, _ := http.NewRequest("GET", url+"/api/kernels", nil)
+	rq.Header.Set("Authorization", "token "+token)
+	resp, err := http.DefaultClient.Do(rq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var b strings.Builder
+	buf := make([]byte, 4096)
+	for {
+		n, err := resp.Body.Read(buf)
+		b.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// TestJupyterGateway runs the conformance suite and the kernel rows
+// through a real Jupyter Server, then kills the session (its kernel is
+// deleted there), kills the daemon (the session lives on), and kills the
+// server mid-cell (the session is reported lost, with what to do).
+func TestJupyterGateway(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	needKernel(t, e, "jupyter:python3", "python3-ipykernel")
+	url, token, kill := jupyterServer(t, e)
+	e.setenv("POLYREPL_GATEWAY_TOKEN", token)
+	gw := []string{"--gateway", url}
+
+	conform(t, e, pythonRow("jupyter:python3", nil), gw...)
+	if got := gatewayKernels(t, url, token); got != "[]" {
+		t.Errorf("after kill, the gateway still runs kernels: %s", got)
+	}
+	kernelRows(t, e, pythonKernel, true, gw...)
+	if found, _ := runtimeFound(e, "jupyter:ir"); found {
+		conform(t, e, irRow(), gw...)
+		kernelRows(t, e, irKernel, false, gw...) // R prints 100 MiB slowly: its flood runs here only
+	}
+
+	// sessions says where the kernel runs.
+	info := e.session("k-jupyter-python3")
+	if !strings.HasPrefix(info.Where, url+" (kernel ") {
+		t.Errorf("sessions says the kernel runs at %q, want %s (kernel …)", info.Where, url)
+	}
+
+	// The daemon's death does not end a gateway session.
+	e.setenv("POLYREPL_GATEWAY", url)
+	e.must(0, "exec", "gw", "--kernel", "python3", "y = 41")
+	syscall.Kill(e.status().PID, syscall.SIGKILL)
+	if r := e.runJSON("exec", "gw", "y + 1"); r.Status != "done" || r.Value != "42" {
+		t.Errorf("after the daemon's death: %s", clip(r.String()))
+	}
+
+	// The server killed mid-cell: reported within the call, with what to do.
+	code := "import time\nfor i in range(600):\n    print(i, flush=True)\n    time.sleep(0.1)"
+	if r := e.runJSON("exec", "gw", code, "-t", "1"); r.Status != "running" {
+		t.Fatalf("a long cell: %s", clip(r.String()))
+	}
+	kill()
+	start := time.Now()
+	r := e.runJSON("wait", "gw", "-t", "60")
+	if r.Status != "dead" || !strings.Contains(r.stderr+fmt.Sprint(r.raw), "went away") {
+		t.Errorf("wait after the server's death: %s; want dead, saying the gateway went away", clip(r.String()))
+	}
+	if d := time.Since(start); d > 40*time.Second {
+		t.Errorf("the lost gateway was reported after %s; want it within the call", d)
+	}
+}
+
+// TestGatewayRefusals: a wrong token, no token, a closed port and
+// http:// to another host each give a clear error at once, and make no
+// session.
+func TestGatewayRefusals(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	needKernel(t, e, "jupyter:python3", "python3-ipykernel")
+	url, token, _ := jupyterServer(t, e)
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	closed := "http://" + l.Addr().String()
+	l.Close()
+	tokenFile := filepath.Join(e.home, "token")
+	os.WriteFile(tokenFile, []byte(token+"\n"), 0o644)
+	for _, c := range []struct {
+		what, gateway string
+		env           []string
+		want          string
+	}{
+		{"a wrong token", url, []string{"POLYREPL_GATEWAY_TOKEN=wrong"}, "is not the server's"},
+		{"no token", url, nil, "set $POLYREPL_GATEWAY_TOKEN"},
+		{"a closed port", closed, []string{"POLYREPL_GATEWAY_TOKEN=x"}, "cannot reach the gateway"},
+		{"http:// to another host", "http://192.0.2.1:8888", nil, "unencrypted"},
+		{"a token file others can read", url, []string{"POLYREPL_GATEWAY_TOKEN_FILE=" + tokenFile}, "chmod 600"},
+		{"a kernel the gateway lacks", url, []string{"POLYREPL_GATEWAY_TOKEN=" + token}, "has no kernel named"},
+	} {
+		kernel := "python3"
+		if strings.Contains(c.what, "lacks") {
+			kernel = "nosuchkernel"
+		}
+		start := time.Now()
+		out, errOut, code := e.runWith(runOpts{extra: c.env}, "exec", "refused", "1", "--kernel", kernel, "--gateway", c.gateway)
+		if code != 2 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 2 and %q", c.what, code, out, errOut, c.want)
+		}
+		if d := time.Since(start); d > 15*time.Second {
+			t.Errorf("%s: the refusal took %s", c.what, d)
+		}
+	}
+	if ss := e.sessions(); len(ss) != 0 {
+		t.Errorf("refused gateways made sessions: %+v", ss)
+	}
+	os.Chmod(tokenFile, 0o600)
+	if r := e.runJSONWith(runOpts{extra: []string{"POLYREPL_GATEWAY_TOKEN_FILE=" + tokenFile}},
+		"exec", "byfile", "6*7", "--kernel", "python3", "--gateway", url); r.Value != "42" {
+		t.Errorf("with the token from a 0600 file: %s", clip(r.String()))
+	}
+}
+
+// TestKernelThatCannotStart: a kernelspec whose program is missing, and
+// one whose program exits at once, are reported as such, by runtimes and
+// by exec, with what they printed.
+func TestKernelThatCannotStart(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	dir := filepath.Join(e.home, "jupyter")
+	for name, argv := range map[string]string{
+		"missing": `["no-such-kernel-program", "-f", "{connection_file}"]`,
+		"exits":   `["/bin/sh", "-c", "echo the kernel gives up; exit 3", "{connection_file}"]`,
+	} {
+		os.MkdirAll(filepath.Join(dir, "kernels", name), 0o755)
+		os.WriteFile(filepath.Join(dir, "kernels", name, "kernel.json"),
+			[]byte(`{"argv": `+argv+`, "display_name": "`+name+`", "language": "python"}`), 0o644)
+	}
+	e.setenv("JUPYTER_PATH", dir)
+	out, _ := e.must(0, "runtimes")
+	wantContains(t, "runtimes", out, "jupyter:missing", "no-such-kernel-program (cannot start)", "jupyter:exits")
+	_, errOut, code := e.run("exec", "m", "1", "--kernel", "missing")
+	if code != 2 || !strings.Contains(errOut, "no-such-kernel-program") || !strings.Contains(errOut, "kernel.json") {
+		t.Errorf("a kernel whose program is missing: exit %d, %q", code, errOut)
+	}
+	_, errOut, code = e.run("exec", "x", "1", "--kernel", "exits")
+	if code != 2 || !strings.Contains(errOut, "exited with status 3") || !strings.Contains(errOut, "the kernel gives up") {
+		t.Errorf("a kernel that exits at once: exit %d, %q", code, errOut)
+	}
+	_, errOut, code = e.run("exec", "n", "1", "--kernel", "nosuch")
+	if code != 2 || !strings.Contains(errOut, `no Jupyter kernel named "nosuch"`) || !strings.Contains(errOut, "missing") {
+		t.Errorf("an unknown kernel: exit %d, %q", code, errOut)
+	}
+}
