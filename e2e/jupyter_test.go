@@ -193,7 +193,10 @@ func jupyterServer(t *testing.T, e *env) (url, token string, kill func()) {
 	l.Close()
 	token, mark := newTag(), "POLYREPL_TEST_GATEWAY="+newTag()
 	args := []string{"--no-browser", "--ServerApp.ip=127.0.0.1", fmt.Sprintf("--ServerApp.port=%d", port),
-		"--ServerApp.port_retries=0", "--ServerApp.token=" + token, "--ServerApp.root_dir=" + e.home}
+		"--ServerApp.port_retries=0", "--ServerApp.token=" + token, "--ServerApp.root_dir=" + e.home,
+		// The server's own limit on output (1 MB/s by default) would drop
+		// most of the flood row's 100 MiB before polyrepl sees it.
+		"--ServerApp.iopub_data_rate_limit=0", "--ServerApp.iopub_msg_rate_limit=0"}
 	if os.Getuid() == 0 {
 		args = append(args, "--allow-root")
 	}
@@ -394,5 +397,33 @@ func TestKernelThatCannotStart(t *testing.T) {
 	_, errOut, code = e.run("exec", "n", "1", "--kernel", "nosuch")
 	if code != 2 || !strings.Contains(errOut, `no Jupyter kernel named "nosuch"`) || !strings.Contains(errOut, "missing") {
 		t.Errorf("an unknown kernel: exit %d, %q", code, errOut)
+	}
+}
+
+// TestMCPKernel: an agent makes a kernel session through the MCP exec
+// tool's runtime argument, and its runtimes tool lists the kernels.
+func TestMCPKernel(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	needKernel(t, e, "jupyter:python3", "python3-ipykernel")
+	s := e.startMCP()
+	defer s.close()
+	r, text := s.cell("exec", map[string]any{"session": "kj", "code": "6*7", "runtime": "jupyter:python3"})
+	if r.Status != "done" || r.Value != "42" || !strings.Contains(text, "jupyter:python3") {
+		t.Errorf("exec on jupyter:python3: %s\n%s", clip(r.String()), text)
+	}
+	var list struct {
+		Runtimes []struct {
+			Name    string `json:"name"`
+			Display string `json:"display"`
+		} `json:"runtimes"`
+	}
+	s.call("runtimes", map[string]any{}, &list)
+	found := false
+	for _, rt := range list.Runtimes {
+		found = found || (rt.Name == "jupyter:python3" && rt.Display != "")
+	}
+	if !found {
+		t.Errorf("the runtimes tool does not list jupyter:python3 with its display name: %+v", list.Runtimes)
 	}
 }

@@ -101,12 +101,10 @@ func BuildSpawn(in SpawnInput) (api.Spawn, error) {
 		}
 		sp.Runtime = api.JupyterPrefix + in.Kernel
 	}
-	if sp.Gateway != "" && !strings.HasPrefix(sp.Runtime, api.JupyterPrefix) {
-		runtime := sp.Runtime
-		if runtime == "" {
-			runtime = api.DefaultRuntime
-		}
-		return sp, &SpawnError{Kind: SpawnNotJupyter, Field: "gateway", Value: runtime}
+	if sp.Gateway != "" && sp.Runtime != "" && !strings.HasPrefix(sp.Runtime, api.JupyterPrefix) {
+		// With no runtime named, the session may exist already: the
+		// daemon says whether a new one would be a kernel.
+		return sp, &SpawnError{Kind: SpawnNotJupyter, Field: "gateway", Value: sp.Runtime}
 	}
 	exe := in.Exe
 	if in.Python != "" {

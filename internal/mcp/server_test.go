@@ -98,7 +98,7 @@ func TestToolsList(t *testing.T) {
 		readOnly    bool
 		destructive bool
 	}{
-		{tool: "exec", required: []string{"code", "session"}, optional: []string{"cwd", "exe", "memory", "project", "python", "runtime", "timeout"}},
+		{tool: "exec", required: []string{"code", "session"}, optional: []string{"cwd", "exe", "gateway", "memory", "project", "python", "runtime", "timeout"}},
 		{tool: "wait", required: []string{"session"}, optional: []string{"timeout"}},
 		{tool: "history", required: []string{"session"}, optional: []string{"id", "since"}, readOnly: true},
 		{tool: "interrupt", required: []string{"session"}},

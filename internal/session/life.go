@@ -101,6 +101,10 @@ func (m *Manager) create(ctx context.Context, e *entry, name string, sp api.Spaw
 	if strings.HasPrefix(sp.Runtime, api.JupyterPrefix) && sp.Gateway == "" {
 		sp.Gateway = driver.Getenv(sp.Env, api.GatewayVar)
 	}
+	if sp.Gateway != "" && !strings.HasPrefix(sp.Runtime, api.JupyterPrefix) {
+		return nil, nil, badInput(api.FieldRuntime, "name a Jupyter kernel: --kernel NAME, or runtime jupyter:NAME",
+			"a gateway runs Jupyter kernels, and the runtime asked for is %s", sp.Runtime)
+	}
 	if sp.Gateway != "" && sp.Memory > 0 {
 		return nil, nil, badInput(api.FieldMemory, "leave the memory limit out: the gateway's own limits apply",
 			"a kernel on a gateway runs on another machine, where polyrepl cannot limit its memory")

@@ -72,7 +72,7 @@ func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (
 
 // survey lists the installed kernels for `polyrepl runtimes`.
 func survey(_ context.Context, env []string, cwd string) []api.RuntimeInfo {
-	specs, problems := Specs(env, cwd)
+	specs, broken := Specs(env, cwd)
 	var out []api.RuntimeInfo
 	for _, s := range specs {
 		r := api.RuntimeInfo{
@@ -86,8 +86,8 @@ func survey(_ context.Context, env []string, cwd string) []api.RuntimeInfo {
 		}
 		out = append(out, r)
 	}
-	for _, p := range problems {
-		out = append(out, api.RuntimeInfo{Name: runtimePrefix + "?", Family: Family, Problem: p.Error()})
+	for _, b := range broken {
+		out = append(out, api.RuntimeInfo{Name: runtimePrefix + b.Name, Family: Family, Problem: b.Err.Error()})
 	}
 	return out
 }

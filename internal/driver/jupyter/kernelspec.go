@@ -77,9 +77,15 @@ func userDataDir(env []string) string {
 	return filepath.Join(home, ".local", "share", "jupyter")
 }
 
+// Broken is an installed kernel whose kernel.json cannot be used.
+type Broken struct {
+	Name string
+	Err  error
+}
+
 // Specs lists every kernel installed for a session with env in cwd, by
-// name; problems lists the kernel.json files that could not be read.
-func Specs(env []string, cwd string) (specs []Spec, problems []error) {
+// name; broken lists those whose kernel.json cannot be used.
+func Specs(env []string, cwd string) (specs []Spec, broken []Broken) {
 	seen := map[string]bool{}
 	for _, dir := range SpecDirs(env, cwd) {
 		entries, err := os.ReadDir(dir)
@@ -97,14 +103,14 @@ func Specs(env []string, cwd string) (specs []Spec, problems []error) {
 			}
 			seen[name] = true
 			if err != nil {
-				problems = append(problems, err)
+				broken = append(broken, Broken{Name: name, Err: err})
 				continue
 			}
 			specs = append(specs, s)
 		}
 	}
 	sort.Slice(specs, func(i, j int) bool { return specs[i].Name < specs[j].Name })
-	return specs, problems
+	return specs, broken
 }
 
 // FindSpec finds the kernel named name, or says which kernels there are
