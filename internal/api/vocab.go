@@ -70,5 +70,6 @@ const (
 	FieldExe     = "exe"
 	FieldProject = "project"
 	FieldMemory  = "memory"
+	FieldGateway = "gateway"
 	FieldSince   = "since"
 )

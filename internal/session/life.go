@@ -173,7 +173,14 @@ func (m *Manager) start(ctx context.Context, s *Session) error {
 		SpoolDir: m.outputDir, Socket: holder.SocketName(m.holdersDir, s.Generation), Log: m.log,
 	})
 	if err != nil {
-		return badInput(api.FieldExe, "choose the executable", "cannot start a %s session: %v", s.Runtime, err)
+		field, hint := api.FieldExe, "choose the executable"
+		switch {
+		case s.Spawn.Gateway != "":
+			field, hint = api.FieldGateway, "check the gateway, its token and the kernel's name: `polyrepl runtimes --gateway URL` lists its kernels"
+		case strings.HasPrefix(s.Runtime, api.JupyterPrefix):
+			field, hint = api.FieldRuntime, "choose an installed kernel (`polyrepl runtimes` lists them), or fix its kernel.json"
+		}
+		return badInput(field, hint, "cannot start a %s session: %v", s.Runtime, err)
 	}
 	s.mu.Lock()
 	s.p = p
