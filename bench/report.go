@@ -257,6 +257,7 @@ func (r *report) body() string {
 	p("that holds the `BlockingKernelClient`; the ping row is that pipe alone. The tmux row writes the cell to a file, ")
 	p("types a loader line with `send-keys` and polls `capture-pane` (a tmux client process per poll, no sleep between) ")
 	p("until the loader's marker shows, as pi-repl does.\n\n")
+	p("%s", kernelsMarkdown(r.trivial))
 
 	p("## Round trip of a cell printing 100 KB\n\n")
 	p("%s\n", latencyTable(r.big, "client", "in-process client"))

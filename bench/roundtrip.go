@@ -235,6 +235,7 @@ func roundTrips(ctx context.Context, w *world, c config) (trivial, big []*alt, r
 	} else {
 		w.jup = j
 	}
+	kernels, stopKernels := kernelRows(ctx, w, cl)
 
 	// The trivial cell.
 	trivial = append(trivial,
@@ -298,6 +299,9 @@ func roundTrips(ctx context.Context, w *world, c config) (trivial, big []*alt, r
 			&alt{key: "ping", label: "the Jupyter driver's pipe alone (a ping, no kernel)", ref: true,
 				run: func(int) (float64, error) { return w.jup.ping() }})
 	}
+	// polyrepl's own sessions on a Jupyter kernel (kernels.go), in this
+	// run so they pair with the jupyter_client row.
+	trivial = append(trivial, kernels...)
 	if tm != nil {
 		trivial = append(trivial, &alt{key: "tmux", label: "tmux pane: send-keys, poll capture-pane for a marker",
 			run: func(int) (float64, error) {
@@ -305,6 +309,7 @@ func roundTrips(ctx context.Context, w *world, c config) (trivial, big []*alt, r
 			}})
 	}
 	interleave("trivial cell 1+1", trivial, 3, c.reps)
+	stopKernels()
 
 	// The 100 KB cell.
 	goBig := w.execReq(cellBig)

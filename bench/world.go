@@ -40,7 +40,8 @@ type world struct {
 
 	daemonPID int
 	jup       *jupyter
-	tmuxSock  string // the private tmux socket name, once a server was started
+	gw        *gatewayServer // the Jupyter Server of the gateway row, while it runs (under mu)
+	tmuxSock  string         // the private tmux socket name, once a server was started
 
 	mu    sync.Mutex
 	skips []string // rows not measured, with why
@@ -226,6 +227,9 @@ func (w *world) close() error {
 				logf("%v", err)
 			}
 		}
+		// After the daemon, so that its gateway sessions could still
+		// delete their kernels there.
+		w.stopGateway()
 		// A process in the middle of exiting is not left behind: give
 		// stragglers a moment before calling them leftovers.
 		var left []string
@@ -250,9 +254,15 @@ func (w *world) close() error {
 // tagged lists the live processes carrying our tag, and kills them (by
 // pid) if asked.
 func (w *world) tagged(kill bool) []string {
+	return procsWith(tagVar+"="+w.tag, kill)
+}
+
+// procsWith lists the live processes whose environment holds kv
+// (KEY=VALUE), and kills them (by pid) if asked.
+func procsWith(kv string, kill bool) []string {
 	ents, _ := os.ReadDir("/proc")
 	self := os.Getpid()
-	want := []byte(tagVar + "=" + w.tag + "\x00")
+	want := []byte(kv + "\x00")
 	var out []string
 	for _, d := range ents {
 		pid, err := strconv.Atoi(d.Name())
