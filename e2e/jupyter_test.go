@@ -300,9 +300,11 @@ func TestJupyterGateway(t *testing.T) {
 	e.setenv("POLYREPL_GATEWAY", url)
 	e.must(0, "exec", "gw", "--kernel", "python3", "y = 41")
 	syscall.Kill(e.status().PID, syscall.SIGKILL)
-	if r := e.runJSON("exec", "gw", "y + 1"); r.Status != "done" || r.Value != "42" {
+	r := e.runJSON("exec", "gw", "y + 1")
+	if r.Status != "done" || r.Value != "42" {
 		t.Errorf("after the daemon's death: %s", clip(r.String()))
 	}
+	report(t, "4 Faults", "the daemon SIGKILLed with a session on a Jupyter gateway", "the next exec read the kernel's y: %s %q", r.Status, r.Value)
 
 	// The server killed mid-cell: reported within the call, with what to do.
 	code := "import time\nfor i in range(600):\n    print(i, flush=True)\n    time.sleep(0.1)"
@@ -311,13 +313,19 @@ func TestJupyterGateway(t *testing.T) {
 	}
 	kill()
 	start := time.Now()
-	r := e.runJSON("wait", "gw", "-t", "60")
+	r = e.runJSON("wait", "gw", "-t", "60")
 	if r.Status != "dead" || !strings.Contains(r.stderr+fmt.Sprint(r.raw), "went away") {
 		t.Errorf("wait after the server's death: %s; want dead, saying the gateway went away", clip(r.String()))
 	}
-	if d := time.Since(start); d > 40*time.Second {
+	d := time.Since(start)
+	if d > 40*time.Second {
 		t.Errorf("the lost gateway was reported after %s; want it within the call", d)
 	}
+	cause := ""
+	if r.Error != nil {
+		cause = r.Error.Message
+	}
+	report(t, "4 Faults", "the Jupyter Server under a gateway session SIGKILLed mid-cell", "`wait` answered %s after %s: %s", r.Status, d.Round(time.Second), cause)
 }
 
 // TestGatewayRefusals: a wrong token, no token, a closed port and
@@ -354,9 +362,12 @@ func TestGatewayRefusals(t *testing.T) {
 		if code != 2 || !strings.Contains(errOut, c.want) {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 2 and %q", c.what, code, out, errOut, c.want)
 		}
-		if d := time.Since(start); d > 15*time.Second {
+		d := time.Since(start)
+		if d > 15*time.Second {
 			t.Errorf("%s: the refusal took %s", c.what, d)
 		}
+		first, _, _ := strings.Cut(strings.TrimPrefix(errOut, "polyrepl: error: "), "\n")
+		report(t, "3 Hostile and malformed input: CLI", "a Jupyter gateway: "+c.what, "exit %d after %s: %s", code, d.Round(time.Millisecond), first)
 	}
 	if ss := e.sessions(); len(ss) != 0 {
 		t.Errorf("refused gateways made sessions: %+v", ss)

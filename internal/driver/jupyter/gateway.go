@@ -374,6 +374,7 @@ func (t *wsTransport) read() {
 			return
 		default:
 		}
+		c.CloseNow() // broken: its resources go before a new one is opened
 		if why := t.reconnect(err); why != nil {
 			t.k.dead <- driver.Exit{Code: -1, Err: why, At: time.Now()}
 			return

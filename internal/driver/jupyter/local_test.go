@@ -1,6 +1,7 @@
 package jupyter
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"strings"
@@ -65,5 +66,37 @@ func TestIPyKernelCells(t *testing.T) {
 	r = drivertest.Run(t, p, rec, 5, "x")
 	if r.Value != "42" {
 		t.Errorf("after interrupt: %+v", r)
+	}
+}
+
+// TestInterruptByMessage: a kernel whose kernel.json asks for
+// interrupt_mode "message" is interrupted over its control channel.
+func TestInterruptByMessage(t *testing.T) {
+	ks, err := FindSpec("python3", os.Environ(), "/")
+	if err != nil || exec.Command(ks.Argv[0], "-c", "import ipykernel").Run() != nil {
+		t.Skip("no ipykernel (Debian: apt-get install python3-ipykernel)")
+	}
+	root := t.TempDir()
+	argv, _ := json.Marshal(ks.Argv)
+	writeSpec(t, root, "bymessage", `{"argv": `+string(argv)+`, "language": "python", "interrupt_mode": "message"}`)
+	d, err := driver.Lookup("jupyter:bymessage")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, rec := drivertest.StartWith(t, d, "", drivertest.Options{Env: append(os.Environ(), "JUPYTER_PATH="+root)})
+	if err := p.Run(1, "import time\ntime.sleep(60)"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if err := p.Interrupt(0); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-rec.Done:
+		if r.Status != api.StatusInterrupted {
+			t.Errorf("interrupt_request: %+v", r)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the interrupt_request did not end the cell")
 	}
 }
