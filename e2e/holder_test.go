@@ -6,6 +6,7 @@ package e2e
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,6 +26,18 @@ func (e *env) killDaemon() int {
 	syscall.Kill(pid, syscall.SIGKILL)
 	if !waitFor(10*time.Second, func() bool { return !proctest.Alive(pid) }) {
 		e.t.Fatalf("the daemon (pid %d) outlived SIGKILL", pid)
+	}
+	// Gone means its socket refuses: a connection made while it was
+	// dying would be reset, and the next command would say so.
+	sock := filepath.Join(e.socketDir(), "daemon.sock")
+	if !waitFor(5*time.Second, func() bool {
+		c, err := net.Dial("unix", sock)
+		if err == nil {
+			c.Close()
+		}
+		return err != nil
+	}) {
+		e.t.Fatalf("the killed daemon's socket %s still takes connections", sock)
 	}
 	return pid
 }

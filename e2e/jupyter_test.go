@@ -299,7 +299,7 @@ func TestJupyterGateway(t *testing.T) {
 	// The daemon's death does not end a gateway session.
 	e.setenv("POLYREPL_GATEWAY", url)
 	e.must(0, "exec", "gw", "--kernel", "python3", "y = 41")
-	syscall.Kill(e.status().PID, syscall.SIGKILL)
+	e.killDaemon()
 	r := e.runJSON("exec", "gw", "y + 1")
 	if r.Status != "done" || r.Value != "42" {
 		t.Errorf("after the daemon's death: %s", clip(r.String()))

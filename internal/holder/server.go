@@ -181,7 +181,7 @@ func (s *server) accept() {
 			continue
 		}
 		if s.w != nil {
-			s.dropLocked(errors.New("its connection ended"))
+			s.dropLocked(errors.New("its connection ended"), true)
 		}
 		err = s.attachLocked(w)
 		s.mu.Unlock()
@@ -243,11 +243,13 @@ func (s *server) attachLocked(w *wire) error {
 // dropLocked lets go of the daemon connected now: a person attached to
 // the terminal through it is detached, and events are kept until the
 // next daemon comes.
-func (s *server) dropLocked(why error) {
+func (s *server) dropLocked(why error, closeConn bool) {
 	if s.w == nil {
 		return
 	}
-	s.w.close()
+	if closeConn {
+		s.w.close()
+	}
 	s.w = nil
 	if s.raw != nil {
 		s.raw.detach()
@@ -265,8 +267,17 @@ func (s *server) sendLocked(typ byte, parts ...[]byte) {
 		return
 	}
 	if err := s.w.send(typ, parts...); err != nil {
-		s.dropLocked(err)
+		s.lostLocked(err)
 	}
+}
+
+// lostLocked lets go of a daemon a send to failed: it went away. Frames
+// it sent before it went (what its replies took of the cell) may still
+// wait unread, so only writing stops here: serve reads them to the end,
+// and closes the connection then.
+func (s *server) lostLocked(err error) {
+	s.w.closeWrite()
+	s.dropLocked(err, false)
 }
 
 func (s *server) sendJSONLocked(typ byte, v any) {
@@ -274,7 +285,7 @@ func (s *server) sendJSONLocked(typ byte, v any) {
 		return
 	}
 	if err := s.w.sendJSON(typ, v); err != nil {
-		s.dropLocked(err)
+		s.lostLocked(err)
 	}
 }
 
@@ -334,7 +345,9 @@ func (s *server) serve(w *wire) {
 		if err != nil {
 			s.mu.Lock()
 			if s.w == w {
-				s.dropLocked(err)
+				s.dropLocked(err, true)
+			} else {
+				w.close() // dropped already as a send failed: read to the end
 			}
 			s.mu.Unlock()
 			return

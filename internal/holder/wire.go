@@ -285,3 +285,9 @@ func (w *wire) read() (byte, []byte, error) {
 }
 
 func (w *wire) close() error { return w.c.Close() }
+
+// closeWrite stops writing and keeps reading: what the peer sent before
+// it went can still be read.
+func (w *wire) closeWrite() {
+	w.c.CloseWrite()
+}
