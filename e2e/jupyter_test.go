@@ -179,7 +179,7 @@ func floodRow(t *testing.T, e *env, s, code string, args ...string) {
 // jupyterServer starts Debian's Jupyter Server on a free loopback port
 // with a token, or skips; it and every kernel it started end with the
 // test, before the env's own check for leftovers.
-func jupyterServer(t *testing.T, e *env) (url, token string, kill func()) {
+func jupyterServer(t *testing.T, e *env) (url, token string, pid int, kill func()) {
 	t.Helper()
 	bin, err := exec.LookPath("jupyter-server")
 	if err != nil {
@@ -243,7 +243,7 @@ func jupyterServer(t *testing.T, e *env) (url, token string, kill func()) {
 		b, _ := os.ReadFile(logf.Name())
 		t.Fatalf("jupyter-server did not answer on %s within 60 s:\n%s", url, b)
 	}
-	return url, token, kill
+	return url, token, cmd.Process.Pid, kill
 }
 
 // gatewayKernels asks the server which kernels it runs.
@@ -276,7 +276,7 @@ func TestJupyterGateway(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	needKernel(t, e, "jupyter:python3", "python3-ipykernel")
-	url, token, kill := jupyterServer(t, e)
+	url, token, pid, kill := jupyterServer(t, e)
 	e.setenv("POLYREPL_GATEWAY_TOKEN", token)
 	gw := []string{"--gateway", url}
 
@@ -306,13 +306,33 @@ func TestJupyterGateway(t *testing.T) {
 	}
 	report(t, "4 Faults", "the daemon SIGKILLed with a session on a Jupyter gateway", "the next exec read the kernel's y: %s %q", r.Status, r.Value)
 
-	// The server killed mid-cell: reported within the call, with what to do.
+	// The server stalled mid-cell (SIGSTOP): found by the WebSocket's
+	// pings, reported within the call.
+	e.must(0, "exec", "stall", "--kernel", "python3", "z = 1")
 	code := "import time\nfor i in range(600):\n    print(i, flush=True)\n    time.sleep(0.1)"
+	if r := e.runJSON("exec", "stall", code, "-t", "1"); r.Status != "running" {
+		t.Fatalf("a long cell: %s", clip(r.String()))
+	}
+	syscall.Kill(pid, syscall.SIGSTOP)
+	start := time.Now()
+	r = e.runJSON("wait", "stall", "-t", "90")
+	syscall.Kill(pid, syscall.SIGCONT)
+	stalled := time.Since(start)
+	if r.Status != "dead" || !strings.Contains(r.stderr+fmt.Sprint(r.raw), "ping went unanswered") {
+		t.Errorf("wait on a stalled gateway: %s; want dead, saying a ping went unanswered", clip(r.String()))
+	}
+	cause := ""
+	if r.Error != nil {
+		cause = r.Error.Message
+	}
+	report(t, "4 Faults", "the Jupyter Server under a gateway session stopped (SIGSTOP) mid-cell", "`wait` answered %s after %s: %s", r.Status, stalled.Round(time.Second), cause)
+
+	// The server killed mid-cell: reported within the call, with what to do.
 	if r := e.runJSON("exec", "gw", code, "-t", "1"); r.Status != "running" {
 		t.Fatalf("a long cell: %s", clip(r.String()))
 	}
 	kill()
-	start := time.Now()
+	start = time.Now()
 	r = e.runJSON("wait", "gw", "-t", "60")
 	if r.Status != "dead" || !strings.Contains(r.stderr+fmt.Sprint(r.raw), "went away") {
 		t.Errorf("wait after the server's death: %s; want dead, saying the gateway went away", clip(r.String()))
@@ -321,7 +341,7 @@ func TestJupyterGateway(t *testing.T) {
 	if d > 40*time.Second {
 		t.Errorf("the lost gateway was reported after %s; want it within the call", d)
 	}
-	cause := ""
+	cause = ""
 	if r.Error != nil {
 		cause = r.Error.Message
 	}
@@ -335,7 +355,7 @@ func TestGatewayRefusals(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	needKernel(t, e, "jupyter:python3", "python3-ipykernel")
-	url, token, _ := jupyterServer(t, e)
+	url, token, _, _ := jupyterServer(t, e)
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	closed := "http://" + l.Addr().String()
 	l.Close()

@@ -173,7 +173,7 @@ func said(b []byte) string {
 
 func (g *gateway) unreachable(ctx context.Context, err error) error {
 	if ctx.Err() == context.DeadlineExceeded {
-		return fmt.Errorf("the gateway %s did not answer within %s: is it overloaded or stopped? (%v)", g.where(), gatewayTimeout, err)
+		return fmt.Errorf("the gateway %s did not answer in time: is it overloaded or stopped? (%v)", g.where(), err)
 	}
 	return fmt.Errorf("cannot reach the gateway %s: %w; is it running, and is the URL right?", g.where(), err)
 }
@@ -316,6 +316,7 @@ type wsTransport struct {
 	mu      sync.Mutex
 	conn    *websocket.Conn
 	binary  bool
+	stalled bool // the connection was closed for a ping unanswered
 	closed  bool
 	closing chan struct{}
 }
@@ -375,6 +376,12 @@ func (t *wsTransport) read() {
 		default:
 		}
 		c.CloseNow() // broken: its resources go before a new one is opened
+		t.mu.Lock()
+		if t.stalled {
+			err = fmt.Errorf("stalled: a ping went unanswered for %s", pingEvery)
+			t.stalled = false
+		}
+		t.mu.Unlock()
 		if why := t.reconnect(err); why != nil {
 			t.k.dead <- driver.Exit{Code: -1, Err: why, At: time.Now()}
 			return
@@ -429,6 +436,8 @@ func brokeHow(err error) string {
 		return "was closed"
 	case websocket.CloseStatus(err) != -1:
 		return fmt.Sprintf("was closed by the gateway (%s)", websocket.CloseStatus(err))
+	case strings.HasPrefix(err.Error(), "stalled"):
+		return err.Error()
 	}
 	return "broke (" + rootCause(err) + ")"
 }
@@ -469,7 +478,10 @@ func (t *wsTransport) ping() {
 		err := c.Ping(ctx)
 		cancel()
 		if err != nil {
-			c.Close(websocket.StatusGoingAway, "no answer to ping")
+			t.mu.Lock()
+			t.stalled = true
+			t.mu.Unlock()
+			c.CloseNow()
 		}
 	}
 }
