@@ -319,7 +319,10 @@ func exportNotebook(w io.Writer, r api.RecordReply) error {
 		}
 	}
 	kernel := map[string]any{"name": lang, "display_name": runtime, "language": lang}
-	if lang == "python" {
+	if name, ok := strings.CutPrefix(runtime, api.JupyterPrefix); ok {
+		// A kernel session's notebook opens on the same kernel.
+		kernel["name"] = name
+	} else if lang == "python" {
 		kernel["name"], kernel["display_name"] = "python3", "Python 3"
 	}
 	nb := notebook{NBFormat: 4, NBFormatMinor: 5, Cells: []nbCell{}, Metadata: map[string]any{
