@@ -5,8 +5,11 @@
 package e2e
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,17 +30,26 @@ func (e *env) killDaemon() int {
 	if !waitFor(10*time.Second, func() bool { return !proctest.Alive(pid) }) {
 		e.t.Fatalf("the daemon (pid %d) outlived SIGKILL", pid)
 	}
-	// Gone means its socket refuses: a connection made while it was
-	// dying would be reset, and the next command would say so.
+	// Gone means its socket no longer takes connections for it: it
+	// refuses, or another daemon (one an attach started) answers there. A
+	// connection made while it was dying would be reset, and the next
+	// command would say so.
 	sock := filepath.Join(e.socketDir(), "daemon.sock")
+	hc := &http.Client{Timeout: time.Second, Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+		}}}
+	defer hc.CloseIdleConnections()
 	if !waitFor(5*time.Second, func() bool {
-		c, err := net.Dial("unix", sock)
-		if err == nil {
-			c.Close()
+		resp, err := hc.Get("http://polyrepl/v1/status")
+		if err != nil {
+			return strings.Contains(err.Error(), "refused") || strings.Contains(err.Error(), "no such file")
 		}
-		return err != nil
+		defer resp.Body.Close()
+		var st statusReply
+		return json.NewDecoder(resp.Body).Decode(&st) == nil && st.PID != pid
 	}) {
-		e.t.Fatalf("the killed daemon's socket %s still takes connections", sock)
+		e.t.Fatalf("the killed daemon's socket %s still takes connections for it", sock)
 	}
 	return pid
 }
