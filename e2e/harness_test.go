@@ -401,7 +401,10 @@ type sessionInfo struct {
 	Where      string    `json:"where"`
 	Names      []string  `json:"names"`
 	Running    *struct {
-		Cell int `json:"cell"`
+		Cell  int `json:"cell"`
+		Input *struct {
+			Text string `json:"text"`
+		} `json:"input"`
 	} `json:"running"`
 	Unread bool `json:"unread"`
 	Death  *struct {

@@ -26,33 +26,40 @@ type kernelRow struct {
 	lateVal check  // what late's wait gives
 	plot    string
 	flood   string // prints 100 MiB of 'x'
-	input   string // asks for a line
-	define  string // x = 1
-	useX    check
+	input   string // asks "name? "; its value is the answer
+	answer  check  // what the answer "Bob" gives
+	// eofStatus is the cell's status when end of file answers it.
+	eofStatus string
+	define    string // x = 1
+	useX      check
 }
 
 var pythonKernel = kernelRow{
-	runtime: "jupyter:python3",
-	sleep:   "import time\ntime.sleep(60)",
-	late:    "import time\ntime.sleep(2)\nprint('late')\n7",
-	lateVal: check{value: "7", output: "late\n"},
-	plot:    "import matplotlib\nimport matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.show()",
-	flood:   "import sys\nfor _ in range(100):\n    sys.stdout.write('x' * (1 << 20))",
-	input:   "input('name? ')",
-	define:  "x = 1",
-	useX:    check{code: "x + 1", value: "2"},
+	runtime:   "jupyter:python3",
+	sleep:     "import time\ntime.sleep(60)",
+	late:      "import time\ntime.sleep(2)\nprint('late')\n7",
+	lateVal:   check{value: "7", output: "late\n"},
+	plot:      "import matplotlib\nimport matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.show()",
+	flood:     "import sys\nfor _ in range(100):\n    sys.stdout.write('x' * (1 << 20))",
+	input:     "input('name? ')",
+	answer:    check{value: "'Bob'", output: "name? Bob\n"},
+	eofStatus: "error", // EOFError
+	define:    "x = 1",
+	useX:      check{code: "x + 1", value: "2"},
 }
 
 var irKernel = kernelRow{
-	runtime: "jupyter:ir",
-	sleep:   "Sys.sleep(60)",
-	late:    "Sys.sleep(2)\ncat('late\\n')\n7",
-	lateVal: check{output: "late\n[1] 7\n"}, // IRkernel's values are displays
-	plot:    "plot(1:10)",
-	flood:   `for (i in 1:100) cat(strrep("x", 1048576))`,
-	input:   "readline('name? ')",
-	define:  "x <- 1",
-	useX:    check{code: "x + 1", output: "[1] 2\n"},
+	runtime:   "jupyter:ir",
+	sleep:     "Sys.sleep(60)",
+	late:      "Sys.sleep(2)\ncat('late\\n')\n7",
+	lateVal:   check{output: "late\n[1] 7\n"}, // IRkernel's values are displays
+	plot:      "plot(1:10)",
+	flood:     `for (i in 1:100) cat(strrep("x", 1048576))`,
+	input:     "paste('hi', readline('name? '))",
+	answer:    check{output: "name? Bob\n[1] \"hi Bob\"\n"},
+	eofStatus: "done", // IRkernel reads an empty line
+	define:    "x <- 1",
+	useX:      check{code: "x + 1", output: "[1] 2\n"},
 }
 
 // needKernel skips unless polyrepl finds kernel runtime's kernel here.
@@ -118,12 +125,34 @@ func kernelRows(t *testing.T, e *env, row kernelRow, flood bool, args ...string)
 	out, _ = e.must(0, append(append([]string{"exec", s, row.plot}, args...), "-t", "60")...)
 	wantContains(t, "a plot", out, "[image 1: ", " PNG")
 
-	// Input: the kernel asks, polyrepl answers with end of file or an
-	// empty line (until it can pass questions on), and says so.
+	// Input: the cell's question comes back at once; code is refused
+	// while it waits; the answer gives the cell its value.
 	r := run(row.input, "-t", "20")
-	if !strings.Contains(strings.Join(r.notesOf("runtime"), " "), "asked for input") {
-		t.Errorf("a cell asking for input: %s; want a note that it asked", clip(r.String()))
+	if r.Status != "input" || r.code != 3 || !strings.Contains(r.String(), `"text":"name? "`) {
+		t.Errorf("a cell asking for input: %s; want status input, exit 3, the prompt", clip(r.String()))
 	}
+	if _, errOut, code := e.run("exec", s, row.useX.code); code != 2 || !strings.Contains(errOut, "waits for input") {
+		t.Errorf("exec while the cell waits for input: exit %d, %q; want refused", code, errOut)
+	}
+	if info := e.session(s); info.Running == nil || info.Running.Input == nil || info.Running.Input.Text != "name? " {
+		t.Errorf("sessions does not show the question: %+v", info.Running)
+	}
+	r = e.runJSON("input", s, "Bob", "-t", "20")
+	if r.Status != "done" || r.Value != row.answer.value || !strings.HasSuffix(r.Output, row.answer.output) {
+		t.Errorf("the answer: %s; want value %q, output ending %q", clip(r.String()), row.answer.value, row.answer.output)
+	}
+	// End of file, and an interrupt during the wait.
+	if r := run(row.input, "-t", "20"); r.Status != "input" {
+		t.Fatalf("asking again: %s", clip(r.String()))
+	}
+	if r := e.runJSON("input", s, "--eof", "-t", "20"); r.Status != row.eofStatus {
+		t.Errorf("end of file: %s; want status %s", clip(r.String()), row.eofStatus)
+	}
+	if r := run(row.input, "-t", "20"); r.Status != "input" {
+		t.Fatalf("asking a third time: %s", clip(r.String()))
+	}
+	out, _ = e.must(0, "interrupt", s)
+	wantContains(t, "interrupt during input", out, "interrupted")
 	useX("after the input")
 
 	if flood {
@@ -443,6 +472,14 @@ func TestMCPKernel(t *testing.T) {
 	if r.Status != "done" || r.Value != "42" || !strings.Contains(text, "jupyter:python3") {
 		t.Errorf("exec on jupyter:python3: %s\n%s", clip(r.String()), text)
 	}
+	r, text = s.cell("exec", map[string]any{"session": "kj", "code": "input('who? ')"})
+	if r.Status != "input" || !strings.Contains(text, `"who? "`) || !strings.Contains(text, "input tool") {
+		t.Errorf("a question through MCP: %s\n%s", clip(r.String()), text)
+	}
+	r, text = s.cell("input", map[string]any{"session": "kj", "text": "Bob"})
+	if r.Status != "done" || r.Value != "'Bob'" {
+		t.Errorf("the input tool's answer: %s\n%s", clip(r.String()), text)
+	}
 	var list struct {
 		Runtimes []struct {
 			Name    string `json:"name"`
@@ -456,5 +493,34 @@ func TestMCPKernel(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("the runtimes tool does not list jupyter:python3 with its display name: %+v", list.Runtimes)
+	}
+}
+
+// TestJupyterSecret: an answer to a password prompt is shown as [hidden]
+// and is in no file under the state or socket directories.
+func TestJupyterSecret(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	needKernel(t, e, "jupyter:python3", "python3-ipykernel")
+	r := e.runJSON("exec", "sec", "--kernel", "python3", "import getpass\npw = getpass.getpass('pw: ')\nlen(pw)")
+	if r.Status != "input" || !strings.Contains(r.String(), `"password":true`) {
+		t.Fatalf("getpass: %s; want status input, a password prompt", clip(r.String()))
+	}
+	const secret = "hunter2-c0rrect-h0rse"
+	r = e.runJSON("input", "sec", secret)
+	if r.Status != "done" || r.Value != fmt.Sprint(len(secret)) || !strings.Contains(r.Output, "[hidden]") || strings.Contains(r.String(), secret) {
+		t.Errorf("the answer: %s; want its length, [hidden] in the output, the secret nowhere", clip(r.String()))
+	}
+	e.must(0, "history", "sec")
+	for _, dir := range []string{e.state, e.runtime} {
+		filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || d.Type()&os.ModeSocket != 0 {
+				return nil
+			}
+			if b, err := os.ReadFile(path); err == nil && strings.Contains(string(b), secret) {
+				t.Errorf("the secret is in %s", path)
+			}
+			return nil
+		})
 	}
 }

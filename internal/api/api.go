@@ -18,6 +18,7 @@ const (
 	PathSession   = "/v1/sessions/{name}"
 	PathExec      = "/v1/sessions/{name}/exec"
 	PathWait      = "/v1/sessions/{name}/wait"
+	PathInput     = "/v1/sessions/{name}/input"
 	PathInterrupt = "/v1/sessions/{name}/interrupt"
 	PathRestart   = "/v1/sessions/{name}/restart"
 	PathKill      = "/v1/sessions/{name}/kill"
@@ -52,7 +53,29 @@ const (
 	StatusRunning     = "running"
 	StatusInterrupted = "interrupted"
 	StatusDead        = "dead"
+	// StatusInput: the cell waits for a line of input (CellResult.Prompt
+	// says what it asked); the input call answers it.
+	StatusInput = "input"
 )
+
+// Prompt is what a cell waiting for input asked.
+type Prompt struct {
+	Text string `json:"text"` // what the runtime showed as the prompt
+	// Password: the runtime asked for a secret (getpass); the answer is
+	// never shown nor kept.
+	Password bool `json:"password,omitempty"`
+}
+
+// InputRequest answers the question a running cell asks: one line (Text,
+// without its newline), or end of file; then waits as ExecRequest does.
+type InputRequest struct {
+	Text       string   `json:"text"`
+	EOF        bool     `json:"eof,omitempty"`
+	Timeout    *float64 `json:"timeout,omitempty"`
+	Client     Client   `json:"client"`
+	Generation string   `json:"generation,omitempty"`
+	Progress   float64  `json:"progress,omitempty"`
+}
 
 // Client identifies who sent a request and through what, for busy messages
 // and the shared record, where each client has its own position.
@@ -197,7 +220,9 @@ type CellResult struct {
 	// whole as a file; RichMore counts those past the bound, not saved.
 	Rich     []Rich `json:"rich,omitempty"`
 	RichMore int    `json:"rich_more,omitempty"`
-	Notes    []Note `json:"notes,omitempty"`
+	// Prompt is the question a cell with status input waits on.
+	Prompt *Prompt `json:"prompt,omitempty"`
+	Notes  []Note  `json:"notes,omitempty"`
 	// Activity is what other clients did in the session since this client
 	// last heard: data from the shared session, told before the result.
 	Activity *Activity `json:"activity,omitempty"`
@@ -275,6 +300,9 @@ type Running struct {
 	Started time.Time `json:"started"`
 	Client  Client    `json:"client"`
 	Code    string    `json:"code"` // first line, bounded
+	// Input is the prompt of the question the cell waits on, if it asked
+	// one: the session runs nothing else until it is answered.
+	Input *Prompt `json:"input,omitempty"`
 }
 
 // RuntimeInfo is one runtime a session can run in, as a new session

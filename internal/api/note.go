@@ -42,6 +42,10 @@ const (
 	// stopped by a signal, so it goes on only once woken; Next collects
 	// or stops it.
 	NoteRunning = "running"
+	// NoteInput: the cell waits for a line of input. Session, Cell, Said
+	// (the prompt), Why "password" if a secret is asked; Next answers or
+	// stops it.
+	NoteInput = "input"
 	// NoteCapped: the MCP server answered before the timeout asked for,
 	// at its cap on any call's wait (polyrepl mcp --max-wait), so that
 	// the client would not give up on the call. Elapsed is the cap.

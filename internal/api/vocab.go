@@ -21,6 +21,8 @@ const (
 	CodeDead       = "dead"        // the session died; Death says how
 	CodeInternal   = "internal"    // the daemon failed; its log says why
 	CodeForeign    = "foreign"     // a holder keeps the session that this daemon cannot take up
+	CodeInput      = "input"       // the running cell waits for input: answer it, or interrupt it
+	CodeNoInput    = "no-input"    // an answer was sent, and no cell waits for one
 	// Codes a client gives, for the errors no daemon sent.
 	CodeUsage       = "usage"       // the command line was wrong; nothing was sent
 	CodeUnreachable = "unreachable" // no daemon could be reached or started
@@ -50,6 +52,7 @@ type Action struct {
 const (
 	DoWait      = "wait"      // collect the running or uncollected cell
 	DoInterrupt = "interrupt" // stop the running cell
+	DoInput     = "input"     // answer the question the running cell asks
 	DoKill      = "kill"      // end the session
 	DoRestart   = "restart"   // a fresh process for the session, of this version
 	DoExec      = "exec"      // start a fresh session under the name

@@ -30,6 +30,7 @@ const (
 	ExitOK      = 0   // the cell finished (or the command did its job)
 	ExitFailed  = 1   // the cell raised, or the session died
 	ExitUsage   = 2   // usage, bad input, refusal, or no daemon to talk to
+	ExitInput   = 3   // the cell waits for input: polyrepl input answers it
 	ExitTimeout = 124 // the timeout passed while the cell still runs
 )
 

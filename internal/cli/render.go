@@ -15,6 +15,8 @@ func exitFor(status string) int {
 		return ExitOK
 	case api.StatusRunning:
 		return ExitTimeout
+	case api.StatusInput:
+		return ExitInput
 	}
 	return ExitFailed
 }

@@ -30,6 +30,17 @@ func (c *Client) WaitProgress(ctx context.Context, name string, req api.WaitRequ
 	return call[api.CellResult](ctx, c, request{method: http.MethodPost, path: api.PathWait, session: name, body: req, prog: prog})
 }
 
+// Input answers the question the running cell asks, then waits for the
+// cell as Wait does.
+func (c *Client) Input(ctx context.Context, name string, req api.InputRequest) (api.CellResult, error) {
+	return c.InputProgress(ctx, name, req, nil)
+}
+
+// InputProgress is Input with progress events, as ExecProgress.
+func (c *Client) InputProgress(ctx context.Context, name string, req api.InputRequest, prog func(api.Progress)) (api.CellResult, error) {
+	return call[api.CellResult](ctx, c, request{method: http.MethodPost, path: api.PathInput, session: name, body: req, prog: prog})
+}
+
 // Interrupt stops the running cell and returns its result.
 func (c *Client) Interrupt(ctx context.Context, name string, req api.ControlRequest) (api.CellResult, error) {
 	return call[api.CellResult](ctx, c, request{method: http.MethodPost, path: api.PathInterrupt, session: name, body: req})

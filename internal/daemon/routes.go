@@ -37,6 +37,7 @@ func (d *Daemon) routes() http.Handler {
 	mux.HandleFunc("GET "+api.PathSession, d.describe)
 	mux.HandleFunc("POST "+api.PathExec, d.exec)
 	mux.HandleFunc("POST "+api.PathWait, d.wait)
+	mux.HandleFunc("POST "+api.PathInput, d.input)
 	mux.HandleFunc("POST "+api.PathInterrupt, d.interrupt)
 	mux.HandleFunc("POST "+api.PathRestart, d.restart)
 	mux.HandleFunc("POST "+api.PathKill, d.kill)
@@ -127,6 +128,16 @@ func (d *Daemon) wait(w http.ResponseWriter, r *http.Request) {
 	}
 	st := &stream{w: w, on: req.Progress > 0}
 	res, err := d.sessions.Wait(r.Context(), r.PathValue("name"), req, st.progress())
+	st.finish(res, err)
+}
+
+func (d *Daemon) input(w http.ResponseWriter, r *http.Request) {
+	var req api.InputRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	st := &stream{w: w, on: req.Progress > 0}
+	res, err := d.sessions.Input(r.Context(), r.PathValue("name"), req, st.progress())
 	st.finish(res, err)
 }
 

@@ -127,6 +127,32 @@ type Process interface {
 	Interrupt(attempt int) error
 }
 
+// Prompt is a question a running cell asks: it waits for a line of
+// input. Text is what the runtime shows as the prompt (it may also be in
+// the cell's output); Password says the answer must not be shown or kept.
+type Prompt struct {
+	Cell     int    `json:"cell"`
+	Text     string `json:"text"`
+	Password bool   `json:"password,omitempty"`
+	// Shown: the runtime printed Text in the cell's output itself (as
+	// Python's input() does); else the session shows it with the answer.
+	Shown bool `json:"shown,omitempty"`
+}
+
+// Asker is a Handler that can pass a cell's question on: a driver whose
+// runtime asks calls InputAsked, and the cell waits until the Process's
+// Answer. A driver whose handler is no Asker answers end of file itself.
+type Asker interface {
+	InputAsked(p Prompt)
+}
+
+// Answerer is a Process whose cells can ask for input: Answer gives the
+// cell waiting in a Prompt one line (text, without its newline), or end
+// of file.
+type Answerer interface {
+	Answer(text string, eof bool) error
+}
+
 // Remote is a Process whose runtime runs on another machine (a kernel on
 // a Jupyter gateway): Where says where, for sessions.
 type Remote interface {

@@ -131,6 +131,12 @@ func (p *Process) Interrupt(attempt int) error {
 	return p.call(frameInterrupt, request{Attempt: attempt})
 }
 
+// Answer implements driver.Answerer: the holder gives the cell's
+// question its answer.
+func (p *Process) Answer(text string, eof bool) error {
+	return p.call(frameAnswer, request{Text: text, EOF: eof})
+}
+
 // EndRemote asks the holder to end a runtime that runs elsewhere (a
 // kernel on a gateway); its exit comes as any runtime's.
 func (p *Process) EndRemote() error { return p.call(frameEndRemote, request{}) }
@@ -306,6 +312,11 @@ func (p *Process) pump() {
 				r = driver.Result{Status: "error"}
 			}
 			p.h.CellDone(r)
+		case frameAsk:
+			var q driver.Prompt
+			if a, ok := p.h.(driver.Asker); ok && json.Unmarshal(b, &q) == nil {
+				a.InputAsked(q)
+			}
 		case frameExited:
 			var x Exit
 			json.Unmarshal(b, &x)

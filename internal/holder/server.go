@@ -310,6 +310,36 @@ func (s *server) Output(p []byte) {
 	s.sendLocked(frameOutput, p)
 }
 
+// InputAsked implements driver.Asker: the cell waits for an answer,
+// which a daemon gives (Process.Answer); a daemon that takes the session
+// up later finds the question in the cell's state.
+func (s *server) InputAsked(p driver.Prompt) {
+	s.markBusy()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c := s.cur; c != nil && c.Cell == p.Cell && !c.Done {
+		c.Prompt = &p
+	}
+	s.sendJSONLocked(frameAsk, p)
+}
+
+// answer gives the cell's question its answer.
+func (s *server) answer(text string, eof bool) error {
+	a, ok := s.p.(driver.Answerer)
+	if !ok {
+		return fmt.Errorf("the %s runtime cannot be given input", s.sp.Spawn.Runtime)
+	}
+	if err := a.Answer(text, eof); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	if s.cur != nil {
+		s.cur.Prompt = nil
+	}
+	s.mu.Unlock()
+	return nil
+}
+
 // CellDone implements driver.Handler.
 func (s *server) CellDone(r driver.Result) {
 	s.mu.Lock()
@@ -406,6 +436,11 @@ func (s *server) serve(w *wire) {
 				s.mu.Lock() // after every event the holder has sent
 				s.mu.Unlock()
 				w.sendJSON(frameReply, replyOf(rq.ID, nil))
+			}
+		case frameAnswer:
+			var rq request
+			if json.Unmarshal(b, &rq) == nil {
+				w.sendJSON(frameReply, replyOf(rq.ID, s.answer(rq.Text, rq.EOF)))
 			}
 		case frameEndRemote:
 			var rq request

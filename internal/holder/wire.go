@@ -42,6 +42,7 @@ const (
 	frameRawOut  = 'T' // what the runtime's terminal printed, for a person attached raw
 	frameRawEnd  = 'U' // the raw attachment ended
 	frameRefused = 'N' // failure: the holder will not serve this daemon
+	frameAsk     = 'Y' // a cell asks for input (driver.Prompt)
 
 	// daemon → holder
 	frameSpawn     = 'S' // Spawn: what to start (the first frame only)
@@ -55,6 +56,7 @@ const (
 	frameRawDetach = 'Z' // the person let go
 	frameEnd       = 'Q' // end the runtime if it lives, then the holder
 	frameEndRemote = 'K' // request: end a remote runtime (driver.Ender), keeping the holder to report it
+	frameAnswer    = 'V' // request{Text, EOF}: answer the cell's question
 	framePing      = 'P' // request: answered at once, after every event before it
 )
 
@@ -141,6 +143,9 @@ type CellState struct {
 	Released bool      `json:"released"`
 	Status   string    `json:"status,omitempty"`
 	Ended    time.Time `json:"ended,omitempty"`
+	// Prompt is the question the cell waits on, if it asked one nobody
+	// answered yet.
+	Prompt *driver.Prompt `json:"prompt,omitempty"`
 }
 
 // Exit is how the runtime ended, as the holder saw it.
@@ -191,6 +196,8 @@ type idleEntry struct {
 type request struct {
 	ID      uint64 `json:"id"`
 	Attempt int    `json:"attempt,omitempty"`
+	Text    string `json:"text,omitempty"` // an answer to a cell's question
+	EOF     bool   `json:"eof,omitempty"`
 }
 
 // reply answers request ID: Err is "" on success.

@@ -115,6 +115,12 @@ type (
 		Session string   `json:"session" jsonschema:"session name"`
 		Timeout *float64 `json:"timeout,omitempty" jsonschema:"seconds to wait (default 30, at most 600; 0 looks without waiting)"`
 	}
+	inputIn struct {
+		Session string   `json:"session" jsonschema:"session name"`
+		Text    string   `json:"text,omitempty" jsonschema:"the line the cell reads, without its newline"`
+		EOF     bool     `json:"eof,omitempty" jsonschema:"send end of file instead of a line"`
+		Timeout *float64 `json:"timeout,omitempty" jsonschema:"seconds to wait after answering (default 30, at most 600)"`
+	}
 	sessionIn struct {
 		Session string `json:"session" jsonschema:"session name"`
 	}
@@ -132,6 +138,7 @@ type (
 func (s *Server) addTools() {
 	addTool(s, tool("exec"), s.exec)
 	addTool(s, tool("wait"), s.wait)
+	addTool(s, tool("input"), s.input)
 	addTool(s, tool("interrupt"), s.interrupt)
 	addTool(s, tool("restart"), s.restart)
 	addTool(s, tool("kill"), s.kill)
@@ -369,6 +376,17 @@ func (s *Server) tellCap(r *api.CellResult, asked *float64) {
 func (s *Server) wait(ctx context.Context, req *mcp.CallToolRequest, in waitIn) (api.CellResult, string, error) {
 	prog := progress(ctx, req, in.Session)
 	r, err := s.client.WaitProgress(ctx, in.Session, api.WaitRequest{Timeout: s.capped(in.Timeout), Progress: progressSeconds(prog), Client: s.who(req)}, prog)
+	if err != nil {
+		return r, "", err
+	}
+	s.tellCap(&r, in.Timeout)
+	return r, s.text(r), nil
+}
+
+func (s *Server) input(ctx context.Context, req *mcp.CallToolRequest, in inputIn) (api.CellResult, string, error) {
+	prog := progress(ctx, req, in.Session)
+	r, err := s.client.InputProgress(ctx, in.Session, api.InputRequest{Text: in.Text, EOF: in.EOF, Timeout: s.capped(in.Timeout),
+		Progress: progressSeconds(prog), Client: s.who(req)}, prog)
 	if err != nil {
 		return r, "", err
 	}

@@ -70,7 +70,7 @@ func TestToolsList(t *testing.T) {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	if want := []string{"exec", "history", "interrupt", "kill", "restart", "runtimes", "sessions", "wait"}; !slices.Equal(names, want) {
+	if want := []string{"exec", "history", "input", "interrupt", "kill", "restart", "runtimes", "sessions", "wait"}; !slices.Equal(names, want) {
 		t.Fatalf("tools = %v, want %v", names, want)
 	}
 	if declared := Tools(); len(declared) != len(tools) {
@@ -100,6 +100,7 @@ func TestToolsList(t *testing.T) {
 	}{
 		{tool: "exec", required: []string{"code", "session"}, optional: []string{"cwd", "exe", "gateway", "memory", "project", "python", "runtime", "timeout"}},
 		{tool: "wait", required: []string{"session"}, optional: []string{"timeout"}},
+		{tool: "input", required: []string{"session"}, optional: []string{"eof", "text", "timeout"}, destructive: true},
 		{tool: "history", required: []string{"session"}, optional: []string{"id", "since"}, readOnly: true},
 		{tool: "interrupt", required: []string{"session"}},
 		{tool: "restart", required: []string{"session"}, destructive: true},

@@ -20,6 +20,11 @@ var tools = []mcp.Tool{
 		Annotations: &mcp.ToolAnnotations{Title: "Collect a cell", DestructiveHint: boolp(false), OpenWorldHint: boolp(false)},
 	},
 	{
+		Name:        "input",
+		Description: "Answer a cell that waits for input (status input: input(), a debugger's prompt): one line as text, or eof; then collect it as wait does.",
+		Annotations: &mcp.ToolAnnotations{Title: "Answer a cell's question", DestructiveHint: boolp(true), OpenWorldHint: boolp(true)},
+	},
+	{
 		Name:        "interrupt",
 		Description: "Stop a session's running cell (KeyboardInterrupt, also inside sleep or a subprocess) and return its result; the namespace is kept.",
 		Annotations: &mcp.ToolAnnotations{Title: "Interrupt a cell", DestructiveHint: boolp(false), OpenWorldHint: boolp(false)},

@@ -70,6 +70,13 @@ func Note(n api.Note, v Voice) string {
 		}
 		return fmt.Sprintf("%s; it goes on. %s", running, sentence(steps(n.Next, v, map[string]string{
 			api.DoWait: "collects the rest", api.DoInterrupt: "stops it"})))
+	case api.NoteInput:
+		asks := "a line of input"
+		if n.Why == "password" {
+			asks = "a secret (the answer is not shown, nor kept anywhere)"
+		}
+		return fmt.Sprintf("Cell %d waits for %s: it asked %q. It runs no other code meanwhile. %s", n.Cell, asks, n.Said,
+			sentence(steps(n.Next, v, map[string]string{api.DoInput: "answers it", api.DoInterrupt: "stops the cell"})))
 	case api.NoteCapped:
 		return fmt.Sprintf("This server answers every call within %s, sooner than the timeout asked for, so that the client does not give up on the call.",
 			Duration(seconds(n.Elapsed)))

@@ -297,6 +297,9 @@ func Session(w io.Writer, s api.SessionInfo, now time.Time, v Voice) {
 		activity := "idle " + Ago(now.Sub(s.LastActive))
 		if r := s.Running; r != nil {
 			activity = fmt.Sprintf("running cell %d for %s (%s via %s)", r.Cell, Ago(now.Sub(r.Started)), r.Client.Who, r.Client.How)
+			if r.Input != nil {
+				activity = fmt.Sprintf("cell %d waits for input, asking %q (%s via %s)", r.Cell, r.Input.Text, r.Client.Who, r.Client.How)
+			}
 		}
 		mem := Megabytes(s.Memory)
 		if s.MemoryLimit > 0 {

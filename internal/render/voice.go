@@ -38,6 +38,8 @@ func (people) Step(a api.Action) string {
 	switch a.Do {
 	case api.DoExec:
 		return fmt.Sprintf("`polyrepl exec %s CODE`", a.Session)
+	case api.DoInput:
+		return fmt.Sprintf("`polyrepl input %s TEXT` (or `--eof`)", a.Session)
 	case api.DoRuntimes:
 		return "`polyrepl runtimes`"
 	case api.DoStop:
@@ -53,6 +55,8 @@ func stepPurpose(a api.Action) string {
 		return "collects it"
 	case api.DoInterrupt:
 		return "stops it"
+	case api.DoInput:
+		return "answers it"
 	case api.DoKill:
 		return "ends it"
 	case api.DoExec:

@@ -133,7 +133,7 @@ func (m *Manager) adopt(p *holder.Process) (string, error) {
 			// Its holder sends all it printed again, then its result if
 			// it came: the entry is written again, whole, and a reply
 			// gets what no reply took yet.
-			cl.status, cl.skip = api.StatusRunning, c.Delivered
+			cl.status, cl.skip, cl.prompt = api.StatusRunning, c.Delivered, c.Prompt
 			if !s.entryIs(c.Seq, api.EntryCell, c.Cell) || !s.rec.Rewrite(c.Seq) {
 				cl.seq = s.rec.Add(api.Entry{Kind: api.EntryCell, Generation: s.Generation, Runtime: s.Runtime, Cell: c.Cell,
 					Who: c.Client.Who, How: c.Client.How, Conn: c.Client.Conn, Code: c.Code, Status: api.StatusRunning, Started: c.Started})

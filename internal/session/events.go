@@ -69,6 +69,17 @@ func (s *Session) Output(p []byte) {
 	}
 }
 
+// InputAsked implements driver.Asker: the running cell waits for a line
+// of input; whoever waits for the cell is answered at once.
+func (s *Session) InputAsked(q driver.Prompt) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c := s.cur; c != nil && c.n == q.Cell && !c.finished() {
+		c.prompt = &q
+		s.notifyLocked()
+	}
+}
+
 // CellDone implements holder.Handler: a cell's result, with the files the
 // runtime saved (a whole error or value, figures) taken over by the
 // record. A daemon that takes a session up may be told a result an
@@ -83,6 +94,7 @@ func (s *Session) CellDone(r driver.Result) {
 		}
 		return
 	}
+	c.prompt = nil
 	c.ended = r.At
 	if c.ended.IsZero() {
 		c.ended = time.Now()

@@ -144,6 +144,9 @@ type cell struct {
 	valueSaveErr error
 	// richErrs say why rich outputs could not be kept.
 	richErrs []error
+	// prompt is the question the cell waits on, if it asked one that was
+	// not answered yet.
+	prompt *driver.Prompt
 	// bytes counts what the cell printed; skip, for a cell taken up from
 	// an earlier daemon, how much of it a reply took already (its holder
 	// sends it all again, for the record).
@@ -176,6 +179,12 @@ func (s *Session) Exec(ctx context.Context, code string, client api.Client, time
 	switch s.state {
 	case Running:
 		err := s.busyErrorLocked(client)
+		if q := s.cur.prompt; q != nil && !s.cur.finished() {
+			// Code is never fed to a question as its answer by accident.
+			err = &Error{Code: api.CodeInput,
+				Msg: fmt.Sprintf("session %q: cell %d waits for input (it asked %q); this code was not run", s.Name, s.cur.n, q.Text),
+				Next: []api.Action{{Do: api.DoInput, Session: s.Name}, {Do: api.DoInterrupt, Session: s.Name}}}
+		}
 		s.mu.Unlock()
 		return api.CellResult{}, err
 	case Dead:
@@ -286,7 +295,7 @@ func (s *Session) collect(ctx context.Context, c *cell, timeout time.Duration, a
 	}
 	for {
 		s.mu.Lock()
-		if c.finished() {
+		if c.finished() || c.prompt != nil {
 			r := s.takeLocked(c, asker)
 			s.mu.Unlock()
 			return r, nil
@@ -345,6 +354,20 @@ func (s *Session) takeLocked(c *cell, asker api.Client) api.CellResult {
 		r.Notes = append(r.Notes, api.Note{Kind: api.NoteSave, Session: s.Name, Cell: c.n, Saved: api.SavedOutput, Err: err.Error()})
 	}
 	r.Status = c.status
+	if q := c.prompt; q != nil && !c.finished() {
+		r.Status = api.StatusInput
+		r.Elapsed = time.Since(c.started).Seconds()
+		r.Prompt = &api.Prompt{Text: q.Text, Password: q.Password}
+		n := api.Note{Kind: api.NoteInput, Session: s.Name, Cell: c.n, Said: q.Text,
+			Next: []api.Action{{Do: api.DoInput, Session: s.Name}, {Do: api.DoInterrupt, Session: s.Name}}}
+		if q.Password {
+			n.Why = "password"
+		}
+		r.Notes = append(r.Notes, n)
+		s.fitLocked(&r, c, asker)
+		s.idleNoteLocked(&r, asker)
+		return r
+	}
 	if !c.finished() {
 		r.Elapsed = time.Since(c.started).Seconds()
 		n := api.Note{Kind: api.NoteRunning, Session: s.Name, Cell: c.n, Elapsed: r.Elapsed,
@@ -444,6 +467,9 @@ func (s *Session) Interrupt(ctx context.Context, asker api.Client) (api.CellResu
 		return api.CellResult{}, s.deadError(asker)
 	}
 	c := s.cur
+	if c != nil {
+		c.prompt = nil // an interrupt ends a wait for input as Ctrl-C would
+	}
 	if c == nil || c.finished() {
 		// Nothing happened now: the status is of this call, done, and the
 		// note says how the last cell ended (it was told when it did).
@@ -591,6 +617,9 @@ func (s *Session) Info(withMemory bool) api.SessionInfo {
 	if c := s.cur; c != nil {
 		if !c.finished() {
 			info.Running = &api.Running{Cell: c.n, Started: c.started, Client: c.client, Code: firstLine(c.code)}
+			if q := c.prompt; q != nil {
+				info.Running.Input = &api.Prompt{Text: q.Text, Password: q.Password}
+			}
 		}
 		info.Unread = (c.finished() && !c.delivered) || c.out.Len() > 0
 	}

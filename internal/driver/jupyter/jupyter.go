@@ -54,7 +54,7 @@ func (d Driver) Info() driver.Info {
 	return driver.Info{
 		Name: runtimePrefix + d.kernel, Family: Family, Ext: extOf(d.language), Lang: strings.ToLower(d.language),
 		Needs:  "the Jupyter kernel " + d.kernel + " installed (jupyter kernelspec list), or a gateway that offers it",
-		Limits: "input() is answered with end of file; names are listed only by ipykernel",
+		Limits: "names are listed only by ipykernel; a gateway's kernel has no memory limit of polyrepl's",
 	}
 }
 

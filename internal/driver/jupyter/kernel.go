@@ -83,9 +83,10 @@ type kernel struct {
 	version, exe     string
 	note, where      string
 	language, impl   string
-	names            bool // the kernel lists its names (ipykernel)
-	ipython          bool // input_reply "\x04" is end of file to it
-	hbLost           bool // ended for its heartbeat
+	names            bool    // the kernel lists its names (ipykernel)
+	ipython          bool    // input_reply "\x04" is end of file to it
+	hbLost           bool    // ended for its heartbeat
+	asked            *Header // the input_request waiting for an Answer
 	endedBy          func(time.Duration) error
 	mu               sync.Mutex
 	cur              *cellState
@@ -425,6 +426,7 @@ func (k *kernel) finish(late bool) {
 	k.mu.Lock()
 	c := k.cur
 	k.cur = nil
+	k.asked = nil
 	interrupted := c != nil && c.interrupted
 	k.mu.Unlock()
 	if c == nil {

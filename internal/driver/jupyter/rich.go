@@ -3,6 +3,7 @@ package jupyter
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -106,26 +107,29 @@ func cutText(s string, n int) string {
 	return string(r[:n]) + "…"
 }
 
-// answerInput answers a kernel's request for input. polyrepl cannot yet
-// hand a prompt to its caller, so the cell gets end of file (ipykernel
-// raises EOFError on "\x04") or, from kernels with no such convention,
-// an empty line; the cell's result says so.
+// answerInput takes a kernel's request for input: passed on to whoever
+// holds the session (a driver.Asker), whose Answer replies; or, with no
+// one to ask, answered at once with end of file (ipykernel raises
+// EOFError on "\x04") or, from kernels with no such convention, an empty
+// line, and the cell's result says so.
 func (k *kernel) answerInput(m *Msg, c *cellState) {
 	var rq struct {
 		Prompt   string `json:"prompt"`
 		Password bool   `json:"password"`
 	}
 	m.Decode(&rq)
-	value, gave := "", "an empty line"
-	if k.ipython {
-		value, gave = "\x04", "end of file"
-	}
-	reply, err := k.id.request("input_reply", map[string]string{"value": value})
-	if err != nil {
+	if a, ok := k.h.(driver.Asker); ok && c != nil {
+		k.mu.Lock()
+		k.asked = &m.Header
+		k.mu.Unlock()
+		a.InputAsked(driver.Prompt{Cell: c.n, Text: rq.Prompt, Password: rq.Password})
 		return
 	}
-	reply.Parent = m.Header
-	err = k.t.send(stdinCh, reply)
+	gave := "an empty line"
+	if k.ipython {
+		gave = "end of file"
+	}
+	err := k.reply(m.Header, "", true)
 	if c == nil {
 		return
 	}
@@ -134,4 +138,32 @@ func (k *kernel) answerInput(m *Msg, c *cellState) {
 		note = fmt.Sprintf("the cell asked for input (prompt %q) and polyrepl could not answer it: %v", cutText(rq.Prompt, 80), err)
 	}
 	c.notes = append(c.notes, note)
+}
+
+// reply answers the input request parent: a line, or end of file.
+func (k *kernel) reply(parent Header, text string, eof bool) error {
+	if eof {
+		text = ""
+		if k.ipython {
+			text = "\x04"
+		}
+	}
+	m, err := k.id.request("input_reply", map[string]string{"value": text})
+	if err != nil {
+		return err
+	}
+	m.Parent = parent
+	return k.t.send(stdinCh, m)
+}
+
+// Answer implements driver.Answerer.
+func (k *kernel) Answer(text string, eof bool) error {
+	k.mu.Lock()
+	asked := k.asked
+	k.asked = nil
+	k.mu.Unlock()
+	if asked == nil {
+		return errors.New("the kernel asks for no input now")
+	}
+	return k.reply(*asked, text, eof)
 }

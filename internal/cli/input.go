@@ -1,0 +1,66 @@
+package cli
+
+import (
+	"io"
+	"strings"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+)
+
+func init() {
+	register(&command{
+		name:    "input",
+		args:    "NAME TEXT|-",
+		summary: "answer the question a running cell asks",
+		help: `When a cell asks for input (Python's input(), a debugger's prompt, a
+kernel's input request), exec and wait return at once with status input,
+the prompt, and exit status 3. input sends TEXT as the line it reads (with
+"-", the first line of standard input), or end of file with --eof, then
+waits up to -t seconds like exec: it prints the rest of the cell, or its
+next question. A session whose cell waits for input runs no other code:
+exec is refused until the question is answered or interrupt ends it.`,
+		new: func() runner { return &inputCmd{} },
+	})
+}
+
+type inputCmd struct {
+	timeout secondsFlag
+	eof     bool
+	json    bool
+}
+
+func (x *inputCmd) flags(fs *flagSet) {
+	fs.Var(&x.timeout, "t timeout", "SECS", "seconds to wait for the cell after answering (default 30, at most 600)")
+	fs.Bool(&x.eof, "eof", "send end of file instead of a line")
+	fs.Bool(&x.json, "json", "print the result as JSON")
+}
+
+func (x *inputCmd) run(e *env, pos []string) int {
+	c := e.cmd
+	switch {
+	case x.eof && len(pos) != 1:
+		return e.usageError(c, "input --eof takes a session name only")
+	case !x.eof && len(pos) != 2:
+		return e.usageError(c, "input takes a session name and the line to send (or - for standard input, or --eof)")
+	}
+	text := ""
+	if !x.eof {
+		text = pos[1]
+		if text == "-" {
+			b, err := io.ReadAll(io.LimitReader(e.stdin, api.MaxCodeBytes+1))
+			if err != nil {
+				e.errorf("cannot read the answer from standard input: %v", err)
+				return ExitUsage
+			}
+			text, _, _ = strings.Cut(string(b), "\n")
+		}
+		if strings.ContainsAny(text, "\r\n") {
+			return e.usageError(c, "an answer is one line; send each line with its own input")
+		}
+	}
+	r, err := e.client.Input(e.ctx, pos[0], api.InputRequest{Text: text, EOF: x.eof, Timeout: x.timeout.v, Client: e.me()})
+	if err != nil {
+		return e.fail(err)
+	}
+	return e.result(r, x.json)
+}

@@ -1,0 +1,85 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+)
+
+// hidden stands for an answer to a password prompt wherever the answer
+// would be shown or kept.
+const hidden = "[hidden]"
+
+// Input answers the question the named session's running cell asks,
+// then waits for the cell as Wait does.
+func (m *Manager) Input(ctx context.Context, name string, req api.InputRequest, prog Progress) (api.CellResult, error) {
+	timeout, err := Timeout(req.Timeout, req.Client)
+	if err != nil {
+		return api.CellResult{}, err
+	}
+	if strings.ContainsAny(req.Text, "\r\n") {
+		return api.CellResult{}, badInput("", "send each line with its own input", "an answer is one line, and this one has a line break")
+	}
+	s, err := m.lookup(name, req.Generation, req.Client)
+	if err != nil {
+		return api.CellResult{}, err
+	}
+	if s.isDead() {
+		return api.CellResult{}, s.deadError(req.Client)
+	}
+	r, err := s.Input(ctx, req.Text, req.EOF, timeout, req.Client, prog, progressEvery(req.Progress))
+	if err == nil {
+		r.Notes = append(r.Notes, m.othersNotes(name, req.Client)...)
+		m.tell(&r, name, req.Client)
+	}
+	return r, err
+}
+
+// Input gives the running cell's question its answer — text, or end of
+// file — and collects the cell: the rest of it, or its next question.
+// The answer is echoed into the cell's output as a terminal would show
+// it, except a password's.
+func (s *Session) Input(ctx context.Context, text string, eof bool, timeout time.Duration, asker api.Client, prog Progress, every time.Duration) (api.CellResult, error) {
+	s.mu.Lock()
+	c := s.cur
+	if c == nil || c.finished() || c.prompt == nil {
+		s.mu.Unlock()
+		err := &Error{Code: api.CodeNoInput, Msg: fmt.Sprintf("no cell of session %q waits for input: the answer was not sent", s.Name)}
+		if c != nil && !c.finished() {
+			err.Next = []api.Action{{Do: api.DoWait, Session: s.Name}}
+		}
+		return api.CellResult{}, err
+	}
+	q := c.prompt
+	c.prompt = nil
+	p := s.p
+	s.mu.Unlock()
+	// The echo goes first: what the cell prints once answered follows it.
+	echo := text + "\n"
+	switch {
+	case eof && q.Shown:
+		echo = ""
+	case eof:
+		echo = "\n"
+	case q.Password:
+		echo = hidden + "\n"
+	}
+	if !q.Shown {
+		echo = q.Text + echo
+	}
+	if echo != "" {
+		s.Output([]byte(echo))
+	}
+	if err := p.Answer(text, eof); err != nil {
+		s.mu.Lock()
+		if c.prompt == nil && !c.finished() {
+			c.prompt = q // still asked: the answer did not reach it
+		}
+		s.mu.Unlock()
+		return api.CellResult{}, &Error{Code: api.CodeInternal, Msg: fmt.Sprintf("session %q: the answer could not be given to the cell: %v", s.Name, err)}
+	}
+	return s.collect(ctx, c, timeout, asker, prog, every)
+}
