@@ -182,7 +182,7 @@ func (s *Session) Exec(ctx context.Context, code string, client api.Client, time
 		if q := s.cur.prompt; q != nil && !s.cur.finished() {
 			// Code is never fed to a question as its answer by accident.
 			err = &Error{Code: api.CodeInput,
-				Msg: fmt.Sprintf("session %q: cell %d waits for input (it asked %q); this code was not run", s.Name, s.cur.n, q.Text),
+				Msg:  fmt.Sprintf("session %q: cell %d waits for input (it asked %q); this code was not run", s.Name, s.cur.n, q.Text),
 				Next: []api.Action{{Do: api.DoInput, Session: s.Name}, {Do: api.DoInterrupt, Session: s.Name}}}
 		}
 		s.mu.Unlock()
