@@ -116,6 +116,9 @@ def serve(start, run_cell):
         events.write(dumps(obj).encode() + b"\n")
         events.flush()
 
+    current = {"cell": 0, "nonce": None}
+    install_stdin(commands, send, current)
+
     hello = {"op": "hello", "implementation": sys.implementation.name,
              "executable": sys.executable, "pid": os.getpid()}
     hello.update(start())
@@ -126,11 +129,15 @@ def serve(start, run_cell):
         if not header:
             break  # the daemon closed the channel: end quietly
         parts = header.split()
+        if len(parts) == 2 and parts[0] == b"input":
+            commands.read(int(parts[1]))  # an answer that came too late: the cell ended
+            continue
         if len(parts) not in (4, 5) or parts[0] != b"exec":
             continue
         cell, value_limit, size = int(parts[1]), int(parts[2]), int(parts[3])
         nonce = parts[4].decode("ascii", "replace") if len(parts) == 5 else None
         code = commands.read(size).decode("utf-8", "surrogateescape")
+        current["cell"], current["nonce"] = cell, nonce
         try:
             result = run_cell(cell, code, value_limit)
         except BaseException as e:
@@ -159,6 +166,121 @@ def serve(start, run_cell):
         restore_streams(event, saved)
         event["flushed"] = flush_all(sentinel, out_fd)
         send(bounded(event))
+
+
+# ---- input: a cell that reads standard input asks the daemon ---------------
+
+def install_stdin(commands, send, current):
+    """Make sys.stdin and input() ask the daemon: each line a cell reads
+    is a question ("input" event) answered on the command channel
+    ("input NBYTES" then the line, or "eof"). The daemon tells its caller
+    at once; nothing reads polyrepl's own commands as a cell's input."""
+    import builtins
+
+    def ask(prompt, password=False, shown=False):
+        event = {"op": "input", "cell": current["cell"], "prompt": prompt, "password": password, "shown": shown}
+        if current["nonce"] is not None:
+            event["nonce"] = current["nonce"]
+        send(event)
+        header = commands.readline()
+        parts = header.split()
+        if not header:
+            raise EOFError("the daemon closed the command channel")
+        if parts and parts[0] == b"input" and len(parts) == 2:
+            return commands.read(int(parts[1])).decode("utf-8", "surrogateescape") + "\n"
+        return ""  # eof
+
+    def asked_by():
+        """(prompt, password) when getpass reads the line: its prompt is
+        in its frame, and a password is never shown or kept."""
+        f = sys._getframe(2)
+        for _ in range(8):
+            if f is None:
+                break
+            if f.f_code.co_filename.endswith("getpass.py"):
+                return str(f.f_locals.get("prompt", "")), True
+            f = f.f_back
+        return "", False
+
+    class Stdin:
+        encoding, errors, newlines, closed, mode, name = "utf-8", "surrogateescape", None, False, "r", "<stdin>"
+
+        def readline(self, size=-1):
+            prompt, password = asked_by()
+            line = ask(prompt, password, shown=password)  # getpass wrote its prompt itself
+            return line if size is None or size < 0 else line[:size]
+
+        def read(self, size=-1):
+            chunks = []
+            while size is None or size < 0 or sum(map(len, chunks)) < size:
+                line = self.readline()
+                if not line:
+                    break
+                chunks.append(line)
+            text = "".join(chunks)
+            return text if size is None or size < 0 else text[:size]
+
+        def readlines(self, hint=-1):
+            return list(iter(self.readline, ""))
+
+        def __iter__(self):
+            return iter(self.readline, "")
+
+        def isatty(self):
+            return False
+
+        def readable(self):
+            return True
+
+        def fileno(self):
+            return 0
+
+        def flush(self):
+            pass
+
+        def close(self):
+            pass
+
+    def ask_input(prompt=""):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        line = ask(str(prompt))
+        if not line:
+            raise EOFError("EOF when reading a line")
+        return line[:-1] if line.endswith("\n") else line
+
+    def ask_secret(prompt="Password: ", stream=None):
+        line = ask(str(prompt), password=True)
+        if not line:
+            raise EOFError("EOF when reading a password")
+        return line[:-1] if line.endswith("\n") else line
+
+    sys.stdin = sys.__stdin__ = Stdin()
+    builtins.input = ask_input
+    sys.modules["getpass"] = secret_module(ask_secret)
+
+
+def secret_module(ask_secret):
+    """A getpass module whose getpass asks the daemon for a secret (the
+    real one would warn that it cannot hide the echo, and read stdin); the
+    rest of the real module (getuser, GetPassWarning) is loaded when first
+    used, so that starting the worker costs no import."""
+    module = type(sys)("getpass")
+    real = []
+
+    def load(name):
+        if not real:
+            fake = sys.modules.pop("getpass", None)
+            try:
+                import getpass as g  # the real module, now that ours is out of the way
+            finally:
+                sys.modules["getpass"] = fake if fake is not None else module
+            real.append(g)
+        return getattr(real[0], name)
+
+    module.getpass = ask_secret
+    module.__getattr__ = load
+    return module
 
 
 def high_fd(fd):

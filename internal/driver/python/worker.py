@@ -44,7 +44,17 @@ def _main():
         _signal.signal(_signal.SIGUSR2, on_sigint)
         return {"version": sys.version.split()[0]}
 
-    serve(start, lambda cell, code, value_limit: run_cell(cell, code, value_limit, namespace, state))
+    def run(cell, code, value_limit):
+        try:
+            return run_cell(cell, code, value_limit, namespace, state)
+        finally:
+            # A cell may leave its own SIGINT handler (pdb's, after
+            # `continue`, breaks into the debugger): the next cell is
+            # interrupted by the worker's again.
+            if _signal.getsignal(_signal.SIGINT) is not on_sigint:
+                _signal.signal(_signal.SIGINT, on_sigint)
+
+    serve(start, run)
 
 
 def run_cell(cell, code, value_limit, namespace, state):

@@ -87,6 +87,27 @@ func eventHead(b []byte) head {
 	return h
 }
 
+// parseInput reads a cell's question, {"op":"input","cell":N,
+// "nonce":…,"prompt":…,"password":…,"shown":…}; ok is false for any
+// other event.
+func parseInput(line []byte) (q driver.Prompt, nonce string, ok bool) {
+	if !bytes.Contains(line, []byte(`"op": "input"`)) && !bytes.Contains(line, []byte(`"op":"input"`)) {
+		return q, "", false
+	}
+	var m struct {
+		Op       string `json:"op"`
+		Cell     int    `json:"cell"`
+		Nonce    string `json:"nonce"`
+		Prompt   string `json:"prompt"`
+		Password bool   `json:"password"`
+		Shown    bool   `json:"shown"`
+	}
+	if json.Unmarshal(line, &m) != nil || m.Op != "input" {
+		return q, "", false
+	}
+	return driver.Prompt{Cell: m.Cell, Text: m.Prompt, Password: m.Password, Shown: m.Shown}, m.Nonce, true
+}
+
 // maxNames bounds the names a worker may report for one cell.
 const maxNames = 10000
 

@@ -360,6 +360,10 @@ func (p *process) readEvents(r *os.File) {
 		if n > maxEvent {
 			p.tooLong(line, n)
 		} else if len(line) > 0 {
+			if q, nonce, ok := parseInput(line); ok {
+				p.asked(q, nonce)
+				goto next
+			}
 			hello, done, flushed, nonce := parseEvent(line)
 			switch {
 			case hello != nil:
@@ -372,6 +376,7 @@ func (p *process) readEvents(r *os.File) {
 				p.result(*done, nonce, flushed)
 			}
 		}
+	next:
 		if err != nil {
 			return
 		}
@@ -379,6 +384,41 @@ func (p *process) readEvents(r *os.File) {
 			buf = nil // a long line's buffer is not kept for the short ones
 		}
 	}
+}
+
+// asked takes a cell's question: passed on to the handler if it can ask
+// anyone (a driver.Asker), else answered with end of file at once. One
+// not from the cell in flight (a cell can write to the event channel) is
+// a stray.
+func (p *process) asked(q driver.Prompt, nonce string) {
+	p.evMu.Lock()
+	f := p.inflight
+	if f == nil || q.Cell != f.cell || nonce != f.nonce {
+		p.stray++
+		p.evMu.Unlock()
+		return
+	}
+	p.evMu.Unlock()
+	if a, ok := p.h.(driver.Asker); ok {
+		p.deliver(func() { a.InputAsked(q) })
+		return
+	}
+	p.Answer("", true)
+}
+
+// Answer implements driver.Answerer: the line (or end of file) goes to
+// the worker on its command channel, where the cell's read waits.
+func (p *process) Answer(text string, eof bool) error {
+	msg := []byte("eof\n")
+	if !eof {
+		msg = append(fmt.Appendf(nil, "input %d\n", len(text)), text...)
+	}
+	p.cmdMu.Lock()
+	defer p.cmdMu.Unlock()
+	if _, err := p.cmds.Write(msg); err != nil {
+		return fmt.Errorf("cannot send the answer to the worker (it may have died): %w", err)
+	}
+	return nil
 }
 
 // result takes a done event: the result of the cell in flight if it is

@@ -1,0 +1,95 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestPythonInput: a Python cell that reads input returns at once with
+// status input and its prompt; the answer, end of file and an interrupt
+// end the wait; exec is refused meanwhile; sys.stdin.readline asks too;
+// getpass's answer is in no file; pdb steps through a function.
+func TestPythonInput(t *testing.T) {
+	needPython(t)
+	t.Parallel()
+	e := newEnv(t)
+	e.must(0, "exec", "in", "x = 41")
+
+	r := e.runJSON("exec", "in", "print('hello')\nname = input('name? ')\nprint('hi', name)\nlen(name)")
+	if r.Status != "input" || r.code != 3 || r.raw["prompt"] == nil {
+		t.Fatalf("input(): %s; want status input, exit 3, a prompt", clip(r.String()))
+	}
+	if _, errOut, code := e.run("exec", "in", "x"); code != 2 || !strings.Contains(errOut, `waits for input (it asked "name? ")`) {
+		t.Errorf("exec while waiting: exit %d, %q", code, errOut)
+	}
+	r = e.runJSON("input", "in", "Bob")
+	if r.Status != "done" || r.Value != "3" || !strings.Contains(r.Output, "name? Bob\nhi Bob\n") {
+		t.Errorf("the answer: %s", clip(r.String()))
+	}
+
+	// sys.stdin.readline asks as well; end of file gives it "".
+	if r := e.runJSON("exec", "in", "import sys\nsys.stdin.readline()"); r.Status != "input" {
+		t.Fatalf("sys.stdin.readline(): %s", clip(r.String()))
+	}
+	if r := e.runJSON("input", "in", "--eof"); r.Status != "done" || r.Value != "''" {
+		t.Errorf("end of file to readline: %s", clip(r.String()))
+	}
+	if r := e.runJSON("exec", "in", "input()"); r.Status != "input" {
+		t.Fatalf("input() again: %s", clip(r.String()))
+	}
+	if r := e.runJSON("input", "in", "--eof"); r.Status != "error" || r.Error == nil || r.Error.Type != "EOFError" {
+		t.Errorf("end of file to input(): %s", clip(r.String()))
+	}
+
+	// An interrupt ends the wait; the session goes on.
+	if r := e.runJSON("exec", "in", "input('z? ')"); r.Status != "input" {
+		t.Fatalf("input('z? '): %s", clip(r.String()))
+	}
+	out, _ := e.must(0, "interrupt", "in")
+	wantContains(t, "an interrupt during input", out, "KeyboardInterrupt")
+	if r := e.runJSON("exec", "in", "x + 1"); r.Value != "42" {
+		t.Errorf("after the interrupt: %s", clip(r.String()))
+	}
+	if out, _, code := e.run("input", "in", "late", "--json"); code != 2 || !strings.Contains(out, `"code":"no-input"`) {
+		t.Errorf("an answer nobody asked for: exit %d, %s", code, out)
+	}
+
+	// getpass: shown and kept as [hidden].
+	const secret = "hunter2-0f-the-worker"
+	if r := e.runJSON("exec", "in", "import getpass\npw = getpass.getpass()\nlen(pw)"); r.Status != "input" || !strings.Contains(r.String(), `"password":true`) {
+		t.Fatalf("getpass: %s", clip(r.String()))
+	}
+	r = e.runJSON("input", "in", secret)
+	if r.Value != "21" || !strings.Contains(r.Output, "[hidden]") || strings.Contains(r.String(), secret) {
+		t.Errorf("getpass's answer: %s", clip(r.String()))
+	}
+	e.must(0, "history", "in")
+	for _, dir := range []string{e.state, e.runtime} {
+		filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || d.Type()&os.ModeSocket != 0 {
+				return nil
+			}
+			if b, err := os.ReadFile(path); err == nil && strings.Contains(string(b), secret) {
+				t.Errorf("the secret is in %s", path)
+			}
+			return nil
+		})
+	}
+
+	// pdb through a three-line function: n, p, c.
+	r = e.runJSON("exec", "in", "def f(a):\n    b = a * 2\n    breakpoint()\n    c = b + 1\n    return c\n\nf(20)")
+	if r.Status != "input" || !strings.Contains(r.String(), `(Pdb) `) {
+		t.Fatalf("breakpoint(): %s", clip(r.String()))
+	}
+	for _, step := range []struct{ cmd, want string }{{"p b", "40"}, {"n", "return c"}, {"p c", "41"}} {
+		r = e.runJSON("input", "in", step.cmd)
+		if r.Status != "input" || !strings.Contains(r.Output, step.want) {
+			t.Errorf("pdb %q: %s; want %q and the next prompt", step.cmd, clip(r.String()), step.want)
+		}
+	}
+	if r = e.runJSON("input", "in", "c"); r.Status != "done" || r.Value != "41" {
+		t.Errorf("pdb continue: %s; want the value 41", clip(r.String()))
+	}
+}
