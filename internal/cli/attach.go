@@ -332,6 +332,7 @@ func (a *console) send(code string) {
 // sender runs the typed cells; what they print and return comes through
 // the record.
 func (a *console) sender(ctx context.Context) {
+	asking := false // the session's cell waits for input: the next line typed answers it
 	for {
 		var code string
 		select {
@@ -342,13 +343,28 @@ func (a *console) sender(ctx context.Context) {
 		a.mu.Lock()
 		a.sending++
 		a.mu.Unlock()
-		_, err := a.e.client.Exec(ctx, a.name, api.ExecRequest{Code: code, Timeout: api.Seconds(api.MaxTimeout.Seconds()), Client: a.me,
-			Spawn: api.Spawn{Cwd: cwd(), Env: os.Environ()}})
+		var r api.CellResult
+		var err error
+		if asking {
+			r, err = a.e.client.Input(ctx, a.name, api.InputRequest{Text: code, Timeout: api.Seconds(api.MaxTimeout.Seconds()), Client: a.me})
+		} else {
+			r, err = a.e.client.Exec(ctx, a.name, api.ExecRequest{Code: code, Timeout: api.Seconds(api.MaxTimeout.Seconds()), Client: a.me,
+				Spawn: api.Spawn{Cwd: cwd(), Env: os.Environ()}})
+		}
 		a.mu.Lock()
 		a.sending--
 		a.mu.Unlock()
+		asking = false
 		var ae *client.APIError
 		switch {
+		case err == nil && r.Status == api.StatusInput && r.Prompt != nil:
+			asking = true
+			fmt.Fprintf(a.t, "[cell %d asks %q: the next line you type answers it]\n", r.Cell, r.Prompt.Text)
+		case errors.As(err, &ae) && ae.Code == api.CodeInput:
+			// Someone's cell asks: what was typed was not run, and the
+			// next line answers the question.
+			asking = true
+			fmt.Fprintf(a.t, "[not run: %s; the next line you type answers it]\n", render.Refusal(ae.ErrorReply))
 		case err == nil, ctx.Err() != nil:
 		case errors.As(err, &ae):
 			msg := render.Refusal(ae.ErrorReply)
