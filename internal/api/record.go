@@ -65,6 +65,9 @@ type Entry struct {
 	Status     string     `json:"status,omitempty"`  // cells: running, done, error, interrupted, dead
 	Error      *CellError `json:"error,omitempty"`
 	Rich       []Rich     `json:"rich,omitempty"` // its rich outputs, by file
+	// Answers are the lines given to the cell's questions, in order, and
+	// who gave them.
+	Answers []Answer `json:"answers,omitempty"`
 	// Note is what a note entry says, as data; Text is the words of an
 	// entry written before notes were data, and of a dead cell's end.
 	Note    *Note      `json:"note,omitempty"`
@@ -241,4 +244,15 @@ func firstLine(s string) (string, bool) {
 		line, cut = string(r[:LineChars-1])+"…", true
 	}
 	return line, cut
+}
+
+// Answer is one line given to a cell that asked for input: Text is
+// "[hidden]" for a password's answer, "" with EOF for end of file.
+type Answer struct {
+	Prompt string    `json:"prompt"`
+	Text   string    `json:"text"`
+	EOF    bool      `json:"eof,omitempty"`
+	Who    string    `json:"who,omitempty"`
+	How    string    `json:"how,omitempty"`
+	At     time.Time `json:"at"`
 }

@@ -277,6 +277,13 @@ func Entry(w io.Writer, e api.Entry) {
 	var b strings.Builder
 	b.WriteString(EntryHeader(e) + "\n")
 	entryBody(&b, e, "")
+	for _, a := range e.Answers {
+		given := fmt.Sprintf("%q", a.Text)
+		if a.EOF {
+			given = "end of file"
+		}
+		fmt.Fprintf(&b, "answered %q with %s (%s via %s, %s)\n", a.Prompt, given, a.Who, a.How, a.At.Local().Format("15:04:05"))
+	}
 	if e.Error != nil && e.Error.Traceback != "" {
 		b.WriteString("traceback:\n" + strings.TrimSuffix(e.Error.Traceback, "\n") + "\n")
 		if e.Error.TracebackCut != nil {
