@@ -92,4 +92,11 @@ func TestPythonInput(t *testing.T) {
 	if r = e.runJSON("input", "in", "c"); r.Status != "done" || r.Value != "41" {
 		t.Errorf("pdb continue: %s; want the value 41", clip(r.String()))
 	}
+	// pdb left its Ctrl-C handler: the next cell is interrupted as any.
+	if r := e.runJSON("exec", "in", "input('again? ')"); r.Status != "input" {
+		t.Fatalf("input after pdb: %s", clip(r.String()))
+	}
+	out, _ = e.must(0, "interrupt", "in")
+	wantContains(t, "an interrupt after pdb", out, "KeyboardInterrupt")
+	wantLacks(t, "an interrupt after pdb", out, "pdb.py", "reentrant")
 }

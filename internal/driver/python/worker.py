@@ -48,10 +48,12 @@ def _main():
         try:
             return run_cell(cell, code, value_limit, namespace, state)
         finally:
-            # A cell may leave its own SIGINT handler (pdb's, after
-            # `continue`, breaks into the debugger): the next cell is
-            # interrupted by the worker's again.
-            if _signal.getsignal(_signal.SIGINT) is not on_sigint:
+            # A debugger leaves its SIGINT handler after `continue` (to
+            # break into it on Ctrl-C): the next cell is interrupted by the
+            # worker's again. A handler the cell chose itself stays.
+            handler = _signal.getsignal(_signal.SIGINT)
+            bdb = sys.modules.get("bdb")
+            if bdb is not None and isinstance(getattr(handler, "__self__", None), bdb.Bdb):
                 _signal.signal(_signal.SIGINT, on_sigint)
 
     serve(start, run)
