@@ -229,6 +229,9 @@ func others(n api.Note, v Voice) string {
 	var parts []string
 	for _, o := range n.Others {
 		switch {
+		case o.Running != nil && o.Running.Input != nil:
+			parts = append(parts, fmt.Sprintf("'%s' waits for input: cell %d asks %q (sent by %s; %s answers it)", o.Session, o.Running.Cell,
+				o.Running.Input.Text, Who(&o.Running.Client), v.Step(api.Action{Do: api.DoInput, Session: o.Session})))
 		case o.Running != nil:
 			parts = append(parts, fmt.Sprintf("'%s' is running cell %d (%s, sent by %s)", o.Session, o.Running.Cell,
 				Duration(time.Since(o.Running.Started)), Who(&o.Running.Client)))
