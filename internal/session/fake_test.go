@@ -291,7 +291,7 @@ func (f *fakeProc) reap() {
 	close(f.exitDone)
 }
 
-func (f *fakeProc) waitExited(t *testing.T) {
+func (f *fakeProc) waitExited(t testing.TB) {
 	t.Helper()
 	select {
 	case <-f.exitDone:

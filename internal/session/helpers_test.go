@@ -24,7 +24,7 @@ var (
 // newTestManager is the one place a test Manager is made: its state and
 // runtime directories are temporary, and when the test ends every session
 // is stopped and no process of any is left.
-func newTestManager(t *testing.T) *Manager {
+func newTestManager(t testing.TB) *Manager {
 	t.Helper()
 	base := t.TempDir()
 	if err := os.Chmod(base, 0o700); err != nil { // the state dir's parent must be private
