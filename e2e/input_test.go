@@ -43,6 +43,19 @@ func TestPythonInput(t *testing.T) {
 		t.Errorf("end of file to input(): %s", clip(r.String()))
 	}
 
+	// A question outlives the daemon: the next one finds it, and the
+	// answer reaches the cell.
+	if r := e.runJSON("exec", "in", "input('still? ')"); r.Status != "input" {
+		t.Fatalf("input('still? '): %s", clip(r.String()))
+	}
+	e.killDaemon()
+	if r := e.runJSON("wait", "in"); r.Status != "input" || !strings.Contains(r.String(), `"still? "`) {
+		t.Errorf("wait after the daemon's death: %s; want the question", clip(r.String()))
+	}
+	if r := e.runJSON("input", "in", "yes"); r.Status != "done" || r.Value != "'yes'" {
+		t.Errorf("the answer through the next daemon: %s", clip(r.String()))
+	}
+
 	// An interrupt ends the wait; the session goes on.
 	if r := e.runJSON("exec", "in", "input('z? ')"); r.Status != "input" {
 		t.Fatalf("input('z? '): %s", clip(r.String()))

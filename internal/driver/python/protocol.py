@@ -117,7 +117,7 @@ def serve(start, run_cell):
         events.flush()
 
     current = {"cell": 0, "nonce": None}
-    install_stdin(commands, send, current)
+    install_stdin(commands, send, current, lambda: flush_all(sentinel, out_fd))
 
     hello = {"op": "hello", "implementation": sys.implementation.name,
              "executable": sys.executable, "pid": os.getpid()}
@@ -170,7 +170,7 @@ def serve(start, run_cell):
 
 # ---- input: a cell that reads standard input asks the daemon ---------------
 
-def install_stdin(commands, send, current):
+def install_stdin(commands, send, current, mark):
     """Make sys.stdin and input() ask the daemon: each line a cell reads
     is a question ("input" event) answered on the command channel
     ("input NBYTES" then the line, or "eof"). The daemon tells its caller
@@ -181,6 +181,9 @@ def install_stdin(commands, send, current):
         event = {"op": "input", "cell": current["cell"], "prompt": prompt, "password": password, "shown": shown}
         if current["nonce"] is not None:
             event["nonce"] = current["nonce"]
+        # What the cell printed so far goes out first, ended by the
+        # marker, so that the question comes after it.
+        event["flushed"] = mark()
         send(event)
         header = commands.readline()
         parts = header.split()

@@ -88,11 +88,12 @@ func eventHead(b []byte) head {
 }
 
 // parseInput reads a cell's question, {"op":"input","cell":N,
-// "nonce":…,"prompt":…,"password":…,"shown":…}; ok is false for any
-// other event.
-func parseInput(line []byte) (q driver.Prompt, nonce string, ok bool) {
+// "nonce":…,"prompt":…,"password":…,"shown":…,"flushed":…} (flushed:
+// the worker wrote the end marker to its output first); ok is false for
+// any other event.
+func parseInput(line []byte) (q driver.Prompt, nonce string, flushed, ok bool) {
 	if !bytes.Contains(line, []byte(`"op": "input"`)) && !bytes.Contains(line, []byte(`"op":"input"`)) {
-		return q, "", false
+		return q, "", false, false
 	}
 	var m struct {
 		Op       string `json:"op"`
@@ -101,11 +102,12 @@ func parseInput(line []byte) (q driver.Prompt, nonce string, ok bool) {
 		Prompt   string `json:"prompt"`
 		Password bool   `json:"password"`
 		Shown    bool   `json:"shown"`
+		Flushed  bool   `json:"flushed"`
 	}
 	if json.Unmarshal(line, &m) != nil || m.Op != "input" {
-		return q, "", false
+		return q, "", false, false
 	}
-	return driver.Prompt{Cell: m.Cell, Text: m.Prompt, Password: m.Password, Shown: m.Shown}, m.Nonce, true
+	return driver.Prompt{Cell: m.Cell, Text: m.Prompt, Password: m.Password, Shown: m.Shown}, m.Nonce, m.Flushed, true
 }
 
 // maxNames bounds the names a worker may report for one cell.

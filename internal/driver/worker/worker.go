@@ -286,6 +286,11 @@ type process struct {
 	inflight *flight
 	pending  *driver.Result
 	late     *time.Timer
+	// asking is a cell's question waiting, as a result does, for the end
+	// marker the worker wrote before it: what the cell printed before it
+	// asked reaches the handler first.
+	asking   *driver.Prompt
+	askLate  *time.Timer
 	stray    int
 	doneSent chan struct{} // a result became pending
 	evEOF    chan struct{} // the event reader ended
@@ -360,8 +365,8 @@ func (p *process) readEvents(r *os.File) {
 		if n > maxEvent {
 			p.tooLong(line, n)
 		} else if len(line) > 0 {
-			if q, nonce, ok := parseInput(line); ok {
-				p.asked(q, nonce)
+			if q, nonce, flushed, ok := parseInput(line); ok {
+				p.asked(q, nonce, flushed)
 				goto next
 			}
 			hello, done, flushed, nonce := parseEvent(line)
@@ -390,7 +395,8 @@ func (p *process) readEvents(r *os.File) {
 // anyone (a driver.Asker), else answered with end of file at once. One
 // not from the cell in flight (a cell can write to the event channel) is
 // a stray.
-func (p *process) asked(q driver.Prompt, nonce string) {
+func (p *process) asked(q driver.Prompt, nonce string, flushed bool) {
+	a, ok := p.h.(driver.Asker)
 	p.evMu.Lock()
 	f := p.inflight
 	if f == nil || q.Cell != f.cell || nonce != f.nonce {
@@ -398,12 +404,42 @@ func (p *process) asked(q driver.Prompt, nonce string) {
 		p.evMu.Unlock()
 		return
 	}
-	p.evMu.Unlock()
-	if a, ok := p.h.(driver.Asker); ok {
+	if !ok {
+		p.evMu.Unlock()
+		p.Answer("", true)
+		return
+	}
+	if !flushed {
+		p.evMu.Unlock()
 		p.deliver(func() { a.InputAsked(q) })
 		return
 	}
-	p.Answer("", true)
+	pending := &q
+	p.asking = pending
+	p.askLate = time.AfterFunc(markerWait, func() {
+		if q := p.takeAsking(pending); q != nil {
+			p.deliver(func() { a.InputAsked(*q) })
+		}
+	})
+	p.evMu.Unlock()
+	select {
+	case p.doneSent <- struct{}{}:
+	default:
+	}
+}
+
+// takeAsking takes the question waiting for its marker: want, or any
+// (nil).
+func (p *process) takeAsking(want *driver.Prompt) *driver.Prompt {
+	p.evMu.Lock()
+	defer p.evMu.Unlock()
+	q := p.asking
+	if q == nil || (want != nil && q != want) {
+		return nil
+	}
+	p.asking = nil
+	p.askLate.Stop()
+	return q
 }
 
 // Answer implements driver.Answerer: the line (or end of file) goes to
@@ -554,7 +590,20 @@ func (p *process) output(b []byte) {
 func (p *process) cellEnded() {
 	timer := time.NewTimer(doneWait)
 	defer timer.Stop()
+	ask := func() bool {
+		q := p.takeAsking(nil)
+		if q == nil {
+			return false
+		}
+		if a, ok := p.h.(driver.Asker); ok {
+			p.deliver(func() { a.InputAsked(*q) })
+		}
+		return true
+	}
 	for {
+		if ask() {
+			return
+		}
 		if r := p.takePending(); r != nil {
 			p.deliver(func() { p.h.CellDone(*r) })
 			return
@@ -562,6 +611,9 @@ func (p *process) cellEnded() {
 		select {
 		case <-p.doneSent:
 		case <-p.evEOF:
+			if ask() {
+				return
+			}
 			if r := p.takePending(); r != nil {
 				p.deliver(func() { p.h.CellDone(*r) })
 			}
