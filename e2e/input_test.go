@@ -18,8 +18,8 @@ func TestPythonInput(t *testing.T) {
 	e.must(0, "exec", "in", "x = 41")
 
 	r := e.runJSON("exec", "in", "print('hello')\nname = input('name? ')\nprint('hi', name)\nlen(name)")
-	if r.Status != "input" || r.code != 3 || r.raw["prompt"] == nil {
-		t.Fatalf("input(): %s; want status input, exit 3, a prompt", clip(r.String()))
+	if r.Status != "input" || r.code != 3 || r.raw["prompt"] == nil || r.Output != "hello\n" {
+		t.Fatalf("input(): %s; want status input, exit 3, a prompt, what it printed before", clip(r.String()))
 	}
 	if _, errOut, code := e.run("exec", "in", "x"); code != 2 || !strings.Contains(errOut, `waits for input (it asked "name? ")`) {
 		t.Errorf("exec while waiting: exit %d, %q", code, errOut)

@@ -26,7 +26,7 @@ type kernelRow struct {
 	lateVal check  // what late's wait gives
 	plot    string
 	flood   string // prints 100 MiB of 'x'
-	input   string // asks "name? "; its value is the answer
+	input   string // prints "before", asks "name? "; its value is the answer
 	answer  check  // what the answer "Bob" gives
 	// eofStatus is the cell's status when end of file answers it.
 	eofStatus string
@@ -41,7 +41,7 @@ var pythonKernel = kernelRow{
 	lateVal:   check{value: "7", output: "late\n"},
 	plot:      "import matplotlib\nimport matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.show()",
 	flood:     "import sys\nfor _ in range(100):\n    sys.stdout.write('x' * (1 << 20))",
-	input:     "input('name? ')",
+	input:     "print('before')\ninput('name? ')",
 	answer:    check{value: "'Bob'", output: "name? Bob\n"},
 	eofStatus: "error", // EOFError
 	define:    "x = 1",
@@ -55,7 +55,7 @@ var irKernel = kernelRow{
 	lateVal:   check{output: "late\n[1] 7\n"}, // IRkernel's values are displays
 	plot:      "plot(1:10)",
 	flood:     `for (i in 1:100) cat(strrep("x", 1048576))`,
-	input:     "paste('hi', readline('name? '))",
+	input:     "cat('before\\n')\npaste('hi', readline('name? '))",
 	answer:    check{output: "name? Bob\n[1] \"hi Bob\"\n"},
 	eofStatus: "done", // IRkernel reads an empty line
 	define:    "x <- 1",
@@ -128,8 +128,8 @@ func kernelRows(t *testing.T, e *env, row kernelRow, flood bool, args ...string)
 	// Input: the cell's question comes back at once; code is refused
 	// while it waits; the answer gives the cell its value.
 	r := run(row.input, "-t", "20")
-	if r.Status != "input" || r.code != 3 || !strings.Contains(r.String(), `"text":"name? "`) {
-		t.Errorf("a cell asking for input: %s; want status input, exit 3, the prompt", clip(r.String()))
+	if r.Status != "input" || r.code != 3 || !strings.Contains(r.String(), `"text":"name? "`) || r.Output != "before\n" {
+		t.Errorf("a cell asking for input: %s; want status input, exit 3, the prompt, what it printed before", clip(r.String()))
 	}
 	if _, errOut, code := e.run("exec", s, row.useX.code); code != 2 || !strings.Contains(errOut, "waits for input") {
 		t.Errorf("exec while the cell waits for input: exit %d, %q; want refused", code, errOut)

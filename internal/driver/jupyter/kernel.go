@@ -87,6 +87,8 @@ type kernel struct {
 	ipython          bool    // input_reply "\x04" is end of file to it
 	hbLost           bool    // ended for its heartbeat
 	asked            *Header // the input_request waiting for an Answer
+	asking           *driver.Prompt
+	askTimer         *time.Timer // passes asking on once iopub is quiet
 	endedBy          func(time.Duration) error
 	mu               sync.Mutex
 	cur              *cellState
@@ -266,6 +268,8 @@ func (k *kernel) loop() {
 			k.h.Output(p)
 		case <-k.lateC():
 			k.finish(true)
+		case <-k.askC():
+			k.ask()
 		case ex := <-k.dead:
 			k.drain()
 			k.mu.Lock()
@@ -325,6 +329,9 @@ func (k *kernel) take(in inbound) {
 		return
 	case controlCh:
 		return
+	}
+	if k.askTimer != nil && in.ch == iopubCh {
+		k.askTimer.Reset(askQuiet)
 	}
 	if mine && c.late != nil {
 		// The reply came and this cell's output still flows (iopub lags
@@ -426,7 +433,11 @@ func (k *kernel) finish(late bool) {
 	k.mu.Lock()
 	c := k.cur
 	k.cur = nil
-	k.asked = nil
+	k.asked, k.asking = nil, nil
+	if k.askTimer != nil {
+		k.askTimer.Stop()
+		k.askTimer = nil
+	}
 	interrupted := c != nil && c.interrupted
 	k.mu.Unlock()
 	if c == nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/driver"
@@ -107,6 +108,32 @@ func cutText(s string, n int) string {
 	return string(r[:n]) + "…"
 }
 
+// askQuiet is how long iopub must be quiet before a cell's question is
+// passed on: ipykernel flushes the cell's output before it asks, but on
+// another channel.
+const askQuiet = 30 * time.Millisecond
+
+// askC fires when a question waiting for iopub's quiet may go.
+func (k *kernel) askC() <-chan time.Time {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.askTimer == nil {
+		return nil
+	}
+	return k.askTimer.C
+}
+
+// ask passes the waiting question on.
+func (k *kernel) ask() {
+	k.mu.Lock()
+	q := k.asking
+	k.asking, k.askTimer = nil, nil
+	k.mu.Unlock()
+	if a, ok := k.h.(driver.Asker); ok && q != nil {
+		a.InputAsked(*q)
+	}
+}
+
 // answerInput takes a kernel's request for input: passed on to whoever
 // holds the session (a driver.Asker), whose Answer replies; or, with no
 // one to ask, answered at once with end of file (ipykernel raises
@@ -118,11 +145,15 @@ func (k *kernel) answerInput(m *Msg, c *cellState) {
 		Password bool   `json:"password"`
 	}
 	m.Decode(&rq)
-	if a, ok := k.h.(driver.Asker); ok && c != nil {
+	if _, ok := k.h.(driver.Asker); ok && c != nil {
+		// The question comes on the stdin channel, what the cell printed
+		// before it on iopub: it is passed on once iopub has been quiet
+		// for askQuiet, so that the output comes first.
 		k.mu.Lock()
 		k.asked = &m.Header
+		k.asking = &driver.Prompt{Cell: c.n, Text: rq.Prompt, Password: rq.Password}
+		k.askTimer = time.NewTimer(askQuiet)
 		k.mu.Unlock()
-		a.InputAsked(driver.Prompt{Cell: c.n, Text: rq.Prompt, Password: rq.Password})
 		return
 	}
 	gave := "an empty line"
