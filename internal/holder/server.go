@@ -346,7 +346,7 @@ func (s *server) CellDone(r driver.Result) {
 	defer s.mu.Unlock()
 	r.At = time.Now()
 	if c := s.cur; c != nil && c.Cell == r.Cell && !c.Done {
-		c.Done, c.Status, c.Ended = true, r.Status, r.At
+		c.Done, c.Status, c.Ended, c.Prompt = true, r.Status, r.At, nil
 		c.result = &r
 		s.last = c.Ended
 		if r.Names != nil {
