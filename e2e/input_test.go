@@ -113,3 +113,34 @@ func TestPythonInput(t *testing.T) {
 	wantContains(t, "an interrupt after pdb", out, "KeyboardInterrupt")
 	wantLacks(t, "an interrupt after pdb", out, "pdb.py", "reentrant")
 }
+
+// TestRubyInput: a Ruby cell's gets and $stdin reads ask as Python's do.
+func TestRubyInput(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	if found, why := runtimeFound(e, "ruby"); !found {
+		t.Skipf("no ruby here (Debian: ruby): %s", why)
+	}
+	e.must(0, "exec", "rb", "--runtime", "ruby", "x = 41")
+	r := e.runJSON("exec", "rb", `print "name? "; name = gets; "hi #{name.chomp}"`)
+	if r.Status != "input" || r.code != 3 || r.Output != "name? " {
+		t.Fatalf("gets: %s; want status input and what it printed", clip(r.String()))
+	}
+	if r := e.runJSON("input", "rb", "Bob"); r.Status != "done" || r.Value != `"hi Bob"` || r.Output != "Bob\n" {
+		t.Errorf("the answer: %s", clip(r.String()))
+	}
+	if r := e.runJSON("exec", "rb", "$stdin.readline"); r.Status != "input" {
+		t.Fatalf("$stdin.readline: %s", clip(r.String()))
+	}
+	if r := e.runJSON("input", "rb", "--eof"); r.Status != "error" || r.Error == nil || !strings.Contains(r.Error.Type+r.Error.Message, "EOFError") {
+		t.Errorf("end of file to readline: %s", clip(r.String()))
+	}
+	if r := e.runJSON("exec", "rb", "gets"); r.Status != "input" {
+		t.Fatalf("gets again: %s", clip(r.String()))
+	}
+	out, _ := e.must(0, "interrupt", "rb")
+	wantContains(t, "an interrupt during gets", out, "Interrupt")
+	if r := e.runJSON("exec", "rb", "x + 1"); r.Value != "42" {
+		t.Errorf("after the interrupt: %s", clip(r.String()))
+	}
+}

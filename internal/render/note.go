@@ -75,7 +75,11 @@ func Note(n api.Note, v Voice) string {
 		if n.Why == "password" {
 			asks = "a secret (the answer is not shown, nor kept anywhere)"
 		}
-		return fmt.Sprintf("Cell %d waits for %s: it asked %q. It runs no other code meanwhile. %s", n.Cell, asks, n.Said,
+		asked := fmt.Sprintf(": it asked %q", n.Said)
+		if n.Said == "" {
+			asked = " on its standard input"
+		}
+		return fmt.Sprintf("Cell %d waits for %s%s. It runs no other code meanwhile. %s", n.Cell, asks, asked,
 			sentence(steps(n.Next, v, map[string]string{api.DoInput: "answers it", api.DoInterrupt: "stops the cell"})))
 	case api.NoteCapped:
 		return fmt.Sprintf("This server answers every call within %s, sooner than the timeout asked for, so that the client does not give up on the call.",

@@ -72,11 +72,17 @@ Module.new do
     # the traceback read like Ruby's own for Ctrl-C.
     Signal.trap("INT") { Kernel.raise(Interrupt, "") if @running }
 
+    install_stdin
+
     send_event("op" => "hello", "version" => RUBY_VERSION, "implementation" => RUBY_ENGINE,
                "executable" => executable, "pid" => @pid)
 
     while (header = @commands.gets)
       parts = header.split(" ")
+      if parts.length == 2 && parts[0] == "input"
+        @commands.read(parts[1].to_i) # an answer that came too late: its cell ended
+        next
+      end
       next unless (parts.length == 4 || parts.length == 5) && parts[0] == "exec"
       cell = parts[1].to_i
       limit = parts[2].to_i
@@ -84,6 +90,7 @@ Module.new do
       code = size > 0 ? @commands.read(size) : "".b
       break if code.nil? # the daemon closed the channel: end quietly
       code.force_encoding(Encoding::UTF_8)
+      @cell, @nonce = cell, parts[4]
       result = run_cell(cell, code, limit)
       if Process.pid != @pid
         # A child forked by the cell ran off its end: it must not answer
@@ -96,6 +103,51 @@ Module.new do
       result["nonce"] = parts[4] if parts[4]
       send_event(result)
     end
+  end
+
+  # A cell's reads of $stdin — and a bare gets, which reads $stdin
+  # through ARGF — ask the daemon: each line is a question ("input"
+  # event, after the end marker so that what the cell printed comes
+  # first) answered on the command channel ("input NBYTES" and the line,
+  # or "eof"). Nothing reads polyrepl's own commands as a cell's input.
+  def self.install_stdin
+    worker = self
+    io = Object.new
+    io.define_singleton_method(:gets) { |*_| worker.ask }
+    io.define_singleton_method(:readline) do |*_|
+      line = worker.ask
+      Kernel.raise(EOFError, "end of file reached") if line.nil?
+      line
+    end
+    io.define_singleton_method(:each_line) do |*_, &blk|
+      while (line = worker.ask)
+        blk.call(line)
+      end
+      io
+    end
+    io.define_singleton_method(:readlines) { |*_| io.each_line.to_a }
+    io.define_singleton_method(:read) { |*_| io.readlines.join }
+    io.define_singleton_method(:eof?) { false }
+    io.define_singleton_method(:tty?) { false }
+    io.define_singleton_method(:isatty) { false }
+    io.define_singleton_method(:fileno) { 0 }
+    io.define_singleton_method(:external_encoding) { Encoding::UTF_8 }
+    $stdin = io
+  end
+
+  # ask sends the running cell's question and returns the answer with its
+  # newline, or nil for end of file.
+  def self.ask
+    event = { "op" => "input", "cell" => @cell, "prompt" => "", "password" => false, "shown" => true }
+    event["nonce"] = @nonce if @nonce
+    event["flushed"] = flush_all(true)
+    send_event(event)
+    header = @commands.gets
+    parts = header.to_s.split(" ")
+    return nil unless parts.length == 2 && parts[0] == "input"
+    n = parts[1].to_i
+    line = n > 0 ? @commands.read(n) : "".b
+    (line || "".b).force_encoding(Encoding::UTF_8) + "\n"
   end
 
   def self.executable
