@@ -1,10 +1,13 @@
 package e2e
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestPythonInput: a Python cell that reads input returns at once with
@@ -142,5 +145,32 @@ func TestRubyInput(t *testing.T) {
 	wantContains(t, "an interrupt during gets", out, "Interrupt")
 	if r := e.runJSON("exec", "rb", "x + 1"); r.Value != "42" {
 		t.Errorf("after the interrupt: %s", clip(r.String()))
+	}
+}
+
+// TestMCPInput: through the MCP server, exec returns status input with
+// the prompt, the input tool answers, and the final reply carries the
+// value.
+func TestMCPInput(t *testing.T) {
+	needPython(t)
+	t.Parallel()
+	e := newEnv(t)
+	s := e.startMCP()
+	defer s.close()
+	r, text := s.cell("exec", map[string]any{"session": "mi", "code": "a = input('first? ')\nb = input('second? ')\na + b"})
+	if r.Status != "input" || !strings.Contains(text, `"first? "`) || !strings.Contains(text, "input tool") {
+		t.Fatalf("exec: %s\n%s", clip(r.String()), text)
+	}
+	r, text = s.cell("input", map[string]any{"session": "mi", "text": "ab"})
+	if r.Status != "input" || !strings.Contains(text, `"second? "`) {
+		t.Fatalf("the first answer: %s\n%s", clip(r.String()), text)
+	}
+	r, text = s.cell("input", map[string]any{"session": "mi", "text": "cd"})
+	if r.Status != "done" || r.Value != "'abcd'" {
+		t.Errorf("the second answer: %s\n%s", clip(r.String()), text)
+	}
+	res, err := s.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "input", Arguments: map[string]any{"session": "mi", "text": "late"}})
+	if err != nil || !res.IsError || !strings.Contains(toolText(res), "waits for input") {
+		t.Errorf("an answer nobody asked for: %v %s; want a tool error saying no cell waits", err, toolText(res))
 	}
 }

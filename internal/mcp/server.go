@@ -181,7 +181,7 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, h handler[In, Out]) {
 			names = append(names, d.Info().Name)
 		}
 		if len(names) > 0 {
-			p.Description = "one of " + strings.Join(names, ", ") + " (default python; the runtimes tool says which are installed)"
+			p.Description = "one of " + strings.Join(names, ", ") + ", or jupyter:KERNEL for an installed Jupyter kernel (default python; the runtimes tool says which are installed)"
 		}
 	}
 	// No output schema: the structured content is the README's shapes,
