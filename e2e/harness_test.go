@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -587,4 +588,50 @@ func tail(path string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// peakRSS samples the resident memory of process pid every 20 ms until
+// the returned function is called, which returns the highest seen.
+func peakRSS(pid int) (stop func() uint64) {
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		for {
+			if n, ok := proctest.RSS(pid); ok && n > peak.Load() {
+				peak.Store(n)
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	return func() uint64 {
+		close(done)
+		<-finished
+		if n, ok := proctest.RSS(pid); ok && n > peak.Load() {
+			peak.Store(n)
+		}
+		return peak.Load()
+	}
+}
+
+// wantNowhere checks that no file under e's state and socket directories
+// holds secret.
+func wantNowhere(t *testing.T, e *env, secret string) {
+	t.Helper()
+	for _, dir := range []string{e.state, e.runtime} {
+		filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || d.Type()&os.ModeSocket != 0 {
+				return nil
+			}
+			if b, err := os.ReadFile(path); err == nil && strings.Contains(string(b), secret) {
+				t.Errorf("the secret is in %s", path)
+			}
+			return nil
+		})
+	}
 }

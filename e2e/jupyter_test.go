@@ -165,32 +165,9 @@ func kernelRows(t *testing.T, e *env, row kernelRow, flood bool, args ...string)
 // is saved, and the daemon stays small.
 func floodRow(t *testing.T, e *env, s, code string, args ...string) {
 	t.Helper()
-	pid := e.status().PID
-	var (
-		mu   sync.Mutex
-		peak uint64
-		done = make(chan struct{})
-		wg   sync.WaitGroup
-	)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			if n, ok := proctest.RSS(pid); ok {
-				mu.Lock()
-				peak = max(peak, n)
-				mu.Unlock()
-			}
-			select {
-			case <-done:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-		}
-	}()
+	stop := peakRSS(e.status().PID)
 	r := e.runJSON(append(append([]string{"exec", s, code}, args...), "-t", "300")...)
-	close(done)
-	wg.Wait()
+	peak := stop()
 	const total = 100 << 20
 	if r.Status != "done" {
 		t.Fatalf("100 MiB of output: %s", clip(r.String()))
@@ -512,15 +489,5 @@ func TestJupyterSecret(t *testing.T) {
 		t.Errorf("the answer: %s; want its length, [hidden] in the output, the secret nowhere", clip(r.String()))
 	}
 	e.must(0, "history", "sec")
-	for _, dir := range []string{e.state, e.runtime} {
-		filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-			if err != nil || d.IsDir() || d.Type()&os.ModeSocket != 0 {
-				return nil
-			}
-			if b, err := os.ReadFile(path); err == nil && strings.Contains(string(b), secret) {
-				t.Errorf("the secret is in %s", path)
-			}
-			return nil
-		})
-	}
+	wantNowhere(t, e, secret)
 }

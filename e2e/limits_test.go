@@ -7,12 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 	"unicode/utf8"
-
-	"github.com/polyrepl/polyrepl/internal/proc/proctest"
 )
 
 // TestTranscript checks that every cell's code is appended to
@@ -173,32 +169,9 @@ func TestCaps(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t)
 		e.must(0, "exec", "flood", "import sys")
-		pid := e.status().PID
-		var (
-			mu   sync.Mutex
-			peak uint64
-			done = make(chan struct{})
-			wg   sync.WaitGroup
-		)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				if n, ok := proctest.RSS(pid); ok {
-					mu.Lock()
-					peak = max(peak, n)
-					mu.Unlock()
-				}
-				select {
-				case <-done:
-					return
-				case <-time.After(20 * time.Millisecond):
-				}
-			}
-		}()
+		stop := peakRSS(e.status().PID)
 		r := e.runJSON("exec", "flood", "for _ in range(200):\n    sys.stdout.write('x' * (1 << 20))", "-t", "300")
-		close(done)
-		wg.Wait()
+		peak := stop()
 		if r.code != 0 || r.Status != "done" {
 			t.Errorf("200 MB of output: %v", r)
 		}
@@ -209,9 +182,6 @@ func TestCaps(t *testing.T) {
 			t.Errorf("output_cut %+v, want total %d and at most 30,000 kept", c, 200<<20)
 		} else if fi, err := os.Stat(c.File); err != nil || fi.Size() != 200<<20 {
 			t.Errorf("the saved output %s: %v, want all %d bytes", c.File, err, 200<<20)
-		}
-		if n, ok := proctest.RSS(pid); ok {
-			peak = max(peak, n)
 		}
 		if peak >= 100<<20 {
 			t.Errorf("the daemon's RSS reached %d MB during the flood, want under 100 MB", peak>>20)
