@@ -399,8 +399,14 @@ func (p *Process) Detach() {
 // seconds is killed.
 func (p *Process) End() error {
 	p.leaving.Store(true)
-	p.w.send(frameEnd)
-	gone := p.gone(holderGone)
+	wait := holderGone
+	if p.w.send(frameEnd) != nil {
+		// The connection is gone (the holder dropped it, say for a frame
+		// it could not send): a holder that cannot hear End is not waited
+		// for, or a daemon stopping meanwhile would leave it behind.
+		wait = 0
+	}
+	gone := p.gone(wait)
 	p.w.close()
 	// A holder removes its socket as it ends; one that was killed left it.
 	defer os.Remove(p.socket)
@@ -410,6 +416,9 @@ func (p *Process) End() error {
 	proc.Signal(p.holder, syscall.SIGKILL)
 	if !p.gone(2 * time.Second) {
 		return fmt.Errorf("the session's holder (pid %d) did not end, even after SIGKILL", p.holder.PID)
+	}
+	if wait == 0 {
+		return nil // it could not be told: killed, as it had to be
 	}
 	return fmt.Errorf("the session's holder (pid %d) did not end within %s and was killed", p.holder.PID, holderGone)
 }

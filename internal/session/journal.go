@@ -73,6 +73,7 @@ func (m *Manager) died(s *Session, d *api.Death) {
 			log.Printf("session %s: %d processes survived: %v", s.Name, len(survivors), err)
 		}
 	}
+
 	l := m.life(s)
 	if d.By != api.ByRestart {
 		s.mu.Lock()
