@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -262,16 +263,11 @@ func gatewayKernels(t *testing.T, url, token string) string {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var b strings.Builder
-	buf := make([]byte, 4096)
-	for {
-		n, err := resp.Body.Read(buf)
-		b.Write(buf[:n])
-		if err != nil {
-			break
-		}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return strings.TrimSpace(b.String())
+	return strings.TrimSpace(string(b))
 }
 
 // TestJupyterGateway runs the conformance suite and the kernel rows
