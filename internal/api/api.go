@@ -64,6 +64,9 @@ type Prompt struct {
 	// Password: the runtime asked for a secret (getpass); the answer is
 	// never shown nor kept.
 	Password bool `json:"password,omitempty"`
+	// NoEOF: the question takes lines only; end of file would end the
+	// runtime's console (R).
+	NoEOF bool `json:"no_eof,omitempty"`
 }
 
 // InputRequest answers the question a running cell asks: one line (Text,

@@ -43,8 +43,9 @@ const (
 	// or stops it.
 	NoteRunning = "running"
 	// NoteInput: the cell waits for a line of input. Session, Cell, Said
-	// (the prompt), Why "password" if a secret is asked; Next answers or
-	// stops it.
+	// (the prompt), Why "password" if a secret is asked, "lines" if the
+	// question takes no end of file (R's console); Next answers or stops
+	// it.
 	NoteInput = "input"
 	// NoteCapped: the MCP server answered before the timeout asked for,
 	// at its cap on any call's wait (polyrepl mcp --max-wait), so that

@@ -75,4 +75,5 @@ const (
 	FieldMemory  = "memory"
 	FieldGateway = "gateway"
 	FieldSince   = "since"
+	FieldEOF     = "eof"
 )

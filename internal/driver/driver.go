@@ -137,6 +137,9 @@ type Prompt struct {
 	// Shown: the runtime printed Text in the cell's output itself (as
 	// Python's input() does); else the session shows it with the answer.
 	Shown bool `json:"shown,omitempty"`
+	// NoEOF: the runtime reads its console here, where end of file would
+	// end it, so the question takes lines only (R).
+	NoEOF bool `json:"no_eof,omitempty"`
 }
 
 // Asker is a Handler that can pass a cell's question on: a driver whose

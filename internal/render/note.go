@@ -72,15 +72,22 @@ func Note(n api.Note, v Voice) string {
 			api.DoWait: "collects the rest", api.DoInterrupt: "stops it"})))
 	case api.NoteInput:
 		asks := "a line of input"
-		if n.Why == "password" {
+		switch n.Why {
+		case "password":
 			asks = "a secret (the answer is not shown, nor kept anywhere)"
+		case "lines":
+			asks = "a line of input (not end of file, which would end its console)"
 		}
 		asked := fmt.Sprintf(": it asked %q", n.Said)
 		if n.Said == "" {
 			asked = " on its standard input"
 		}
+		answers := fmt.Sprintf("answers it (%s: end of file)", v.Input(api.FieldEOF))
+		if n.Why == "lines" {
+			answers = "answers it"
+		}
 		return fmt.Sprintf("Cell %d waits for %s%s. It runs no other code meanwhile. %s", n.Cell, asks, asked,
-			sentence(steps(n.Next, v, map[string]string{api.DoInput: "answers it", api.DoInterrupt: "stops the cell"})))
+			sentence(steps(n.Next, v, map[string]string{api.DoInput: answers, api.DoInterrupt: "stops the cell"})))
 	case api.NoteCapped:
 		return fmt.Sprintf("This server answers every call within %s, sooner than the timeout asked for, so that the client does not give up on the call.",
 			Duration(seconds(n.Elapsed)))

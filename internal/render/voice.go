@@ -39,7 +39,7 @@ func (people) Step(a api.Action) string {
 	case api.DoExec:
 		return fmt.Sprintf("`polyrepl exec %s CODE`", a.Session)
 	case api.DoInput:
-		return fmt.Sprintf("`polyrepl input %s TEXT` (or `--eof`)", a.Session)
+		return fmt.Sprintf("`polyrepl input %s TEXT`", a.Session)
 	case api.DoRuntimes:
 		return "`polyrepl runtimes`"
 	case api.DoStop:

@@ -54,6 +54,12 @@ func (s *Session) Input(ctx context.Context, text string, eof bool, timeout time
 		return api.CellResult{}, err
 	}
 	q := c.prompt
+	if eof && q.NoEOF {
+		s.mu.Unlock()
+		return api.CellResult{}, &Error{Code: api.CodeBadRequest, Field: api.FieldEOF,
+			Msg:  fmt.Sprintf("session %q: cell %d waits on the runtime's own console, where end of file would end the session; nothing was sent", s.Name, c.n),
+			Hint: "answer with a line (in R's browser, c continues and Q quits it), or interrupt the cell"}
+	}
 	c.prompt = nil
 	p := s.p
 	s.mu.Unlock()

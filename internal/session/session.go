@@ -357,11 +357,14 @@ func (s *Session) takeLocked(c *cell, asker api.Client) api.CellResult {
 	if q := c.prompt; q != nil && !c.finished() {
 		r.Status = api.StatusInput
 		r.Elapsed = time.Since(c.started).Seconds()
-		r.Prompt = &api.Prompt{Text: q.Text, Password: q.Password}
+		r.Prompt = &api.Prompt{Text: q.Text, Password: q.Password, NoEOF: q.NoEOF}
 		n := api.Note{Kind: api.NoteInput, Session: s.Name, Cell: c.n, Said: q.Text,
 			Next: []api.Action{{Do: api.DoInput, Session: s.Name}, {Do: api.DoInterrupt, Session: s.Name}}}
-		if q.Password {
+		switch {
+		case q.Password:
 			n.Why = "password"
+		case q.NoEOF:
+			n.Why = "lines"
 		}
 		r.Notes = append(r.Notes, n)
 		s.fitLocked(&r, c, asker)
@@ -618,7 +621,7 @@ func (s *Session) Info(withMemory bool) api.SessionInfo {
 		if !c.finished() {
 			info.Running = &api.Running{Cell: c.n, Started: c.started, Client: c.client, Code: firstLine(c.code)}
 			if q := c.prompt; q != nil {
-				info.Running.Input = &api.Prompt{Text: q.Text, Password: q.Password}
+				info.Running.Input = &api.Prompt{Text: q.Text, Password: q.Password, NoEOF: q.NoEOF}
 			}
 		}
 		info.Unread = (c.finished() && !c.delivered) || c.out.Len() > 0

@@ -13,14 +13,13 @@ import (
 //go:embed worker.R
 var source []byte
 
-// loader is the one R expression given with -e: R takes its script file
-// only before --args, where the worker protocol cannot put it, so the
-// worker's path arrives after --args (last: the end marker comes in the
-// environment) and
-// this sources it into a private environment, keeping the worker's own
-// names out of the user's .GlobalEnv. Rscript passes the same arguments on,
-// so $POLYREPL_R may name either.
-const loader = "sys.source(.subset2(rev(commandArgs(TRUE)), 1L), envir = new.env(parent = baseenv()))"
+// loader is the first line R reads from its console (its standard input,
+// a pipe the driver keeps): it sources the worker, whose path arrives
+// after --args (last: the end marker comes in the environment), into a
+// private environment, keeping the worker's own names out of the user's
+// .GlobalEnv, and quits once the worker returns. Rscript passes the same
+// arguments on, so $POLYREPL_R may name either.
+const loader = "sys.source(.subset2(rev(commandArgs(TRUE)), 1L), envir = new.env(parent = baseenv())); quit(save = \"no\")\n"
 
 // Runtime is R's worker runtime. It keeps the worker family's default
 // interrupt: SIGINT to R raises an interrupt condition in the cell at its
@@ -32,9 +31,10 @@ var Runtime = &worker.Runtime{
 		Name: "r", Family: "worker", Ext: ".R",
 		Exes: []string{"R"}, EnvVar: "POLYREPL_R",
 		Needs: "R 4 (Debian: r-base-core)",
-		Limits: "R runs as Rscript does: non-interactive (interactive() is FALSE, so " +
-			"readline() and menu() return at once, and browser() does not stop; a cell's plots " +
-			"come back as 640x480 PNGs, one a page, unless a device is open), reading .Rprofile and .Renviron but " +
+		Limits: "R runs interactive (interactive() is TRUE) with its console on a pipe: readline(), menu(), " +
+			"browser() and debug() ask (status input), seen by the kernel telling polyrepl that R waits on " +
+			"its console (Linux); such a question takes lines, not end of file; " +
+			"a cell's plots come back as 640x480 PNGs, one a page, unless a device is open; R reads .Rprofile and .Renviron but " +
 			"neither restoring nor saving .RData; q() and closeAllConnections() end the " +
 			"session; an interrupt ends a subprocess the cell waits on (system()) and, as " +
 			"at R's prompt, the cell runs on until interrupted again; C code that never " +
@@ -44,7 +44,16 @@ var Runtime = &worker.Runtime{
 	},
 	Source:   source,
 	FileName: "r-worker.R",
-	Args:     []string{"--no-echo", "--no-restore", "--no-save", "-e", loader, "--args"},
+	// Interactive, so that readline(), menu() and browser() read the
+	// console; without readline (given before --interactive, or R 4.2
+	// takes readline anyway), so answers pass untouched — no tab
+	// completion, no echo. The worker turns the prompts back on once
+	// started (--no-echo keeps the start quiet).
+	Args: []string{"--no-echo", "--no-restore", "--no-save", "--no-readline", "--interactive",
+		// No-op, so that Rscript takes the worker's path as an argument
+		// rather than as its script; R reads its console, not this.
+		"-e", "invisible()", "--args"},
+	Console: func(string) []byte { return []byte(loader) },
 	// The end marker is not on the command line, and results echo each
 	// exec's nonce (worker.R).
 	SentinelEnv: true,

@@ -459,8 +459,9 @@ func TestValueLimit(t *testing.T) {
 }
 
 // The cell's subprocesses do not inherit the control channels: none of
-// the pipes this test made for the worker, except the output pipe, is open
-// in a subprocess. (Pipes inherited from outside the test are ignored.)
+// the pipes this test made for the worker, except the output pipe and R's
+// console (their standard input, as at R's prompt), is open in a
+// subprocess. (Pipes inherited from outside the test are ignored.)
 func TestSubprocessFDs(t *testing.T) {
 	before := pipes(t, "/proc/self/fd")
 	p, rec := start(t)
@@ -482,6 +483,7 @@ func TestSubprocessFDs(t *testing.T) {
 		t.Fatalf("no fd 1 in %q", out)
 	}
 	delete(control, links["1"])
+	delete(control, links["0"])
 	if len(control) != 2 {
 		t.Fatalf("found %d control pipes, want 2: %v", len(control), control)
 	}

@@ -1,11 +1,15 @@
 # polyrepl's R worker: one session's global environment.
 #
 # The daemon starts it as
-#   R --no-echo --no-restore --no-save -e LOADER --args WORKER SENTINEL
-# where LOADER (r.go) sources this file into a private environment whose
-# parent is the base environment: nothing of the worker is in .GlobalEnv
-# (the user's namespace), and what the user defines there cannot shadow
-# what the worker calls. It talks to the daemon over three channels:
+#   R --no-echo --no-restore --no-save --no-readline --interactive --args WORKER
+# and writes LOADER (r.go) as the first line of R's console, its standard
+# input: it sources this file into a private environment whose parent is
+# the base environment: nothing of the worker is in .GlobalEnv (the user's
+# namespace), and what the user defines there cannot shadow what the
+# worker calls. The rest of the console is for the cells: readline(),
+# menu(), browser() read their answers there, and the daemon knows they
+# ask because R blocks reading it. It talks to the daemon over three
+# channels:
 #   fd 3  commands in: a header line "exec CELL VALUE_LIMIT NBYTES" and then
 #         NBYTES of UTF-8 code
 #   fd 4  events out, one JSON object per line ({"op": "hello"|"done", ...})
@@ -427,32 +431,70 @@ main <- function() {
   st$events <- file("/dev/fd/4", "web", raw = TRUE)
   st$out <- file("/dev/fd/1", "aeb", raw = TRUE)
   try(get("closeFD", envir = asNamespace("parallel"))(c(3L, 4L)), silent = TRUE)
-  # As at the prompt: functions keep their source, for printing and srcrefs.
-  options(keep.source = TRUE)
+  # As at the prompt: functions keep their source, for printing and srcrefs;
+  # and prompts are shown (browser()'s "Browse[1]> " is the question's text).
+  options(keep.source = TRUE, echo = TRUE)
   version <- paste(R.version$major, R.version$minor, sep = ".")
   send(list(op = "hello", version = version, implementation = "R",
             executable = file.path(R.home("bin"), "R"), pid = Sys.getpid()))
-  # The abort restart, which R's prompt offers, is set up once around the
-  # loop rather than per cell: a cell that invokes it unwinds to here and
-  # is reported as an error, and the loop goes on. R also takes it for an
-  # error nothing handled: outside a cell that is the worker's own failure
-  # (say the cell ran closeAllConnections(), closing the channels), and
-  # the worker ends rather than fail again forever.
+  # How the worker comes back after Q in browser() (see come_back).
+  options(polyrepl.resume = resume)
+  run_loop()
+}
+
+# run_loop serves cells. The abort restart, which R's prompt offers, is set
+# up once around the loop rather than per cell: a cell that invokes it
+# unwinds to here and is reported as an error, and the loop goes on. R
+# also takes it for an error nothing handled: outside a cell that is the
+# worker's own failure (say the cell ran closeAllConnections(), closing
+# the channels), and the worker ends rather than fail again forever.
+run_loop <- function() {
+  st$unwound <- TRUE
+  on.exit(if (isTRUE(st$unwound)) come_back())
   repeat {
-    if (withRestarts(serve(), abort = function() FALSE)) return(invisible())
+    if (withRestarts(serve(), abort = function() FALSE)) {
+      st$unwound <- FALSE
+      return(invisible())
+    }
     if (is.null(st$cell)) break
-    res <- list(op = "done", cell = st$cell, status = "error",
-                error = list(type = "abort", message = "the cell invoked the abort restart",
-                             traceback = "the cell invoked the abort restart"),
-                names = user_names())
-    res$nonce <- st$nonce
-    st$cell <- NULL
-    res$flushed <- flush_all()
-    send(res)
+    abandoned("the cell invoked the abort restart")
   }
+  st$unwound <- FALSE
   cat("polyrepl: the R worker cannot go on (did the cell close its connections,",
       "e.g. with closeAllConnections()?); the session ends\n", file = stderr())
   quit(save = "no", status = 70L, runLast = FALSE)
+}
+
+# abandoned reports the cell in flight as ended by why.
+abandoned <- function(why) {
+  res <- list(op = "done", cell = st$cell, status = "error",
+              error = list(type = "abort", message = why, traceback = why),
+              names = user_names())
+  res$nonce <- st$nonce
+  st$cell <- NULL
+  res$flushed <- flush_all()
+  send(res)
+}
+
+# come_back runs as R unwinds the worker to its top level, past every
+# handler and restart: Q in browser() does that. R's prompt then reads
+# the console, so the worker writes there, into its own standard input,
+# the line that resumes it.
+come_back <- function() {
+  options(echo = FALSE) # R's own prompt, "> ", is not the cell's output
+  tryCatch({
+    con <- file("/dev/fd/0", "wb", raw = TRUE)
+    writeBin(charToRaw('getOption("polyrepl.resume")(); quit(save = "no")\n'), con)
+    close(con)
+  }, error = function(e) NULL)
+}
+
+resume <- function() {
+  options(echo = TRUE)
+  suspendInterrupts({
+    if (!is.null(st$cell)) abandoned("Q in the browser ended the cell")
+    run_loop()
+  })
 }
 
 # serve runs cells until the daemon closes the command channel.

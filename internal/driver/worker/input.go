@@ -32,14 +32,14 @@ func (p *process) asked(q driver.Prompt, nonce string, flushed bool) {
 	}
 	if !flushed {
 		p.evMu.Unlock()
-		p.deliver(func() { a.InputAsked(q) })
+		p.deliver(func() { a.InputAsked(p.withTail(q)) })
 		return
 	}
 	pending := &q
 	p.asking = pending
 	p.askLate = time.AfterFunc(markerWait, func() {
 		if q := p.takeAsking(pending); q != nil {
-			p.deliver(func() { a.InputAsked(*q) })
+			p.deliver(func() { a.InputAsked(p.withTail(*q)) })
 		}
 	})
 	p.evMu.Unlock()
@@ -66,6 +66,9 @@ func (p *process) takeAsking(want *driver.Prompt) *driver.Prompt {
 // Answer implements driver.Answerer: the line (or end of file) goes to
 // the worker on its command channel, where the cell's read waits.
 func (p *process) Answer(text string, eof bool) error {
+	if p.r.Console != nil {
+		return p.answerConsole(text, eof)
+	}
 	msg := []byte("eof\n")
 	if !eof {
 		msg = append(fmt.Appendf(nil, "input %d\n", len(text)), text...)
@@ -76,4 +79,14 @@ func (p *process) Answer(text string, eof bool) error {
 		return fmt.Errorf("cannot send the answer to the worker (it may have died): %w", err)
 	}
 	return nil
+}
+
+// withTail gives a question that the runtime showed without saying its
+// text (Ruby's gets, R's console) the cell's last line as its text. Under
+// mu, as every call to the handler.
+func (p *process) withTail(q driver.Prompt) driver.Prompt {
+	if q.Shown && q.Text == "" {
+		q.Text = string(p.tail)
+	}
+	return q
 }

@@ -106,6 +106,12 @@ type Runtime struct {
 	// CellNonce: the worker echoes the nonce of each exec in its result,
 	// so that no event a cell forges is taken for its result.
 	CellNonce bool
+	// Console, if set, makes the runtime's standard input a pipe the
+	// driver keeps (console.go): Console(script) is written to it first —
+	// the line that starts the worker, for a runtime that reads its
+	// program from its console — and a cell that blocks reading it asks a
+	// question, whose answer is written there.
+	Console func(script string) []byte
 }
 
 // Driver adapts a Runtime to driver.Driver.
@@ -157,14 +163,30 @@ func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (
 		closeAll(outR, outW, cmdR, cmdW)
 		return nil, fmt.Errorf("cannot create the event pipe: %w", err)
 	}
+	var conR, conW *os.File
+	if r.Console != nil {
+		if conR, conW, err = openConsole(); err != nil {
+			closeAll(outR, outW, cmdR, cmdW, evR, evW)
+			return nil, err
+		}
+		cmd.Stdin = conR
+	}
 	cmd.Stdout, cmd.Stderr = outW, outW
 	cmd.ExtraFiles = []*os.File{cmdR, evW}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		closeAll(outR, outW, cmdR, cmdW, evR, evW)
+		if conR != nil {
+			closeAll(conR, conW)
+		}
 		return nil, fmt.Errorf("cannot start %s: %w", cmd.Path, err)
 	}
 	closeAll(outW, cmdR, evW)
+	if conR != nil {
+		conR.Close()
+		// The pipe holds it: the runtime is only starting.
+		conW.Write(r.Console(script))
+	}
 	p := &process{
 		r:        r,
 		cmd:      cmd,
@@ -179,6 +201,11 @@ func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (
 		outEOF:   make(chan struct{}),
 		valueLim: spec.ValueLimit,
 		tree:     l.TreeOf(cmd),
+		console:  conW,
+		conWake:  make(chan struct{}, 1),
+	}
+	if conW != nil {
+		go p.watchConsole()
 	}
 	go p.readEvents(evR)
 	go p.readOutput(outR)
@@ -265,6 +292,13 @@ type process struct {
 
 	cmdMu sync.Mutex
 	cmds  *os.File
+	// console is the runtime's standard input, for a Console runtime
+	// (under cmdMu); conAsked (under evMu) says its question is out;
+	// conWake starts the looks at a cell (console.go).
+	console  *os.File
+	conAsked bool
+	conAsker int // the pid whose read the question is
+	conWake  chan struct{}
 
 	// hello is the worker's greeting, set before helloed closes.
 	hello   helloMsg
@@ -274,6 +308,7 @@ type process struct {
 	ready  bool         // hello received; output goes to h
 	done   bool         // Exited was called; nothing more goes to h
 	early  driver.Early // output before hello, for the error message
+	tail   []byte       // the cell's last line so far: a shown prompt's text
 	exited chan driver.Exit
 	outEOF chan struct{}
 
@@ -339,13 +374,21 @@ func (p *process) Run(cell int, code string) error {
 		msg = fmt.Appendf(nil, "exec %d %d %d\n", cell, p.valueLim, len(code))
 	}
 	msg = append(msg, code...)
+	p.mu.Lock()
+	p.tail = p.tail[:0]
+	p.mu.Unlock()
 	p.evMu.Lock()
 	p.inflight = f
+	p.conAsked = false
 	p.evMu.Unlock()
 	p.cmdMu.Lock()
-	defer p.cmdMu.Unlock()
-	if _, err := p.cmds.Write(msg); err != nil {
+	_, err := p.cmds.Write(msg)
+	p.cmdMu.Unlock()
+	if err != nil {
 		return fmt.Errorf("cannot send the cell to the worker (it may have died): %w", err)
+	}
+	if p.r.Console != nil {
+		p.wakeConsole()
 	}
 	return nil
 }
@@ -515,6 +558,7 @@ func (p *process) output(b []byte) {
 	case !p.ready:
 		p.early.Keep(b)
 	default:
+		p.keepTail(b)
 		p.h.Output(b)
 	}
 }
@@ -530,7 +574,7 @@ func (p *process) cellEnded() {
 			return false
 		}
 		if a, ok := p.h.(driver.Asker); ok {
-			p.deliver(func() { a.InputAsked(*q) })
+			p.deliver(func() { a.InputAsked(p.withTail(*q)) })
 		}
 		return true
 	}
@@ -564,6 +608,9 @@ func (p *process) wait() {
 	driver.Reap(p.cmd, p.exited, p.outEOF, func() {
 		p.cmdMu.Lock()
 		p.cmds.Close()
+		if p.console != nil {
+			p.console.Close()
+		}
 		p.cmdMu.Unlock()
 	}, func(ex driver.Exit) {
 		p.mu.Lock()

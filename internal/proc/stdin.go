@@ -1,0 +1,143 @@
+package proc
+
+import (
+	"bytes"
+	"encoding/binary"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// WaitsOnStdin reports whether p's main thread is blocked reading its
+// standard input: in read(0, …), or in select, pselect6, poll or ppoll
+// with descriptor 0 among those it waits to read. It is how polyrepl
+// knows that a runtime which reads its console in C (R's browser() and
+// readline()) is asking a question: the kernel says so, nothing is
+// guessed from the output. False when p is gone, runs, or cannot be
+// inspected (another user's process: /proc/PID/syscall needs the right
+// to trace it).
+func WaitsOnStdin(p Proc) bool {
+	b, err := readFileAt(unix.AT_FDCWD, "/proc/"+strconv.Itoa(p.PID)+"/syscall", make([]byte, 0, 160))
+	if err != nil {
+		return false
+	}
+	c, ok := parseSyscall(b)
+	if !ok {
+		return false
+	}
+	return stdinWait(c, sysNums, func(addr uint64, n int) []byte { return readMem(p.PID, addr, n) })
+}
+
+// WaitsOnChild reports whether p's main thread is blocked waiting for a
+// child to end (wait4, waitid): R's system(), a shell's foreground
+// command. Then a child may be the one reading standard input.
+func WaitsOnChild(p Proc) bool {
+	b, err := readFileAt(unix.AT_FDCWD, "/proc/"+strconv.Itoa(p.PID)+"/syscall", make([]byte, 0, 160))
+	if err != nil {
+		return false
+	}
+	c, ok := parseSyscall(b)
+	return ok && (c.nr == sysNums.wait4 || c.nr == sysNums.waitid)
+}
+
+// Children lists pid's children (its main thread's: a runtime forks
+// from it), from /proc/PID/task/PID/children; none if the kernel does
+// not keep that file.
+func Children(pid int) []int {
+	s := strconv.Itoa(pid)
+	b, err := readFileAt(unix.AT_FDCWD, "/proc/"+s+"/task/"+s+"/children", make([]byte, 0, 64))
+	if err != nil {
+		return nil
+	}
+	var kids []int
+	for _, f := range bytes.Fields(b) {
+		if k, err := strconv.Atoi(string(f)); err == nil {
+			kids = append(kids, k)
+		}
+	}
+	return kids
+}
+
+// syscallNums are the numbers of the calls a read of standard input
+// blocks in, and those of waiting for a child, on one architecture (-1:
+// the architecture has no such call).
+type syscallNums struct{ read, sel, pselect6, poll, ppoll, wait4, waitid int64 }
+
+// blockedCall is /proc/PID/syscall parsed: the call's number and its
+// first five arguments.
+type blockedCall struct {
+	nr   int64
+	args [5]uint64
+}
+
+// parseSyscall reads "NR ARG1 … ARG6 SP PC"; "running" or "-1 …" (not in
+// a call) is not a blocked call.
+func parseSyscall(b []byte) (blockedCall, bool) {
+	f := bytes.Fields(b)
+	if len(f) < 6 {
+		return blockedCall{}, false
+	}
+	nr, err := strconv.ParseInt(string(f[0]), 10, 64)
+	if err != nil || nr < 0 {
+		return blockedCall{}, false
+	}
+	c := blockedCall{nr: nr}
+	for i := range c.args {
+		v, err := strconv.ParseUint(string(bytes.TrimPrefix(f[i+1], []byte("0x"))), 16, 64)
+		if err != nil {
+			return blockedCall{}, false
+		}
+		c.args[i] = v
+	}
+	return c, true
+}
+
+// stdinWait decides from a blocked call whether it waits to read
+// descriptor 0; mem reads the process's memory for the descriptor sets
+// and poll arrays the call points at (nil when it cannot).
+func stdinWait(c blockedCall, n syscallNums, mem func(addr uint64, n int) []byte) bool {
+	switch c.nr {
+	case n.read:
+		return c.args[0] == 0
+	case n.sel, n.pselect6:
+		nfds, readfds := c.args[0], c.args[1]
+		if nfds == 0 || readfds == 0 {
+			return false
+		}
+		set := mem(readfds, 1)
+		return len(set) == 1 && set[0]&1 != 0
+	case n.poll, n.ppoll:
+		count := c.args[1]
+		if count == 0 || count > 1024 || c.args[0] == 0 {
+			return false
+		}
+		fds := mem(c.args[0], int(count)*8)
+		for i := 0; i+8 <= len(fds); i += 8 {
+			fd := int32(binary.NativeEndian.Uint32(fds[i:]))
+			events := binary.NativeEndian.Uint16(fds[i+4:])
+			if fd == 0 && events&(unix.POLLIN|pollRdNorm) != 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// readMem reads n bytes of pid's memory at addr (nil if it cannot).
+func readMem(pid int, addr uint64, n int) []byte {
+	fd, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/mem", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	defer unix.Close(fd)
+	buf := make([]byte, n)
+	got, err := unix.Pread(fd, buf, int64(addr))
+	if err != nil || got != n {
+		return nil
+	}
+	return buf
+}
+
+// pollRdNorm is Linux's POLLRDNORM (not in x/sys/unix), which a poll for
+// reading may ask instead of POLLIN.
+const pollRdNorm = 0x40
