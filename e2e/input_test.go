@@ -136,6 +136,86 @@ func TestRubyInput(t *testing.T) {
 	}
 }
 
+// TestRInput: R's readline(), menu() and browser() ask — R runs
+// interactive, and polyrepl sees it block on its console — and a
+// subprocess reading the console asks too; debug() steps through a
+// three-line function; Q leaves the browser and the session goes on.
+func TestRInput(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	if found, why := runtimeFound(e, "r"); !found {
+		t.Skipf("no R here (Debian: r-base-core): %s", why)
+	}
+	e.must(0, "exec", "rs", "--runtime", "r", "x <- 41")
+	r := e.runJSON("exec", "rs", `cat("hello\n"); name <- readline("name? "); nchar(name)`)
+	if r.Status != "input" || r.code != 3 || r.Output != "hello\nname? " || !strings.Contains(r.String(), `"text":"name? "`) {
+		t.Fatalf("readline(): %s; want status input, what it printed, the prompt", clip(r.String()))
+	}
+	if _, errOut, code := e.run("exec", "rs", "x"); code != 2 || !strings.Contains(errOut, `waits for input (it asked "name? ")`) {
+		t.Errorf("exec while waiting: exit %d, %q", code, errOut)
+	}
+	if _, errOut, code := e.run("input", "rs", "--eof"); code != 2 || !strings.Contains(errOut, "end of file would end") {
+		t.Errorf("end of file to R's console: exit %d, %q; want it refused", code, errOut)
+	}
+	if r := e.runJSON("input", "rs", "Bob"); r.Status != "done" || r.Value != "[1] 3" || !strings.Contains(r.Output, "Bob\n") {
+		t.Errorf("the answer: %s", clip(r.String()))
+	}
+	if r := e.runJSON("exec", "rs", `menu(c("apple", "pear"))`); r.Status != "input" || !strings.Contains(r.Output, "2: pear") {
+		t.Fatalf("menu(): %s", clip(r.String()))
+	}
+	if r := e.runJSON("input", "rs", "2"); r.Status != "done" || r.Value != "[1] 2" {
+		t.Errorf("menu's answer: %s", clip(r.String()))
+	}
+
+	// browser() in a three-line function: print, step, continue.
+	r = e.runJSON("exec", "rs", "f <- function(a) {\n  b <- a * 2\n  browser()\n  c <- b + 1\n  c\n}\nf(20)")
+	if r.Status != "input" || !strings.HasSuffix(r.Output, "Browse[1]> ") || !strings.Contains(r.String(), `"text":"Browse[1]\u003e "`) {
+		t.Fatalf("browser(): %s", clip(r.String()))
+	}
+	for _, step := range []struct{ cmd, want string }{{"b", "[1] 40"}, {"n", "c <- b + 1"}, {"n", "debug at"}, {"c", ""}} {
+		r = e.runJSON("input", "rs", step.cmd)
+		if step.cmd == "c" {
+			if r.Status != "done" || r.Value != "[1] 41" {
+				t.Errorf("browser c: %s; want the value 41", clip(r.String()))
+			}
+			break
+		}
+		if r.Status != "input" || !strings.Contains(r.Output, step.want) {
+			t.Errorf("browser %q: %s; want %q and the next prompt", step.cmd, clip(r.String()), step.want)
+		}
+	}
+	// debug(): Q leaves the browser and ends the cell; the session goes on.
+	if r := e.runJSON("exec", "rs", "debugonce(f); f(1)"); r.Status != "input" || !strings.Contains(r.Output, "debugging in: f(1)") {
+		t.Fatalf("debugonce(): %s", clip(r.String()))
+	}
+	if r := e.runJSON("input", "rs", "Q"); r.Status != "error" || !strings.Contains(r.String(), "Q in the browser") {
+		t.Errorf("Q: %s; want the cell ended", clip(r.String()))
+	}
+	if r := e.runJSON("exec", "rs", "x + 1"); r.Value != "[1] 42" {
+		t.Errorf("after Q: %s", clip(r.String()))
+	}
+
+	// A subprocess reading the console asks; end of file ends its read.
+	if r := e.runJSON("exec", "rs", `system("cat; echo cat-ended")`); r.Status != "input" {
+		t.Fatalf("system(\"cat\"): %s", clip(r.String()))
+	}
+	if r := e.runJSON("input", "rs", "meow"); r.Status != "input" || r.Output != "meow\nmeow\n" {
+		t.Errorf("a line to cat: %s; want it echoed, then cat asking again", clip(r.String()))
+	}
+	if r := e.runJSON("input", "rs", "--eof"); r.Status != "done" || !strings.Contains(r.Output, "cat-ended") {
+		t.Errorf("end of file to cat: %s", clip(r.String()))
+	}
+
+	// An interrupt ends the wait.
+	if r := e.runJSON("exec", "rs", `readline("z? ")`); r.Status != "input" {
+		t.Fatalf("readline again: %s", clip(r.String()))
+	}
+	e.must(0, "interrupt", "rs")
+	if r := e.runJSON("exec", "rs", "x + 2"); r.Value != "[1] 43" {
+		t.Errorf("after the interrupt: %s", clip(r.String()))
+	}
+}
+
 // TestMCPInput: through the MCP server, exec returns status input with
 // the prompt, the input tool answers, and the final reply carries the
 // value.
