@@ -216,6 +216,86 @@ func TestRInput(t *testing.T) {
 	}
 }
 
+// TestShellAndNodeInput: bash's read, a command reading standard input
+// (in bash, and under Python's subprocess), and Node's readline ask —
+// the kernel shows the read on the session's console pipe — and end of
+// file ends such a read.
+func TestShellAndNodeInput(t *testing.T) {
+	needPython(t)
+	t.Parallel()
+	e := newEnv(t)
+	e.must(0, "exec", "sh", "--runtime", "bash", "x=41")
+	r := e.runJSON("exec", "sh", `echo start; read -r name; echo "hi $name"`)
+	if r.Status != "input" || r.code != 3 || r.Output != "start\n" {
+		t.Fatalf("read: %s; want status input and what it printed", clip(r.String()))
+	}
+	if _, errOut, code := e.run("exec", "sh", "echo $x"); code != 2 || !strings.Contains(errOut, "waits for input (on its standard input)") {
+		t.Errorf("exec while waiting: exit %d, %q", code, errOut)
+	}
+	if r := e.runJSON("input", "sh", "Bob Smith"); r.Status != "done" || r.Output != "Bob Smith\nhi Bob Smith\n" {
+		t.Errorf("the answer: %s", clip(r.String()))
+	}
+	if r := e.runJSON("exec", "sh", `while read -r l; do echo "got $l"; done; echo loop-ended`); r.Status != "input" {
+		t.Fatalf("a read loop: %s", clip(r.String()))
+	}
+	if r := e.runJSON("input", "sh", "a"); r.Status != "input" || !strings.Contains(r.Output, "got a") {
+		t.Errorf("a line to the loop: %s", clip(r.String()))
+	}
+	if r := e.runJSON("input", "sh", "--eof"); r.Status != "done" || !strings.Contains(r.Output, "loop-ended") {
+		t.Errorf("end of file to the loop: %s", clip(r.String()))
+	}
+	if r := e.runJSON("exec", "sh", "wc -l"); r.Status != "input" {
+		t.Fatalf("wc -l: %s", clip(r.String()))
+	}
+	e.must(3, "input", "sh", "one")
+	if r := e.runJSON("input", "sh", "--eof"); r.Status != "done" || strings.TrimSpace(r.Output) != "1" {
+		t.Errorf("wc -l after a line and end of file: %s", clip(r.String()))
+	}
+	// A pipe is not the console: nothing asks.
+	if r := e.runJSON("exec", "sh", "echo hi | { read -r v; echo \"[$v]\"; }"); r.Status != "done" || r.Output != "[hi]\n" {
+		t.Errorf("read from a pipe: %s", clip(r.String()))
+	}
+	if r := e.runJSON("exec", "sh", "read -r z"); r.Status != "input" {
+		t.Fatalf("read again: %s", clip(r.String()))
+	}
+	e.must(0, "interrupt", "sh")
+	if r := e.runJSON("exec", "sh", "echo $((x + 1))"); r.Output != "42\n" {
+		t.Errorf("after the interrupt: %s", clip(r.String()))
+	}
+
+	// Python: its own input() asks through the worker; a subprocess's read
+	// of standard input through the console.
+	if r := e.runJSON("exec", "py", "import subprocess\nsubprocess.run(['cat'], capture_output=True, text=True).stdout"); r.Status != "input" {
+		t.Fatalf("subprocess cat: %s", clip(r.String()))
+	}
+	e.must(3, "input", "py", "meow")
+	if r := e.runJSON("input", "py", "--eof"); r.Status != "done" || r.Value != `'meow\n'` {
+		t.Errorf("cat's answer: %s", clip(r.String()))
+	}
+
+	if found, why := runtimeFound(e, "node"); !found {
+		t.Logf("no node here (Debian: nodejs): %s; its readline is not tested", why)
+		return
+	}
+	code := `const readline = require("readline");
+const rl = readline.createInterface({input: process.stdin, output: process.stdout});
+const name = await new Promise(r => rl.question("name? ", r));
+name.length`
+	if r := e.runJSON("exec", "js", "--runtime", "node", code); r.Status != "input" || !strings.Contains(r.String(), `"text":"name? "`) {
+		t.Fatalf("readline: %s", clip(r.String()))
+	}
+	if r := e.runJSON("input", "js", "Bob"); r.Status != "done" || r.Value != "3" {
+		t.Errorf("readline's answer: %s", clip(r.String()))
+	}
+	if r := e.runJSON("exec", "js", `await new Promise(r => rl.question("again? ", r))`); r.Status != "input" {
+		t.Fatalf("readline again: %s", clip(r.String()))
+	}
+	e.must(0, "interrupt", "js")
+	if r := e.runJSON("exec", "js", "1 + 1"); r.Value != "2" {
+		t.Errorf("after the interrupt: %s", clip(r.String()))
+	}
+}
+
 // TestMCPInput: through the MCP server, exec returns status input with
 // the prompt, the input tool answers, and the final reply carries the
 // value.

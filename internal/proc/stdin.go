@@ -9,8 +9,10 @@ import (
 )
 
 // WaitsOnStdin reports whether p's main thread is blocked reading its
-// standard input: in read(0, …), or in select, pselect6, poll or ppoll
-// with descriptor 0 among those it waits to read. It is how polyrepl
+// standard input: in read(0, …); in select, pselect6, poll or ppoll with
+// descriptor 0 among those it waits to read; or in epoll_wait on an
+// epoll set that waits for descriptor 0 to be readable (an event loop —
+// Node's, Julia's — reading stdin). It is how polyrepl
 // knows that a runtime which reads its console in C (R's browser() and
 // readline()) is asking a question: the kernel says so, nothing is
 // guessed from the output. False when p is gone, runs, or cannot be
@@ -25,19 +27,42 @@ func WaitsOnStdin(p Proc) bool {
 	if !ok {
 		return false
 	}
+	if c.nr == sysNums.epollWait || c.nr == sysNums.epollPwait || c.nr == sysNums.epollPwait2 {
+		info, err := readFileAt(unix.AT_FDCWD, "/proc/"+strconv.Itoa(p.PID)+"/fdinfo/"+strconv.FormatUint(c.args[0], 10), nil)
+		return err == nil && epollReadsStdin(info)
+	}
 	return stdinWait(c, sysNums, func(addr uint64, n int) []byte { return readMem(p.PID, addr, n) })
 }
 
-// WaitsOnChild reports whether p's main thread is blocked waiting for a
-// child to end (wait4, waitid): R's system(), a shell's foreground
-// command. Then a child may be the one reading standard input.
-func WaitsOnChild(p Proc) bool {
-	b, err := readFileAt(unix.AT_FDCWD, "/proc/"+strconv.Itoa(p.PID)+"/syscall", make([]byte, 0, 160))
-	if err != nil {
-		return false
+// epollReadsStdin says whether an epoll set's fdinfo has descriptor 0
+// waiting to be readable: a line "tfd:        0 events:       19 …"
+// (events in hexadecimal; EPOLLIN is 1).
+func epollReadsStdin(info []byte) bool {
+	for line := range bytes.SplitSeq(info, []byte("\n")) {
+		f := bytes.Fields(line)
+		if len(f) < 4 || string(f[0]) != "tfd:" || string(f[1]) != "0" || string(f[2]) != "events:" {
+			continue
+		}
+		ev, err := strconv.ParseUint(string(f[3]), 16, 32)
+		return err == nil && ev&unix.EPOLLIN != 0
 	}
-	c, ok := parseSyscall(b)
-	return ok && (c.nr == sysNums.wait4 || c.nr == sysNums.waitid)
+	return false
+}
+
+// Reads is how many read calls p has made (syscr of /proc/PID/io): it
+// moves once a blocked read returns. ok is false once p is gone.
+func Reads(pid int) (n uint64, ok bool) {
+	b, err := readFileAt(unix.AT_FDCWD, "/proc/"+strconv.Itoa(pid)+"/io", make([]byte, 0, 256))
+	if err != nil {
+		return 0, false
+	}
+	for line := range bytes.SplitSeq(b, []byte("\n")) {
+		if v, found := bytes.CutPrefix(line, []byte("syscr:")); found {
+			n, err := strconv.ParseUint(string(bytes.TrimSpace(v)), 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
 }
 
 // Children lists pid's children (its main thread's: a runtime forks
@@ -59,9 +84,11 @@ func Children(pid int) []int {
 }
 
 // syscallNums are the numbers of the calls a read of standard input
-// blocks in, and those of waiting for a child, on one architecture (-1:
-// the architecture has no such call).
-type syscallNums struct{ read, sel, pselect6, poll, ppoll, wait4, waitid int64 }
+// blocks in, on one architecture (-1: the architecture has no such call).
+type syscallNums struct {
+	read, sel, pselect6, poll, ppoll   int64
+	epollWait, epollPwait, epollPwait2 int64
+}
 
 // blockedCall is /proc/PID/syscall parsed: the call's number and its
 // first five arguments.

@@ -1,3 +1,3 @@
 package proc
 
-var sysNums = syscallNums{read: 0, sel: 23, pselect6: 270, poll: 7, ppoll: 271, wait4: 61, waitid: 247}
+var sysNums = syscallNums{read: 0, sel: 23, pselect6: 270, poll: 7, ppoll: 271, epollWait: 232, epollPwait: 281, epollPwait2: 441}

@@ -24,6 +24,8 @@ func TestWaitsOnStdin(t *testing.T) {
 		{"read", []string{"sh", "-c", "read x"}, true},
 		{"select", []string{py, "-c", "import select,sys; select.select([sys.stdin],[],[])"}, true},
 		{"poll", []string{py, "-c", "import select; p=select.poll(); p.register(0, select.POLLIN); p.poll()"}, true},
+		{"epoll", []string{py, "-c", "import select; e=select.epoll(); e.register(0, select.EPOLLIN); e.poll()"}, true},
+		{"epoll for writing", []string{py, "-c", "import select,os; r,w=os.pipe(); e=select.epoll(); e.register(0, select.EPOLLOUT); e.register(r, select.EPOLLIN); e.poll()"}, false},
 		{"select on another descriptor", []string{py, "-c", "import os,select; r,w=os.pipe(); select.select([r],[],[])"}, false},
 		{"sleep", []string{"sleep", "30"}, false},
 	}
@@ -71,6 +73,22 @@ func TestWaitsOnStdin(t *testing.T) {
 				eventually(t, "the process to take its line", func() bool { return !WaitsOnStdin(p) })
 			}
 		})
+	}
+}
+
+func TestEpollReadsStdin(t *testing.T) {
+	for _, c := range []struct {
+		info string
+		want bool
+	}{
+		{"pos:\t0\nflags:\t02000002\nmnt_id:\t17\nino:\t1038\ntfd:        0 events:       19 data:     7fe100000000  pos:0 ino:98400d sdev:fe00000\n", true},
+		{"tfd:        3 events:       19 data: 0\ntfd:        0 events:        4 data: 0\n", false},
+		{"tfd:       10 events:       19 data: 0\n", false},
+		{"", false},
+	} {
+		if got := epollReadsStdin([]byte(c.info)); got != c.want {
+			t.Errorf("epollReadsStdin(%q) = %v, want %v", c.info, got, c.want)
+		}
 	}
 }
 

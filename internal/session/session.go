@@ -181,8 +181,12 @@ func (s *Session) Exec(ctx context.Context, code string, client api.Client, time
 		err := s.busyErrorLocked(client)
 		if q := s.cur.prompt; q != nil && !s.cur.finished() {
 			// Code is never fed to a question as its answer by accident.
+			asked := fmt.Sprintf("it asked %q", q.Text)
+			if q.Text == "" {
+				asked = "on its standard input"
+			}
 			err = &Error{Code: api.CodeInput,
-				Msg:  fmt.Sprintf("session %q: cell %d waits for input (it asked %q); this code was not run", s.Name, s.cur.n, q.Text),
+				Msg:  fmt.Sprintf("session %q: cell %d waits for input (%s); this code was not run", s.Name, s.cur.n, asked),
 				Next: []api.Action{{Do: api.DoInput, Session: s.Name}, {Do: api.DoInterrupt, Session: s.Name}}}
 		}
 		s.mu.Unlock()

@@ -45,6 +45,8 @@ var Runtime = &worker.Runtime{
 	// exec's nonce (worker.bash).
 	SentinelEnv: true,
 	CellNonce:   true,
+	// read, and any command reading standard input, asks (status input).
+	Console: true,
 }
 
 func init() { driver.Register(worker.Driver{R: Runtime}) }

@@ -44,6 +44,9 @@ var Runtime = &worker.Runtime{
 	// each cell's nonce (protocol.py).
 	SentinelEnv: true,
 	CellNonce:   true,
+	// A subprocess reading standard input asks (status input); the
+	// runtime's own reads ask through the worker.
+	Console: true,
 }
 
 func init() { driver.Register(worker.Driver{R: Runtime}) }

@@ -43,6 +43,9 @@ var Runtime = &worker.Runtime{
 	// exec's nonce (worker.js).
 	SentinelEnv: true,
 	CellNonce:   true,
+	// readline on process.stdin, and any command reading standard input,
+	// asks (status input).
+	Console: true,
 }
 
 // staticImport is the message V8 gives a static import in code that is

@@ -14,10 +14,13 @@ import (
 )
 
 // A console runtime (Runtime.Console) reads questions' answers from its
-// standard input, a pipe the driver keeps, in C code no worker can wrap:
-// R's browser(), readline() and menu() read R's console. Such a cell asks
-// when the runtime blocks reading that pipe, which the kernel tells
-// (proc.WaitsOnStdin), looked at every consoleTick while a cell runs.
+// standard input, a pipe the driver keeps, in code no worker can wrap:
+// R's browser(), readline() and menu() read R's console in C, bash's read
+// is a builtin, Node's readline reads process.stdin, and any subprocess
+// may read what it inherits. Such a cell asks when the runtime, or a
+// subprocess it waits for, blocks reading that pipe, which the kernel
+// tells (proc.WaitsOnStdin), looked at every consoleTick while a cell
+// runs.
 
 // consoleTick is how often a running cell of a console runtime is looked
 // at. Two looks in a row must find it waiting (and the pipe empty), so a
@@ -39,7 +42,7 @@ func (p *process) watchConsole() {
 			return
 		}
 		seen, last := 0, 0
-		for {
+		for look := 0; ; look++ {
 			t.Reset(consoleTick)
 			select {
 			case <-t.C:
@@ -52,7 +55,10 @@ func (p *process) watchConsole() {
 			if f == nil || out {
 				break
 			}
-			who := p.consoleReader()
+			who, kids := p.consoleReader(look)
+			if who == 0 && !kids && last != p.tree.Leader.PID {
+				continue // this look says nothing of the subprocess seen last
+			}
 			if who != 0 && who == last && p.consoleEmpty() {
 				seen++
 			} else {
@@ -70,33 +76,41 @@ func (p *process) watchConsole() {
 // maxConsoleKids bounds the descendants looked at for a reader.
 const maxConsoleKids = 64
 
+// kidsEvery is how many looks apart the runtime's descendants are looked
+// at too (each costs a stat of its descriptor 0; a cell may run many).
+const kidsEvery = 3
+
 // consoleReader is the process blocked reading the console: the runtime
-// itself, or — while it waits for a child to end (R's system("cat")) — a
-// descendant whose standard input is the console; 0 if none.
-func (p *process) consoleReader() int {
+// itself, or — on every kidsEvery-th look — a descendant whose standard
+// input is the console (R's system("cat"), Python's subprocess.run); 0 if
+// none; kids says whether the descendants were looked at.
+func (p *process) consoleReader(look int) (who int, kids bool) {
 	leader := p.tree.Leader
 	if proc.WaitsOnStdin(leader) {
-		return leader.PID
+		return leader.PID, false
 	}
-	if !proc.WaitsOnChild(leader) {
-		return 0
+	if look%kidsEvery != 0 {
+		return 0, false
+	}
+	queue := proc.Children(leader.PID)
+	if len(queue) == 0 {
+		return 0, true
 	}
 	st, ok := p.consoleStat()
 	if !ok {
-		return 0
+		return 0, true
 	}
-	queue := proc.Children(leader.PID)
 	for n := 0; len(queue) > 0 && n < maxConsoleKids; n++ {
 		pid := queue[0]
 		queue = queue[1:]
 		var in unix.Stat_t
 		if unix.Stat("/proc/"+strconv.Itoa(pid)+"/fd/0", &in) == nil && in.Ino == st.Ino && in.Dev == st.Dev &&
 			proc.WaitsOnStdin(proc.Proc{PID: pid}) {
-			return pid
+			return pid, true
 		}
 		queue = append(queue, proc.Children(pid)...)
 	}
-	return 0
+	return 0, true
 }
 
 // consoleEmpty says whether the runtime has taken everything written to
@@ -134,7 +148,7 @@ func (p *process) consoleAsks(f *flight, who int) {
 	p.conAsked = true
 	p.conAsker = who
 	p.evMu.Unlock()
-	q := driver.Prompt{Cell: f.cell, Shown: true, NoEOF: who == p.tree.Leader.PID}
+	q := driver.Prompt{Cell: f.cell, Shown: true, NoEOF: p.r.ConsoleNoEOF && who == p.tree.Leader.PID}
 	if !p.writeMarker() {
 		p.asked(q, f.nonce, false)
 		return
@@ -142,11 +156,11 @@ func (p *process) consoleAsks(f *flight, who int) {
 	p.asked(q, f.nonce, true)
 }
 
-// writeMarker writes the end marker into the runtime's output pipe,
-// through the runtime's own descriptor 1 (never blocking: a full pipe
-// means the reader is behind, and the question goes without it).
+// writeMarker writes the end marker into the output pipe, through a new
+// handle on the driver's own end of it (never blocking: a full pipe means
+// the reader is behind, and the question goes without it).
 func (p *process) writeMarker() bool {
-	fd, err := unix.Open("/proc/"+strconv.Itoa(p.tree.Leader.PID)+"/fd/1", unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(ownPath(p.outKeep), unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return false
 	}
@@ -155,13 +169,24 @@ func (p *process) writeMarker() bool {
 	return err == nil && n == len(p.sentinel)
 }
 
+// ownPath names one of the driver's own descriptors in /proc, to open
+// its pipe afresh: a new handle with its own flags. Not the runtime's
+// descriptors: a shell points them elsewhere for a moment (read <file).
+func ownPath(f *os.File) string {
+	n := -1
+	if rc, err := f.SyscallConn(); err == nil {
+		rc.Control(func(fd uintptr) { n = int(fd) })
+	}
+	return "/proc/self/fd/" + strconv.Itoa(n)
+}
+
 // answerConsole writes an answer line to the runtime's console, or gives
 // a subprocess reading it end of file.
 func (p *process) answerConsole(text string, eof bool) error {
 	p.evMu.Lock()
 	who := p.conAsker
 	p.evMu.Unlock()
-	if eof && who == p.tree.Leader.PID {
+	if eof && p.r.ConsoleNoEOF && who == p.tree.Leader.PID {
 		return fmt.Errorf("%s reads its console here, where end of file would end the session: answer a line, or interrupt the cell", p.r.Name)
 	}
 	if eof {
@@ -186,22 +211,27 @@ func (p *process) answerConsole(text string, eof bool) error {
 	return nil
 }
 
-// consoleEOF gives the subprocess who end of file on the console: the
-// driver closes its end of the pipe (it is the one writer) and, once the
-// reader has taken the end of file, opens the pipe again through the
-// runtime's descriptor 0, for the next question.
+// consoleEOF gives the reader who end of file on the console: the driver
+// closes its end of the pipe (it is the one writer) and, once the reader
+// has taken the end of file, opens the pipe again (through the read end
+// it keeps) for the next question.
 func (p *process) consoleEOF(who int) error {
 	p.cmdMu.Lock()
 	defer p.cmdMu.Unlock()
 	if p.console == nil {
 		return nil // closed already: the read has its end of file
 	}
+	// Reopened before the reader woke, the pipe would have a writer
+	// again and the reader would go on waiting: wait for its read to
+	// return (its count of reads moves, or it ends).
+	before, _ := proc.Reads(who)
 	p.console.Close()
-	reader := proc.Proc{PID: who}
-	for end := time.Now().Add(time.Second); time.Now().Before(end) && proc.WaitsOnStdin(reader); {
-		time.Sleep(time.Millisecond)
+	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(time.Millisecond) {
+		if n, ok := proc.Reads(who); !ok || n != before {
+			break
+		}
 	}
-	f, err := os.OpenFile("/proc/"+strconv.Itoa(p.tree.Leader.PID)+"/fd/0", os.O_WRONLY, 0)
+	f, err := os.OpenFile(ownPath(p.conKeep), os.O_WRONLY, 0)
 	if err != nil {
 		// The console stays closed: later reads get end of file.
 		p.console = nil

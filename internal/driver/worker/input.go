@@ -64,9 +64,13 @@ func (p *process) takeAsking(want *driver.Prompt) *driver.Prompt {
 }
 
 // Answer implements driver.Answerer: the line (or end of file) goes to
-// the worker on its command channel, where the cell's read waits.
+// the worker on its command channel, where the cell's read waits — or to
+// the console, if the question is a read of it (console.go).
 func (p *process) Answer(text string, eof bool) error {
-	if p.r.Console != nil {
+	p.evMu.Lock()
+	console := p.conAsked
+	p.evMu.Unlock()
+	if console {
 		return p.answerConsole(text, eof)
 	}
 	msg := []byte("eof\n")

@@ -106,12 +106,18 @@ type Runtime struct {
 	// CellNonce: the worker echoes the nonce of each exec in its result,
 	// so that no event a cell forges is taken for its result.
 	CellNonce bool
-	// Console, if set, makes the runtime's standard input a pipe the
-	// driver keeps (console.go): Console(script) is written to it first —
-	// the line that starts the worker, for a runtime that reads its
-	// program from its console — and a cell that blocks reading it asks a
-	// question, whose answer is written there.
-	Console func(script string) []byte
+	// Console makes the runtime's standard input a pipe the driver keeps
+	// (console.go): a cell that blocks reading it — the runtime itself or
+	// a subprocess — asks a question, whose answer is written there.
+	Console bool
+	// ConsoleFirst, if set, is written to the console first: the line
+	// that starts the worker, for a runtime that reads its program from
+	// its console (R, interactive).
+	ConsoleFirst func(script string) []byte
+	// ConsoleNoEOF: the runtime's own read of its console takes no end of
+	// file (R keeps end of file for good, and its prompt would then end
+	// the session); a subprocess's read does.
+	ConsoleNoEOF bool
 }
 
 // Driver adapts a Runtime to driver.Driver.
@@ -164,7 +170,7 @@ func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (
 		return nil, fmt.Errorf("cannot create the event pipe: %w", err)
 	}
 	var conR, conW *os.File
-	if r.Console != nil {
+	if r.Console {
 		if conR, conW, err = openConsole(); err != nil {
 			closeAll(outR, outW, cmdR, cmdW, evR, evW)
 			return nil, err
@@ -181,11 +187,20 @@ func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (
 		}
 		return nil, fmt.Errorf("cannot start %s: %w", cmd.Path, err)
 	}
-	closeAll(outW, cmdR, evW)
+	closeAll(cmdR, evW)
+	// A console runtime's driver keeps the read end of the console and
+	// the write end of the output (closed once the runtime ends): its own
+	// handles on both pipes, whatever the runtime's descriptors 0 and 1
+	// point at the moment (console.go).
+	var outKeep *os.File
 	if conR != nil {
-		conR.Close()
-		// The pipe holds it: the runtime is only starting.
-		conW.Write(r.Console(script))
+		outKeep = outW
+		if r.ConsoleFirst != nil {
+			// The pipe holds it: the runtime is only starting.
+			conW.Write(r.ConsoleFirst(script))
+		}
+	} else {
+		outW.Close()
 	}
 	p := &process{
 		r:        r,
@@ -202,6 +217,8 @@ func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (
 		valueLim: spec.ValueLimit,
 		tree:     l.TreeOf(cmd),
 		console:  conW,
+		conKeep:  conR,
+		outKeep:  outKeep,
 		conWake:  make(chan struct{}, 1),
 	}
 	if conW != nil {
@@ -296,6 +313,8 @@ type process struct {
 	// (under cmdMu); conAsked (under evMu) says its question is out;
 	// conWake starts the looks at a cell (console.go).
 	console  *os.File
+	conKeep  *os.File // the console's read end, to open it again
+	outKeep  *os.File // the output's write end, for the end marker
 	conAsked bool
 	conAsker int // the pid whose read the question is
 	conWake  chan struct{}
@@ -387,7 +406,7 @@ func (p *process) Run(cell int, code string) error {
 	if err != nil {
 		return fmt.Errorf("cannot send the cell to the worker (it may have died): %w", err)
 	}
-	if p.r.Console != nil {
+	if p.r.Console {
 		p.wakeConsole()
 	}
 	return nil
@@ -608,8 +627,10 @@ func (p *process) wait() {
 	driver.Reap(p.cmd, p.exited, p.outEOF, func() {
 		p.cmdMu.Lock()
 		p.cmds.Close()
-		if p.console != nil {
-			p.console.Close()
+		for _, f := range []*os.File{p.console, p.conKeep, p.outKeep} {
+			if f != nil {
+				f.Close()
+			}
 		}
 		p.cmdMu.Unlock()
 	}, func(ex driver.Exit) {
