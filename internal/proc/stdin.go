@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"strconv"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -82,6 +83,22 @@ func Children(pid int) []int {
 	}
 	return kids
 }
+
+// SeesStdinReads says whether WaitsOnStdin can see anything here: a
+// system-call table for this architecture, and a /proc that shows a
+// process's blocked call (Linux; not macOS, nor a sandbox that hides it).
+func SeesStdinReads() bool {
+	seesOnce.Do(func() {
+		_, err := readFileAt(unix.AT_FDCWD, "/proc/self/syscall", make([]byte, 0, 160))
+		sees = sysNums.read >= 0 && err == nil
+	})
+	return sees
+}
+
+var (
+	seesOnce sync.Once
+	sees     bool
+)
 
 // syscallNums are the numbers of the calls a read of standard input
 // blocks in, on one architecture (-1: the architecture has no such call).

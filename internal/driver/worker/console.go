@@ -248,6 +248,19 @@ func (p *process) consoleEOF(who int) error {
 	return nil
 }
 
+// consoleInterrupted looks again at a cell being interrupted: its
+// question, if any, is over, and a read after the interrupt (a loop that
+// catches it and asks again) is a new one.
+func (p *process) consoleInterrupted() {
+	if !p.watching {
+		return
+	}
+	p.evMu.Lock()
+	p.conAsked = false
+	p.evMu.Unlock()
+	p.wakeConsole()
+}
+
 // wakeConsole starts the looks at a running cell.
 func (p *process) wakeConsole() {
 	select {

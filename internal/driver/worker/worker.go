@@ -170,7 +170,10 @@ func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (
 		return nil, fmt.Errorf("cannot create the event pipe: %w", err)
 	}
 	var conR, conW *os.File
-	if r.Console {
+	// Without a way to see a read (proc.SeesStdinReads), a console would
+	// leave a read waiting unseen: standard input stays empty, unless the
+	// runtime needs its console to start.
+	if r.ConsoleFirst != nil || (r.Console && proc.SeesStdinReads()) {
 		if conR, conW, err = openConsole(); err != nil {
 			closeAll(outR, outW, cmdR, cmdW, evR, evW)
 			return nil, err
@@ -218,6 +221,7 @@ func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (
 		tree:     l.TreeOf(cmd),
 		console:  conW,
 		conKeep:  conR,
+		watching: conW != nil,
 		outKeep:  outKeep,
 		conWake:  make(chan struct{}, 1),
 	}
@@ -314,6 +318,7 @@ type process struct {
 	// conWake starts the looks at a cell (console.go).
 	console  *os.File
 	conKeep  *os.File // the console's read end, to open it again
+	watching bool     // there is a console, looked at while cells run
 	outKeep  *os.File // the output's write end, for the end marker
 	conAsked bool
 	conAsker int // the pid whose read the question is
@@ -369,6 +374,7 @@ func (p *process) Note() string { return p.note }
 // one, else SIGINT to the runtime, then to its whole process group (to end
 // a child the cell waits on), then to the runtime again.
 func (p *process) Interrupt(attempt int) error {
+	p.consoleInterrupted()
 	if p.r.Interrupt != nil {
 		return p.r.Interrupt(p.tree, attempt)
 	}
@@ -406,7 +412,7 @@ func (p *process) Run(cell int, code string) error {
 	if err != nil {
 		return fmt.Errorf("cannot send the cell to the worker (it may have died): %w", err)
 	}
-	if p.r.Console {
+	if p.watching {
 		p.wakeConsole()
 	}
 	return nil
