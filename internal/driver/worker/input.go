@@ -90,7 +90,7 @@ func (p *process) Answer(text string, eof bool) error {
 // mu, as every call to the handler.
 func (p *process) withTail(q driver.Prompt) driver.Prompt {
 	if q.Shown && q.Text == "" {
-		q.Text = string(p.tail)
+		q.Text = p.tail.String()
 	}
 	return q
 }

@@ -54,6 +54,7 @@ import (
 
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/driver"
+	"github.com/polyrepl/polyrepl/internal/driver/console"
 	"github.com/polyrepl/polyrepl/internal/proc"
 )
 
@@ -221,12 +222,10 @@ func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (
 		tree:     l.TreeOf(cmd),
 		console:  conW,
 		conKeep:  conR,
-		watching: conW != nil,
 		outKeep:  outKeep,
-		conWake:  make(chan struct{}, 1),
 	}
 	if conW != nil {
-		go p.watchConsole()
+		p.startConsole()
 	}
 	go p.readEvents(evR)
 	go p.readOutput(outR)
@@ -318,11 +317,10 @@ type process struct {
 	// conWake starts the looks at a cell (console.go).
 	console  *os.File
 	conKeep  *os.File // the console's read end, to open it again
-	watching bool     // there is a console, looked at while cells run
 	outKeep  *os.File // the output's write end, for the end marker
 	conAsked bool
-	conAsker int // the pid whose read the question is
-	conWake  chan struct{}
+	conAsker int            // the pid whose read the question is
+	watch    *console.Watch // looks at cells reading the console; nil without one
 
 	// hello is the worker's greeting, set before helloed closes.
 	hello   helloMsg
@@ -332,7 +330,7 @@ type process struct {
 	ready  bool         // hello received; output goes to h
 	done   bool         // Exited was called; nothing more goes to h
 	early  driver.Early // output before hello, for the error message
-	tail   []byte       // the cell's last line so far: a shown prompt's text
+	tail   console.Tail // the cell's last line so far: a shown prompt's text
 	exited chan driver.Exit
 	outEOF chan struct{}
 
@@ -400,7 +398,7 @@ func (p *process) Run(cell int, code string) error {
 	}
 	msg = append(msg, code...)
 	p.mu.Lock()
-	p.tail = p.tail[:0]
+	p.tail.Reset()
 	p.mu.Unlock()
 	p.evMu.Lock()
 	p.inflight = f
@@ -412,8 +410,8 @@ func (p *process) Run(cell int, code string) error {
 	if err != nil {
 		return fmt.Errorf("cannot send the cell to the worker (it may have died): %w", err)
 	}
-	if p.watching {
-		p.wakeConsole()
+	if p.watch != nil {
+		p.watch.Wake()
 	}
 	return nil
 }
@@ -583,7 +581,7 @@ func (p *process) output(b []byte) {
 	case !p.ready:
 		p.early.Keep(b)
 	default:
-		p.keepTail(b)
+		p.tail.Add(b)
 		p.h.Output(b)
 	}
 }
