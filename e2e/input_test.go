@@ -296,6 +296,56 @@ name.length`
 	}
 }
 
+// TestOctaveInput: a terminal runtime whose prompt says when it waits
+// for a command runs each cell alone, so input(), keyboard and a
+// subprocess reading standard input ask, and polyrepl's own lines are
+// never read by the cell.
+func TestOctaveInput(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	if found, why := runtimeFound(e, "octave"); !found {
+		t.Skipf("no octave here (Debian: octave): %s", why)
+	}
+	e.must(0, "exec", "oc", "--runtime", "octave", "x = 41;")
+	r := e.runJSON("exec", "oc", `disp("hello"); y = input("y? ")`)
+	if r.Status != "input" || r.code != 3 || r.Output != "hello\ny? " || !strings.Contains(r.String(), `"text":"y? "`) {
+		t.Fatalf("input(): %s; want status input, what it printed, the prompt", clip(r.String()))
+	}
+	if _, errOut, code := e.run("input", "oc", "--eof"); code != 2 || !strings.Contains(errOut, "end of file would end") {
+		t.Errorf("end of file to Octave: exit %d, %q; want it refused", code, errOut)
+	}
+	if r := e.runJSON("input", "oc", "x + 1"); r.Status != "done" || !strings.Contains(r.Output, "y = 42") {
+		t.Errorf("the answer: %s", clip(r.String()))
+	}
+	// keyboard, Octave's debugger: look, then go on.
+	r = e.runJSON("exec", "oc", "function r = f(a)\n  b = a * 2;\n  keyboard;\n  r = b + 1;\nend\nf(20)")
+	if r.Status != "input" || !strings.Contains(r.String(), `"text":"keyboard\u003e "`) {
+		t.Fatalf("keyboard: %s", clip(r.String()))
+	}
+	if r := e.runJSON("input", "oc", "b"); r.Status != "input" || !strings.Contains(r.Output, "b = 40") {
+		t.Errorf("keyboard b: %s", clip(r.String()))
+	}
+	if r := e.runJSON("input", "oc", "dbcont"); r.Status != "done" || !strings.Contains(r.Output, "ans = 41") {
+		t.Errorf("dbcont: %s", clip(r.String()))
+	}
+	// A subprocess reading standard input asks; an interrupt ends it.
+	if r := e.runJSON("exec", "oc", `system("cat")`); r.Status != "input" {
+		t.Fatalf("system(cat): %s", clip(r.String()))
+	}
+	if r := e.runJSON("input", "oc", "meow"); r.Status != "input" || !strings.Contains(r.Output, "meow") {
+		t.Errorf("a line to cat: %s", clip(r.String()))
+	}
+	e.must(0, "interrupt", "oc")
+	// An interrupt ends input() too, assigning nothing.
+	if r := e.runJSON("exec", "oc", `z = input("z? ")`); r.Status != "input" {
+		t.Fatalf("input again: %s", clip(r.String()))
+	}
+	e.must(0, "interrupt", "oc")
+	if r := e.runJSON("exec", "oc", `disp(x + 2); disp(exist("z"))`); r.Output != "43\n0\n" {
+		t.Errorf("after the interrupts: %s", clip(r.String()))
+	}
+}
+
 // TestMCPInput: through the MCP server, exec returns status input with
 // the prompt, the input tool answers, and the final reply carries the
 // value.

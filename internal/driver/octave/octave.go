@@ -23,8 +23,9 @@ var Profile = &terminal.Profile{
 		Limits: "values are printed by Octave as output (\"ans = 42\"), there is no separate " +
 			"value; a cell stops at its first error; a cell's current figure comes back as a " +
 			"640x480 PNG and its figures are closed after (drawing needs gnuplot and fonts: " +
-			"Debian's gnuplot-nox and fonts-freefont-otf); a cell reading stdin (input, keyboard) reads " +
-			"polyrepl's next commands instead; exit ends the session",
+			"Debian's gnuplot-nox and fonts-freefont-otf); input(), keyboard and a subprocess reading " +
+			"standard input ask (status input), taking lines, not end of file; a cell that changes PS1 " +
+			"never ends (polyrepl reads the prompt); exit ends the session",
 		VersionArgs: []string{"--version"},
 	},
 	Args: []string{"--interactive", "--no-line-editing", "--quiet", "--no-window-system"},
@@ -34,6 +35,12 @@ var Profile = &terminal.Profile{
 		// not the cell's.
 		return []string{`PS1(""); PS2(""); more off; page_screen_output(false); ` +
 			`set(0, "defaultfigurevisible", "off"); warning("off", "Octave:gnuplot-graphics");`}
+	},
+	// The prompt says the REPL waits for a command: a cell that reads
+	// standard input (input, keyboard, a subprocess) asks.
+	PromptMark: func(m terminal.Mark) string {
+		h, t := m.Halves("prompt")
+		return fmt.Sprintf(`PS1([%s %s "\n"]);`, terminal.SingleQuoted(h), terminal.SingleQuoted(t))
 	},
 	// A cell's current figure comes back as a 640×480 PNG, and its
 	// figures are closed after, as a notebook's inline plots are.

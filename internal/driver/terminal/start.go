@@ -14,29 +14,33 @@ import (
 
 // startPipes starts cmd with fd 0 a pipe and fds 1 and 2 one pipe, in its
 // own process group; it returns the read end of the output and the write
-// end of the input.
-func startPipes(cmd *exec.Cmd) (out, in *os.File, err error) {
+// end of the input, and — if keep — the write end of the output, which
+// the caller closes once the REPL has ended.
+func startPipes(cmd *exec.Cmd, keep bool) (out, in, outKeep *os.File, err error) {
 	outR, outW, err := os.Pipe()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		outR.Close()
 		outW.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, outW
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	err = cmd.Start()
 	inR.Close()
-	outW.Close()
+	if err != nil || !keep {
+		outW.Close()
+		outW = nil
+	}
 	if err != nil {
 		outR.Close()
 		inW.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return outR, inW, nil
+	return outR, inW, outW, nil
 }
 
 // startPTY starts cmd on a new pseudo-terminal with echo off, output

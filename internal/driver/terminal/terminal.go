@@ -39,6 +39,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
@@ -46,6 +47,7 @@ import (
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/bound"
 	"github.com/polyrepl/polyrepl/internal/driver"
+	"github.com/polyrepl/polyrepl/internal/driver/console"
 	"github.com/polyrepl/polyrepl/internal/paths"
 	"github.com/polyrepl/polyrepl/internal/proc"
 )
@@ -94,6 +96,11 @@ type Profile struct {
 	// Interrupt, if set, replaces the default: SIGINT to the REPL (on a
 	// terminal, the Ctrl-C key), then to its whole process group.
 	Interrupt func(tree proc.Tree, attempt int) error
+	// PromptMark, if set, is a setup command after which the REPL prints
+	// the "prompt" mark (made with m.Halves) on a line of its own each
+	// time it waits for a command: a cell then runs alone, and one that
+	// reads standard input asks (ask.go). Pipes only.
+	PromptMark func(m Mark) string
 	// Plot, if set, returns the lines sent before a cell's loader line
 	// that send its plots to file, a PNG (unless the user chose a
 	// terminal of their own), and those sent after it that close the
@@ -153,32 +160,44 @@ func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (
 		exited:    make(chan driver.Exit, 1),
 		outEOF:    make(chan struct{}),
 	}
-	var out *os.File
+	var out, outKeep *os.File
+	watch := pr.PromptMark != nil && !pr.PTY && proc.SeesStdinReads()
 	if pr.PTY {
 		out, err = startPTY(cmd)
 		p.in = out
 	} else {
-		out, p.in, err = startPipes(cmd)
+		out, p.in, outKeep, err = startPipes(cmd, watch)
 	}
 	if err != nil {
 		os.RemoveAll(cells)
 		return nil, fmt.Errorf("cannot start %s: %w", cmd.Path, err)
 	}
 	p.tree = l.TreeOf(cmd)
+	if watch {
+		p.startWatch(outKeep)
+	}
 	go p.readOutput(out)
 	go p.wait()
 
-	var boot strings.Builder
+	var boot, owing strings.Builder
 	if pr.Setup != nil {
 		for _, l := range pr.Setup(mark) {
 			boot.WriteString(l + "\n")
 		}
 	}
-	boot.WriteString(p.print("ready") + "\n")
-	if pr.Version != "" {
-		boot.WriteString(pr.Version + "\n" + p.print("version") + "\n")
+	if watch {
+		owing.WriteString(pr.PromptMark(mark) + "\n")
 	}
-	p.send(boot.String())
+	owing.WriteString(p.print("ready") + "\n")
+	if pr.Version != "" {
+		owing.WriteString(pr.Version + "\n" + p.print("version") + "\n")
+	}
+	p.mu.Lock()
+	if watch {
+		p.owed = lineCount(owing.String())
+	}
+	p.mu.Unlock()
+	p.send(boot.String() + owing.String())
 
 	err = l.Await(ctx, driver.Started{Tree: p.tree, Ready: p.ready, Exited: p.exited, OutEOF: p.outEOF, Early: p.earlyBytes})
 	if err != nil {
@@ -236,6 +255,18 @@ type process struct {
 	listNames   bool       // the running cell's names are listed after it
 
 	raw chan []byte // a person's terminal attached raw, or nil
+
+	// A profile with PromptMark (ask.go): the prompts the REPL owes, what
+	// to send once the running cell's loader has its prompt, whether its
+	// question is out, its last line of output (the question's text), the
+	// watch, and the driver's own write end of the output pipe.
+	owed    int
+	trailer string
+	asked   bool
+	asker   int // the pid whose read the question is
+	tail    console.Tail
+	watch   *console.Watch
+	outKeep *os.File
 
 	ready  chan struct{}
 	exited chan driver.Exit
@@ -296,12 +327,28 @@ func (p *process) Run(cell int, code string) error {
 			plot = ""
 		}
 	}
-	msg.WriteString(p.print("end") + "\n")
+	trailer := p.print("end") + "\n"
 	names := p.pr.Names != "" && (p.pr.Binds == nil || p.pr.Binds(code))
 	if names {
-		msg.WriteString(p.pr.Names + "\n" + p.print("names") + "\n")
+		trailer += p.pr.Names + "\n" + p.print("names") + "\n"
 	}
 	p.mu.Lock()
+	if p.watch != nil {
+		// The cell runs alone: the rest follows its loader's prompt.
+		load := msg.String()
+		if plot != "" {
+			_, after := p.pr.Plot(plot, code)
+			load = strings.TrimSuffix(load, strings.Join(after, "\n")+"\n")
+			trailer = strings.Join(after, "\n") + "\n" + trailer
+		}
+		msg.Reset()
+		msg.WriteString(load)
+		p.trailer, p.asked = trailer, false
+		p.tail.Reset()
+		p.owed += lineCount(load)
+	} else {
+		msg.WriteString(trailer)
+	}
 	p.listNames = names
 	if p.raw != nil {
 		p.setEcho(false) // the cell's lines are not the person's typing
@@ -312,8 +359,16 @@ func (p *process) Run(cell int, code string) error {
 	p.value.Reset()
 	p.names.Reset()
 	p.mu.Unlock()
-	return p.send(msg.String())
+	err := p.send(msg.String())
+	if err == nil && p.watch != nil {
+		p.watch.Wake()
+	}
+	return err
 }
+
+// interruptLine is how long after an interrupt the empty line that ends
+// the cell's read of standard input follows.
+const interruptLine = 100 * time.Millisecond
 
 // Interrupt stops the running cell: the profile's own way, or SIGINT (on
 // a terminal the Ctrl-C key, which the line discipline or the REPL's line
@@ -322,7 +377,19 @@ func (p *process) Run(cell int, code string) error {
 func (p *process) Interrupt(attempt int) error {
 	p.mu.Lock()
 	p.interrupted = true
+	own := p.asked && p.asker == p.tree.Leader.PID
+	p.asked = false // a read after the interrupt is a new question
 	p.mu.Unlock()
+	if p.watch != nil {
+		defer p.watch.Wake()
+	}
+	if own {
+		// A REPL reading its standard input without a line editor takes
+		// SIGINT once the read returns: an empty line ends the read, a
+		// moment after the signal (Octave notes it on another thread;
+		// sooner, the empty line is taken as the answer first).
+		time.AfterFunc(interruptLine, func() { p.send("\n") })
+	}
 	if p.pr.Interrupt != nil {
 		return p.pr.Interrupt(p.tree, attempt)
 	}
@@ -440,6 +507,9 @@ func (p *process) take(b []byte) {
 	switch p.mode {
 	case modeOutput:
 		if p.cell != 0 {
+			if p.watch != nil {
+				p.tail.Add(b)
+			}
 			p.outputLocked(p.cellNames.rewrite(b))
 		} else { // idle: a person's typing echoes at once
 			p.outputLocked(p.cellNames.flush())
@@ -519,6 +589,10 @@ func (p *process) marked(kind string) {
 		return
 	}
 	switch kind {
+	case "prompt":
+		p.promptedLocked()
+	case "asked":
+		p.askLocked()
 	case "ready":
 		if p.pr.Version != "" {
 			p.mode = modeVersion
@@ -653,6 +727,9 @@ func (p *process) wait() {
 		p.inMu.Lock()
 		if !p.pr.PTY {
 			p.in.Close()
+		}
+		if p.outKeep != nil {
+			p.outKeep.Close()
 		}
 		p.inMu.Unlock()
 	}, func(ex driver.Exit) {

@@ -1,0 +1,126 @@
+package terminal
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/polyrepl/polyrepl/internal/driver"
+	"github.com/polyrepl/polyrepl/internal/driver/console"
+)
+
+// A profile with PromptMark runs each cell alone. The REPL prints the
+// "prompt" mark each time it waits for a command, so the driver counts
+// the prompts it is owed (one per line sent) and sends what follows a
+// cell's loader line — the plot's closing, the end mark, the names — only
+// once the loader's prompt has come: until then the REPL's standard input
+// holds nothing of polyrepl's, a cell that reads it (Octave's input() or
+// keyboard, a subprocess) finds it empty and waits, and a console.Watch
+// sees it waiting: the cell asks. The "asked" mark, written into the
+// output pipe by the driver, says where in the stream the question comes.
+
+// lineCount is how many prompts the REPL owes for s: one a line.
+func lineCount(s string) int { return strings.Count(s, "\n") }
+
+// sendOwed sends s, counting the prompts it owes. Under mu.
+func (p *process) sendOwedLocked(s string) error {
+	p.owed += lineCount(s)
+	return p.send(s)
+}
+
+// prompted takes a "prompt" mark: the REPL waits for a command. Once the
+// running cell's loader has its prompt, the cell is over and the rest is
+// sent. Under mu.
+func (p *process) promptedLocked() {
+	if p.owed > 0 {
+		p.owed--
+	}
+	if p.owed > 0 || p.trailer == "" {
+		return
+	}
+	t := p.trailer
+	p.trailer, p.asked = "", false
+	p.sendOwedLocked(t)
+}
+
+// startWatch looks at the cells of a profile with PromptMark on pipes.
+func (p *process) startWatch(outKeep *os.File) {
+	p.outKeep = outKeep
+	p.watch = console.NewWatch(console.Watch{
+		Leader: p.tree.Leader,
+		Kids:   true,
+		Cell: func() any {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			if p.trailer == "" || p.asked || p.done {
+				return nil
+			}
+			return p.cell
+		},
+		Empty: func() bool {
+			p.inMu.Lock()
+			defer p.inMu.Unlock()
+			return console.Empty(p.in)
+		},
+		Ident: func() (unix.Stat_t, bool) {
+			p.inMu.Lock()
+			defer p.inMu.Unlock()
+			return console.Ident(p.in)
+		},
+		Asks: func(cell any, who int) { p.asks(cell.(int), who) },
+		Stop: p.outEOF,
+	})
+	go p.watch.Run()
+}
+
+// asks marks the cell's question in the output stream, after what the
+// cell printed before it (its last line is the prompt); without the
+// mark, it is asked at once.
+func (p *process) asks(cell, who int) {
+	p.mu.Lock()
+	if p.cell != cell || p.trailer == "" || p.asked {
+		p.mu.Unlock()
+		return
+	}
+	p.asked, p.asker = true, who
+	p.mu.Unlock()
+	if console.WriteMark(p.outKeep, []byte(p.mark.prefix()+"asked\n")) {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.askLocked()
+}
+
+// askLocked passes the running cell's question on. Under mu.
+func (p *process) askLocked() {
+	a, ok := p.h.(driver.Asker)
+	if !ok || p.cell == 0 || p.done {
+		return
+	}
+	// The REPL's standard input carries its commands: end of file would
+	// end it, so the question takes lines only.
+	a.InputAsked(driver.Prompt{Cell: p.cell, Text: p.tail.String(), Shown: true, NoEOF: true})
+}
+
+// Answer implements driver.Answerer: the line goes to the REPL's
+// standard input, where the cell's read waits.
+func (p *process) Answer(text string, eof bool) error {
+	if p.watch == nil {
+		return fmt.Errorf("the %s runtime cannot take answers", p.pr.Name)
+	}
+	if eof {
+		return fmt.Errorf("%s reads its commands where the cell reads, and end of file would end it: answer a line, or interrupt the cell", p.pr.Name)
+	}
+	p.mu.Lock()
+	p.asked = false
+	p.tail.Reset()
+	p.mu.Unlock()
+	if err := p.send(text + "\n"); err != nil {
+		return err
+	}
+	p.watch.Wake()
+	return nil
+}
