@@ -346,6 +346,44 @@ func TestOctaveInput(t *testing.T) {
 	}
 }
 
+// TestREPLInput: GHCi's getLine and Clojure's read-line, in REPLs whose
+// prompt polyrepl reads, ask; an interrupt ends the read.
+func TestREPLInput(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for _, c := range []struct {
+		runtime, set, read, use, want, again, after, afterWant string
+	}{
+		{"ghci", "x = 41", "y <- getLine", "length y + x", "46", "getLine", "x + 2", "43"},
+		{"clojure", "(def x 41)", "(def y (read-line))", "(+ (count y) x)", "46", "(read-line)", "(+ x 2)", "43"},
+	} {
+		t.Run(c.runtime, func(t *testing.T) {
+			if found, why := runtimeFound(e, c.runtime); !found {
+				t.Skipf("no %s here: %s", c.runtime, why)
+			}
+			name := "in-" + c.runtime
+			e.must(0, "exec", name, "--runtime", c.runtime, c.set)
+			if r := e.runJSON("exec", name, c.read); r.Status != "input" || r.code != 3 {
+				t.Fatalf("a read: %s; want status input", clip(r.String()))
+			}
+			if _, errOut, code := e.run("exec", name, c.use); code != 2 || !strings.Contains(errOut, "waits for input") {
+				t.Errorf("exec while waiting: exit %d, %q", code, errOut)
+			}
+			e.must(0, "input", name, "hello")
+			if r := e.runJSON("exec", name, c.use); !strings.Contains(r.Output+r.Value, c.want) {
+				t.Errorf("the answer's use: %s; want %s", clip(r.String()), c.want)
+			}
+			if r := e.runJSON("exec", name, c.again); r.Status != "input" {
+				t.Fatalf("a read again: %s", clip(r.String()))
+			}
+			e.must(0, "interrupt", name)
+			if r := e.runJSON("exec", name, c.after); !strings.Contains(r.Output+r.Value, c.afterWant) {
+				t.Errorf("after the interrupt: %s; want %s", clip(r.String()), c.afterWant)
+			}
+		})
+	}
+}
+
 // TestMCPInput: through the MCP server, exec returns status input with
 // the prompt, the input tool answers, and the final reply carries the
 // value.

@@ -3,6 +3,7 @@ package proc
 import (
 	"bytes"
 	"encoding/binary"
+	"os"
 	"strconv"
 	"sync"
 
@@ -33,6 +34,38 @@ func WaitsOnStdin(p Proc) bool {
 		return err == nil && epollReadsStdin(info)
 	}
 	return stdinWait(c, sysNums, func(addr uint64, n int) []byte { return readMem(p.PID, addr, n) })
+}
+
+// AnyThreadWaitsOnStdin is WaitsOnStdin for any of p's threads: a JVM
+// reads standard input on a thread of its own, not its first.
+func AnyThreadWaitsOnStdin(p Proc) bool {
+	dir := "/proc/" + strconv.Itoa(p.PID) + "/task"
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	buf := make([]byte, 0, 160)
+	for _, e := range ents {
+		b, err := readFileAt(unix.AT_FDCWD, dir+"/"+e.Name()+"/syscall", buf)
+		if err != nil {
+			continue
+		}
+		c, ok := parseSyscall(b)
+		if !ok {
+			continue
+		}
+		if c.nr == sysNums.epollWait || c.nr == sysNums.epollPwait || c.nr == sysNums.epollPwait2 {
+			info, err := readFileAt(unix.AT_FDCWD, "/proc/"+strconv.Itoa(p.PID)+"/fdinfo/"+strconv.FormatUint(c.args[0], 10), nil)
+			if err == nil && epollReadsStdin(info) {
+				return true
+			}
+			continue
+		}
+		if stdinWait(c, sysNums, func(addr uint64, n int) []byte { return readMem(p.PID, addr, n) }) {
+			return true
+		}
+	}
+	return false
 }
 
 // epollReadsStdin says whether an epoll set's fdinfo has descriptor 0

@@ -24,7 +24,8 @@ var Profile = &terminal.Profile{
 		Needs: "Clojure and a JDK (Debian: clojure)",
 		Limits: "a cell's value is its last form's; an interrupt stops the cell's thread " +
 			"with Thread.stop, which Java 20 and later no longer allow (kill the session " +
-			"there); a cell reading *in* reads polyrepl's next commands instead",
+			"there); read-line and other reads of *in*, and a subprocess reading standard input, ask " +
+			"(status input), taking lines, not end of file",
 		VersionArgs: []string{"-e", "(print (clojure-version))"},
 	},
 	Setup: func(m terminal.Mark) []string {
@@ -33,7 +34,7 @@ var Profile = &terminal.Profile{
 		return []string{
 			// One line: the nested REPL reads every later line.
 			fmt.Sprintf(`(let [t (Thread/currentThread)] (sun.misc.Signal/handle (sun.misc.Signal. "INT") (reify sun.misc.SignalHandler (handle [_ _] (try (.stop t) (catch Throwable _ (.interrupt t)))))) `+
-				`(clojure.main/repl :prompt (fn []) `+
+				`(clojure.main/repl :prompt (fn [] (when-let [p (System/getProperty "polyrepl.prompt")] (println p) (flush))) `+
 				`:read (fn [rp re] (let [f (clojure.main/repl-read rp re)] (if (and (seq? f) (= 'polyrepl/mark (first f))) (do (flush) (.flush *err*) (println (str (eval (second f)) (eval (nth f 2)))) (flush) rp) `+
 				`(if (= f '(polyrepl/names)) (do (doseq [s (keys (ns-interns *ns*))] (println s)) rp) f)))) `+
 				`:print (fn [v] (flush) (.flush *err*) (println (str %s %s)) (prn v) (flush)) `+
@@ -41,6 +42,14 @@ var Profile = &terminal.Profile{
 				strconv.Quote(vh), strconv.Quote(vt), strconv.Quote(eh), strconv.Quote(et)),
 		}
 	},
+	// The nested REPL's prompt says it waits for a form: a cell that
+	// reads *in* (read-line) asks. The JVM reads on its main thread, not
+	// the process's first.
+	PromptMark: func(m terminal.Mark) string {
+		h, t := m.Halves("prompt")
+		return fmt.Sprintf(`(System/setProperty "polyrepl.prompt" (str %s %s))`, strconv.Quote(h), strconv.Quote(t))
+	},
+	ThreadReads: true,
 	Print: func(head, tail string) string {
 		return fmt.Sprintf("(polyrepl/mark %s %s)", strconv.Quote(head), strconv.Quote(tail))
 	},

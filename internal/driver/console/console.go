@@ -33,9 +33,12 @@ const (
 
 // Watch looks at one runtime's running cells for a read of its console.
 type Watch struct {
-	// Leader is the runtime; Kids says to look at its descendants too.
-	Leader proc.Proc
-	Kids   bool
+	// Leader is the runtime; Kids says to look at its descendants too,
+	// Threads at all its threads (a JVM reads on one of its own), both on
+	// every kidsEvery-th look.
+	Leader  proc.Proc
+	Kids    bool
+	Threads bool
 	// Cell is the cell to look at (any comparable token), or nil when no
 	// cell runs or its question is out already.
 	Cell func() any
@@ -85,7 +88,7 @@ func (w *Watch) Run() {
 				break
 			}
 			who, kids := w.reader(look)
-			if who == 0 && !kids && last != w.Leader.PID {
+			if who == 0 && !kids && (last != w.Leader.PID || w.Threads) {
 				continue // this look says nothing of the subprocess seen last
 			}
 			if who != 0 && who == last && w.Empty() {
@@ -116,8 +119,14 @@ func (w *Watch) reader(look int) (who int, kids bool) {
 	if proc.WaitsOnStdin(w.Leader) {
 		return w.Leader.PID, false
 	}
-	if !w.Kids || look%kidsEvery != 0 {
+	if look%kidsEvery != 0 {
 		return 0, false
+	}
+	if w.Threads && proc.AnyThreadWaitsOnStdin(w.Leader) {
+		return w.Leader.PID, true
+	}
+	if !w.Kids {
+		return 0, true
 	}
 	queue := proc.Children(w.Leader.PID)
 	if len(queue) == 0 {

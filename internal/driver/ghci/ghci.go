@@ -26,13 +26,23 @@ var Profile = &terminal.Profile{
 			"stops at its first error, as :script does; lines starting at column 0 are " +
 			"separate GHCi inputs unless they continue the definition above them (same " +
 			"name, or its type signature), so write one definition's equations together; " +
-			"a cell reading stdin (getLine) reads polyrepl's next commands instead; " +
+			"getLine and other reads of stdin, and a subprocess reading it, ask (status input), " +
+			"taking lines, not end of file; a cell that changes the prompt never ends (polyrepl " +
+			"reads it); " +
 			":load and :reload clear the session's bindings, as in GHCi",
 		VersionArgs: []string{"--numeric-version"},
 	},
 	Setup: func(terminal.Mark) []string {
 		return []string{`:set prompt ""`, `:set prompt-cont ""`}
 	},
+	// GHCi's prompt says it waits for a command (over pipes too): a cell
+	// that reads stdin (getLine) asks. The runtime reads stdin on its IO
+	// manager's thread, not its first.
+	PromptMark: func(m terminal.Mark) string {
+		h, t := m.Halves("prompt")
+		return fmt.Sprintf(`:set prompt %q`, h+t+"\n")
+	},
+	ThreadReads: true,
 	Print: func(head, tail string) string {
 		return fmt.Sprintf(`System.IO.hFlush System.IO.stderr >> Prelude.putStrLn (%q Prelude.++ %q) >> System.IO.hFlush System.IO.stdout`, head, tail)
 	},

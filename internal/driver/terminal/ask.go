@@ -49,8 +49,9 @@ func (p *process) promptedLocked() {
 func (p *process) startWatch(outKeep *os.File) {
 	p.outKeep = outKeep
 	p.watch = console.NewWatch(console.Watch{
-		Leader: p.tree.Leader,
-		Kids:   true,
+		Leader:  p.tree.Leader,
+		Kids:    true,
+		Threads: p.pr.ThreadReads,
 		Cell: func() any {
 			p.mu.Lock()
 			defer p.mu.Unlock()

@@ -101,6 +101,9 @@ type Profile struct {
 	// time it waits for a command: a cell then runs alone, and one that
 	// reads standard input asks (ask.go). Pipes only.
 	PromptMark func(m Mark) string
+	// ThreadReads: the REPL reads standard input on a thread other than
+	// its first (a JVM's), so all its threads are looked at.
+	ThreadReads bool
 	// Plot, if set, returns the lines sent before a cell's loader line
 	// that send its plots to file, a PNG (unless the user chose a
 	// terminal of their own), and those sent after it that close the
