@@ -24,7 +24,7 @@ var Profile = &terminal.Profile{
 		Needs: "Clojure and a JDK (Debian: clojure)",
 		Limits: "a cell's value is its last form's; an interrupt stops the cell's thread " +
 			"with Thread.stop, which Java 20 and later no longer allow (kill the session " +
-			"there); read-line and other reads of *in*, and a subprocess reading standard input, ask " +
+			"there); read-line and other reads of *in*, and a subprocess reading stdin, ask " +
 			"(status input), taking lines, not end of file",
 		VersionArgs: []string{"-e", "(print (clojure-version))"},
 	},

@@ -23,8 +23,8 @@ var Profile = &terminal.Profile{
 		Limits: "values are printed by Octave as output (\"ans = 42\"), there is no separate " +
 			"value; a cell stops at its first error; a cell's current figure comes back as a " +
 			"640x480 PNG and its figures are closed after (drawing needs gnuplot and fonts: " +
-			"Debian's gnuplot-nox and fonts-freefont-otf); input(), keyboard and a subprocess reading " +
-			"standard input ask (status input), taking lines, not end of file; a cell that changes PS1 " +
+			"Debian's gnuplot-nox and fonts-freefont-otf); input(), keyboard and a subprocess reading stdin " +
+			"ask (status input), taking lines, not end of file; a cell that changes PS1 " +
 			"never ends (polyrepl reads the prompt); exit ends the session",
 		VersionArgs: []string{"--version"},
 	},

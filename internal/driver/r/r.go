@@ -32,7 +32,7 @@ var Runtime = &worker.Runtime{
 		Exes: []string{"R"}, EnvVar: "POLYREPL_R",
 		Needs: "R 4 (Debian: r-base-core)",
 		Limits: "R runs interactive (interactive() is TRUE) with its console on a pipe: readline(), menu(), " +
-			"browser() and debug() ask (status input), seen by the kernel telling polyrepl that R waits on " +
+			"browser() and debug() ask (status input), seen by the operating system telling polyrepl that R waits on " +
 			"its console (Linux); such a question takes lines, not end of file; " +
 			"a cell's plots come back as 640x480 PNGs, one a page, unless a device is open; R reads .Rprofile and .Renviron but " +
 			"neither restoring nor saving .RData; q() and closeAllConnections() end the " +

@@ -70,7 +70,8 @@ func (p *process) consoleAsks(f *flight, who int) {
 }
 
 // answerConsole writes an answer line to the runtime's console, or gives
-// a subprocess reading it end of file.
+// its reader end of file. The prompt's text is forgotten first: what the
+// runtime prints once answered is the next question's.
 func (p *process) answerConsole(text string, eof bool) error {
 	p.evMu.Lock()
 	who := p.conAsker
@@ -78,52 +79,32 @@ func (p *process) answerConsole(text string, eof bool) error {
 	if eof && p.r.ConsoleNoEOF && who == p.tree.Leader.PID {
 		return fmt.Errorf("%s reads its console here, where end of file would end the session: answer a line, or interrupt the cell", p.r.Name)
 	}
-	if eof {
-		return p.consoleEOF(who)
-	}
 	p.evMu.Lock()
 	p.conAsked = false
 	p.evMu.Unlock()
 	p.mu.Lock()
 	p.tail.Reset()
 	p.mu.Unlock()
-	p.cmdMu.Lock()
-	err := os.ErrClosed
-	if p.console != nil {
-		_, err = p.console.Write([]byte(text + "\n"))
-	}
-	p.cmdMu.Unlock()
-	if err != nil {
-		return fmt.Errorf("cannot send the answer to %s (it may have died): %w", p.r.Name, err)
-	}
-	p.watch.Wake()
-	return nil
-}
-
-// consoleEOF gives the reader who end of file on the console: the driver
-// closes its end of the pipe (it is the one writer) and, once the reader
-// has taken the end of file, opens the pipe again (through the read end
-// it keeps) for the next question.
-func (p *process) consoleEOF(who int) error {
+	defer p.watch.Wake()
 	p.cmdMu.Lock()
 	defer p.cmdMu.Unlock()
 	if p.console == nil {
-		return nil // closed already: the read has its end of file
+		if eof {
+			return nil // closed already: the read has its end of file
+		}
+		return fmt.Errorf("cannot send the answer to %s: its standard input was closed", p.r.Name)
 	}
-	f, err := console.EOF(who, p.console.Close, p.conKeep)
-	if err != nil {
-		// The console stays closed: later reads get end of file.
-		p.console = nil
+	if eof {
+		// The driver's end is the console's one writer: closing it is end
+		// of file; it is opened again, through the read end it keeps, for
+		// the next question (or stays closed, and later reads get end of
+		// file).
+		p.console, _ = console.EOF(who, p.console.Close, p.conKeep)
 		return nil
 	}
-	p.console = f
-	p.evMu.Lock()
-	p.conAsked = false
-	p.evMu.Unlock()
-	p.mu.Lock()
-	p.tail.Reset()
-	p.mu.Unlock()
-	p.watch.Wake()
+	if _, err := p.console.Write([]byte(text + "\n")); err != nil {
+		return fmt.Errorf("cannot send the answer to %s (it may have died): %w", p.r.Name, err)
+	}
 	return nil
 }
 
