@@ -346,8 +346,9 @@ func TestOctaveInput(t *testing.T) {
 	}
 }
 
-// TestREPLInput: GHCi's getLine and Clojure's read-line, in REPLs whose
-// prompt polyrepl reads, ask; an interrupt ends the read.
+// TestREPLInput: GHCi's getLine, Clojure's read-line and sh's read (on a
+// terminal), in REPLs whose prompt polyrepl reads, ask; an interrupt ends
+// the read.
 func TestREPLInput(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -356,6 +357,7 @@ func TestREPLInput(t *testing.T) {
 	}{
 		{"ghci", "x = 41", "y <- getLine", "length y + x", "46", "getLine", "x + 2", "43"},
 		{"clojure", "(def x 41)", "(def y (read-line))", "(+ (count y) x)", "46", "(read-line)", "(+ x 2)", "43"},
+		{"sh", "x=41", "read y", "echo $((${#y} + x))", "46", "read z", "echo $((x + 2))", "43"},
 	} {
 		t.Run(c.runtime, func(t *testing.T) {
 			if found, why := runtimeFound(e, c.runtime); !found {
@@ -379,6 +381,17 @@ func TestREPLInput(t *testing.T) {
 			e.must(0, "interrupt", name)
 			if r := e.runJSON("exec", name, c.after); !strings.Contains(r.Output+r.Value, c.afterWant) {
 				t.Errorf("after the interrupt: %s; want %s", clip(r.String()), c.afterWant)
+			}
+			if c.runtime != "sh" {
+				return
+			}
+			// On a terminal, end of file is its Ctrl-D.
+			if r := e.runJSON("exec", name, "wc -l"); r.Status != "input" {
+				t.Fatalf("wc -l: %s", clip(r.String()))
+			}
+			e.must(3, "input", name, "one")
+			if r := e.runJSON("input", name, "--eof"); r.Status != "done" || strings.TrimSpace(r.Output) != "1" {
+				t.Errorf("end of file to wc -l: %s", clip(r.String()))
 			}
 		})
 	}

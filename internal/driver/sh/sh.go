@@ -22,7 +22,9 @@ var Profile = &terminal.Profile{
 		Limits: "runs on a terminal: programs see a tty, and a terminal's line discipline " +
 			"applies (a typed line is cut at 4,095 bytes, but cells arrive as files); no " +
 			"values: output, and the exit status (non-zero is an error); defined names are " +
-			"not listed; exec PROGRAM replaces the shell and ends the session",
+			"not listed; read, and a program reading the terminal as its stdin, ask (status input; " +
+			"end of file is the terminal's Ctrl-D); a cell that changes PS1 never ends (polyrepl reads the " +
+			"prompt); exec PROGRAM replaces the shell and ends the session",
 		VersionArgs: []string{"-c", "echo POSIX sh"},
 	},
 	Args: []string{"-i"},
@@ -34,6 +36,12 @@ var Profile = &terminal.Profile{
 			// Says the last status, if it was a failure, as an error mark.
 			fmt.Sprintf(`__polyrepl_status() { [ "$1" -eq 0 ] || printf '%%s%%s exit status %%s\n' '%s' '%s' "$1"; }`, eh, et),
 		}
+	},
+	// The prompt says the shell waits for a command: a cell whose read
+	// (read, a program reading the terminal as its stdin) waits asks.
+	PromptMark: func(m terminal.Mark) string {
+		h, t := m.Halves("prompt")
+		return fmt.Sprintf(`PS1="$(printf '%%s%%s\n_' '%s' '%s')"; PS1="${PS1%%_}"`, h, t)
 	},
 	Print: func(head, tail string) string {
 		return fmt.Sprintf(`__polyrepl_status $?; printf '%%s%%s\n' '%s' '%s'`, head, tail)

@@ -45,9 +45,9 @@ func (p *process) promptedLocked() {
 	p.sendOwedLocked(t)
 }
 
-// startWatch looks at the cells of a profile with PromptMark on pipes.
-func (p *process) startWatch(outKeep *os.File) {
-	p.outKeep = outKeep
+// startWatch looks at the cells of a profile with PromptMark.
+func (p *process) startWatch(outKeep, conFile *os.File) {
+	p.outKeep, p.conFile = outKeep, conFile
 	p.watch = console.NewWatch(console.Watch{
 		Leader:  p.tree.Leader,
 		Kids:    true,
@@ -63,12 +63,12 @@ func (p *process) startWatch(outKeep *os.File) {
 		Empty: func() bool {
 			p.inMu.Lock()
 			defer p.inMu.Unlock()
-			return console.Empty(p.in)
+			return console.Empty(p.conFile)
 		},
 		Ident: func() (unix.Stat_t, bool) {
 			p.inMu.Lock()
 			defer p.inMu.Unlock()
-			return console.Ident(p.in)
+			return console.Ident(p.conFile)
 		},
 		Asks: func(cell any, who int) { p.asks(cell.(int), who) },
 		Stop: p.outEOF,
@@ -101,9 +101,10 @@ func (p *process) askLocked() {
 	if !ok || p.cell == 0 || p.done {
 		return
 	}
-	// The REPL's standard input carries its commands: end of file would
-	// end it, so the question takes lines only.
-	a.InputAsked(driver.Prompt{Cell: p.cell, Text: p.tail.String(), Shown: true, NoEOF: true})
+	// Over pipes, the REPL's standard input carries its commands: end of
+	// file would end it, so the question takes lines only. A terminal
+	// has its own end of file (Ctrl-D).
+	a.InputAsked(driver.Prompt{Cell: p.cell, Text: p.tail.String(), Shown: true, NoEOF: !p.pr.PTY})
 }
 
 // Answer implements driver.Answerer: the line goes to the REPL's
@@ -112,14 +113,18 @@ func (p *process) Answer(text string, eof bool) error {
 	if p.watch == nil {
 		return fmt.Errorf("the %s runtime cannot take answers", p.pr.Name)
 	}
+	line := text + "\n"
 	if eof {
-		return fmt.Errorf("%s reads its commands where the cell reads, and end of file would end it: answer a line, or interrupt the cell", p.pr.Name)
+		if !p.pr.PTY {
+			return fmt.Errorf("%s reads its commands where the cell reads, and end of file would end it: answer a line, or interrupt the cell", p.pr.Name)
+		}
+		line = "\x04" // the terminal's end of file, at the start of a line
 	}
 	p.mu.Lock()
 	p.asked = false
 	p.tail.Reset()
 	p.mu.Unlock()
-	if err := p.send(text + "\n"); err != nil {
+	if err := p.send(line); err != nil {
 		return err
 	}
 	p.watch.Wake()

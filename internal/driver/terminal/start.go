@@ -45,13 +45,19 @@ func startPipes(cmd *exec.Cmd, keep bool) (out, in, outKeep *os.File, err error)
 
 // startPTY starts cmd on a new pseudo-terminal with echo off, output
 // untranslated and input kept on interrupts; the child leads a new session with the terminal as its
-// controlling one. It returns the terminal's master side.
-func startPTY(cmd *exec.Cmd) (*os.File, error) {
+// controlling one. It returns the terminal's master side, and — if keep
+// — its slave side, which the caller closes once the REPL has ended
+// (until then the master reads no end of file).
+func startPTY(cmd *exec.Cmd, keep bool) (master, slave *os.File, err error) {
 	master, tty, err := pty.Open()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	defer tty.Close()
+	defer func() {
+		if slave == nil {
+			tty.Close()
+		}
+	}()
 	if t, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS); err == nil {
 		t.Lflag &^= unix.ECHO | unix.ECHOE | unix.ECHOK | unix.ECHONL
 		// Ctrl-C must not flush the input queue: the end mark after the
@@ -65,7 +71,10 @@ func startPTY(cmd *exec.Cmd) (*os.File, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
 	if err := cmd.Start(); err != nil {
 		master.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	return master, nil
+	if keep {
+		slave = tty
+	}
+	return master, slave, nil
 }

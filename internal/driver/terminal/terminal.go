@@ -99,7 +99,7 @@ type Profile struct {
 	// PromptMark, if set, is a setup command after which the REPL prints
 	// the "prompt" mark (made with m.Halves) on a line of its own each
 	// time it waits for a command: a cell then runs alone, and one that
-	// reads standard input asks (ask.go). Pipes only.
+	// reads standard input asks (ask.go).
 	PromptMark func(m Mark) string
 	// ThreadReads: the REPL reads standard input on a thread other than
 	// its first (a JVM's), so all its threads are looked at.
@@ -163,13 +163,18 @@ func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (
 		exited:    make(chan driver.Exit, 1),
 		outEOF:    make(chan struct{}),
 	}
-	var out, outKeep *os.File
-	watch := pr.PromptMark != nil && !pr.PTY && proc.SeesStdinReads()
+	// With a watch, the driver keeps its own handle on where the REPL
+	// writes (marks go there) and on what it reads (to see it empty, and
+	// who reads it): the output pipe's write end and the input pipe, or
+	// the terminal's slave side for both.
+	var out, outKeep, conFile *os.File
+	watch := pr.PromptMark != nil && proc.SeesStdinReads()
 	if pr.PTY {
-		out, err = startPTY(cmd)
-		p.in = out
+		out, outKeep, err = startPTY(cmd, watch)
+		p.in, conFile = out, outKeep
 	} else {
 		out, p.in, outKeep, err = startPipes(cmd, watch)
+		conFile = p.in
 	}
 	if err != nil {
 		os.RemoveAll(cells)
@@ -177,7 +182,7 @@ func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (
 	}
 	p.tree = l.TreeOf(cmd)
 	if watch {
-		p.startWatch(outKeep)
+		p.startWatch(outKeep, conFile)
 	}
 	go p.readOutput(out)
 	go p.wait()
@@ -269,7 +274,8 @@ type process struct {
 	asker   int // the pid whose read the question is
 	tail    console.Tail
 	watch   *console.Watch
-	outKeep *os.File
+	outKeep *os.File // where the REPL writes: the output pipe, or the slave side
+	conFile *os.File // what it reads: the input pipe, or the slave side
 
 	ready  chan struct{}
 	exited chan driver.Exit
@@ -380,7 +386,7 @@ const interruptLine = 100 * time.Millisecond
 func (p *process) Interrupt(attempt int) error {
 	p.mu.Lock()
 	p.interrupted = true
-	own := p.asked && p.asker == p.tree.Leader.PID
+	own := p.asked && p.asker == p.tree.Leader.PID && !p.pr.PTY
 	p.asked = false // a read after the interrupt is a new question
 	p.mu.Unlock()
 	if p.watch != nil {
