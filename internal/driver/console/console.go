@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"os"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -53,14 +54,37 @@ type Watch struct {
 	// Stop ends the watch.
 	Stop <-chan struct{}
 
-	wake chan struct{}
+	s *watchState
+}
+
+// watchState is a Watch's own state, made by NewWatch.
+type watchState struct {
+	wake       chan struct{}
+	stale      atomic.Int64 // a reader whose question was interrupted (Forget)
+	staleUntil atomic.Int64 // and until when (unix nanoseconds)
+}
+
+// staleFor is how long an interrupted reader's read is not asked again
+// while it goes on: longer than an interrupt's escalation (three
+// attempts 250 ms apart), which a question asked again would cut short.
+const staleFor = time.Second
+
+// Forget says the question read by who was interrupted: who's read counts
+// as a question again once who has been seen not reading, or after
+// staleFor (a loop that catches the interrupt and reads again), so an
+// interrupt that has not yet freed the read (a subprocess the runtime
+// waits on) is not cut short by the same question.
+func (w *Watch) Forget(who int) {
+	w.s.staleUntil.Store(time.Now().Add(staleFor).UnixNano())
+	w.s.stale.Store(int64(who))
+	w.Wake()
 }
 
 // Wake starts the looks at a cell that starts, or goes on after its
 // question was answered or interrupted.
 func (w *Watch) Wake() {
 	select {
-	case w.wake <- struct{}{}:
+	case w.s.wake <- struct{}{}:
 	default:
 	}
 }
@@ -71,7 +95,7 @@ func (w *Watch) Run() {
 	defer t.Stop()
 	for {
 		select {
-		case <-w.wake:
+		case <-w.s.wake:
 		case <-w.Stop:
 			return
 		}
@@ -88,6 +112,16 @@ func (w *Watch) Run() {
 				break
 			}
 			who, kids := w.reader(look)
+			if st := int(w.s.stale.Load()); st != 0 {
+				switch {
+				case time.Now().UnixNano() > w.s.staleUntil.Load():
+					w.s.stale.Store(0)
+				case who == st:
+					who = 0 // still the interrupted read
+				case st == w.Leader.PID || kids:
+					w.s.stale.Store(0) // looked at, and no longer reading
+				}
+			}
 			if who == 0 && !kids && (last != w.Leader.PID || w.Threads) {
 				continue // this look says nothing of the subprocess seen last
 			}
@@ -107,7 +141,7 @@ func (w *Watch) Run() {
 
 // NewWatch makes a Watch; Run it in a goroutine.
 func NewWatch(w Watch) *Watch {
-	w.wake = make(chan struct{}, 1)
+	w.s = &watchState{wake: make(chan struct{}, 1)}
 	return &w
 }
 

@@ -387,11 +387,12 @@ func (p *process) Interrupt(attempt int) error {
 	p.mu.Lock()
 	p.interrupted = true
 	own := p.asked && p.asker == p.tree.Leader.PID && !p.pr.PTY
-	p.asked = false // a read after the interrupt is a new question
-	p.mu.Unlock()
-	if p.watch != nil {
-		defer p.watch.Wake()
+	if p.asked && p.watch != nil {
+		// A read after the interrupt is a new question.
+		defer p.watch.Forget(p.asker)
 	}
+	p.asked = false
+	p.mu.Unlock()
 	if own {
 		// A REPL reading its standard input without a line editor takes
 		// SIGINT once the read returns: an empty line ends the read, a

@@ -116,9 +116,14 @@ func (p *process) consoleInterrupted() {
 		return
 	}
 	p.evMu.Lock()
+	asked, who := p.conAsked, p.conAsker
 	p.conAsked = false
 	p.evMu.Unlock()
-	p.watch.Wake()
+	if asked {
+		p.watch.Forget(who)
+	} else {
+		p.watch.Wake()
+	}
 }
 
 // openConsole makes the pipe that becomes the runtime's standard input.
