@@ -40,12 +40,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unicode/utf8"
 
-	"golang.org/x/sys/unix"
-
-	"github.com/polyrepl/polyrepl/internal/api"
-	"github.com/polyrepl/polyrepl/internal/bound"
 	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/driver/console"
 	"github.com/polyrepl/polyrepl/internal/paths"
@@ -412,74 +407,6 @@ func (p *process) Interrupt(attempt int) error {
 	return proc.Signal(p.tree.Leader, syscall.SIGINT)
 }
 
-// Raw attaches a person's terminal to a runtime hosted on one: what the
-// runtime prints (marks taken out) comes on the channel, closed when the
-// runtime ends, and what is written to in goes to the runtime's terminal
-// as typed. The terminal echoes the typing while no cell runs. One person
-// at a time; detach lets go.
-func (p *process) Raw() (in io.Writer, out <-chan []byte, detach func(), err error) {
-	if !p.pr.PTY {
-		return nil, nil, nil, fmt.Errorf("the %s runtime runs over pipes, not on a terminal: there is no terminal to attach to (plain attach shows its record)", p.pr.Name)
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	switch {
-	case p.done:
-		return nil, nil, nil, fmt.Errorf("the %s runtime has ended", p.pr.Name)
-	case p.raw != nil:
-		return nil, nil, nil, fmt.Errorf("someone is already attached to this session's terminal")
-	}
-	ch := make(chan []byte, 256)
-	p.raw = ch
-	if p.cell == 0 {
-		p.setEcho(true)
-	}
-	var once sync.Once
-	detach = func() {
-		once.Do(func() {
-			p.mu.Lock()
-			defer p.mu.Unlock()
-			if p.raw == ch {
-				close(ch)
-				p.raw = nil
-				p.setEcho(false)
-			}
-		})
-	}
-	return rawInput{p}, ch, detach, nil
-}
-
-// rawInput is a person's typing into the runtime's terminal.
-type rawInput struct{ p *process }
-
-func (r rawInput) Write(b []byte) (int, error) {
-	r.p.inMu.Lock()
-	defer r.p.inMu.Unlock()
-	return r.p.in.Write(b)
-}
-
-// setEcho turns the terminal's echo on or off; on a pseudo-terminal the
-// master's settings are the terminal's.
-func (p *process) setEcho(on bool) {
-	// Through SyscallConn: Fd would put the master in blocking mode.
-	sc, err := p.in.SyscallConn()
-	if err != nil {
-		return
-	}
-	sc.Control(func(fd uintptr) {
-		t, err := unix.IoctlGetTermios(int(fd), unix.TCGETS)
-		if err != nil {
-			return
-		}
-		if on {
-			t.Lflag |= unix.ECHO | unix.ECHOE | unix.ECHOK
-		} else {
-			t.Lflag &^= unix.ECHO | unix.ECHOE | unix.ECHOK | unix.ECHONL
-		}
-		unix.IoctlSetTermios(int(fd), unix.TCSETS, t)
-	})
-}
-
 // readOutput splits the stream at marks and passes each part on.
 func (p *process) readOutput(r *os.File) {
 	defer close(p.outEOF)
@@ -562,31 +489,6 @@ func (p *process) outputLocked(b []byte) {
 	}
 }
 
-// scanErrors looks for the profile's error line in a cell's output; from
-// the first one on, the output is the error's message.
-func (p *process) scanErrors(b []byte) {
-	for len(b) > 0 {
-		nl := bytes.IndexByte(b, '\n')
-		chunk := b
-		if nl >= 0 {
-			chunk = b[:nl+1]
-		}
-		b = b[len(chunk):]
-		if len(p.line) < 4096 {
-			p.line = append(p.line, chunk[:min(len(chunk), 4096-len(p.line))]...)
-		}
-		if nl < 0 {
-			return
-		}
-		l := bytes.TrimRight(p.line, "\r\n")
-		p.line = p.line[:0]
-		if p.pr.Error.Match(l) {
-			p.errLine = string(l) + "\n" + string(b[:min(len(b), 4096)])
-			return
-		}
-	}
-}
-
 // marked acts on a mark of kind.
 func (p *process) marked(kind string) {
 	p.mu.Lock()
@@ -631,103 +533,6 @@ func (p *process) becomeReady() {
 		p.started = true
 		close(p.ready)
 	}
-}
-
-// finish reports the running cell's result.
-func (p *process) finish() {
-	p.mode = modeOutput
-	if p.cell == 0 {
-		return
-	}
-	r := driver.Result{Cell: p.cell, Status: api.StatusDone}
-	if p.pr.Error != nil && p.errLine == "" && len(p.line) > 0 && p.pr.Error.Match(bytes.TrimRight(p.line, "\r\n")) {
-		p.errLine = string(p.line)
-	}
-	switch {
-	case p.interrupted:
-		r.Status = api.StatusInterrupted
-	case p.failed || p.errLine != "":
-		r.Status = api.StatusError
-		msg := errorMessage(strings.ToValidUTF8(p.errLine, "\uFFFD"))
-		if msg == "" {
-			msg = p.failMsg
-		}
-		if msg == "" {
-			msg = p.pr.Name + " reported an error (see the output)"
-		}
-		r.Error = &api.CellError{Message: msg}
-	}
-	if p.value.Len() > 0 {
-		v := strings.ToValidUTF8(strings.TrimSuffix(p.value.String(), "\n"), "\uFFFD")
-		r.ValueTotal = utf8.RuneCountInString(v)
-		r.Value, r.ValueCut = v, nil
-		if p.valueLim > 0 {
-			r.Value, r.ValueCut = bound.HeadTail(v, p.valueLim)
-		}
-	}
-	if p.listNames { // else the names are as they were (nil says so)
-		parse := p.pr.ParseNames
-		if parse == nil {
-			parse = lines
-		}
-		r.Names = parse(p.names.String())
-	}
-	if p.cellFile != "" {
-		os.Remove(p.cellFile)
-	}
-	if p.plotFile != "" {
-		w, h := driver.PNGSize(p.plotFile)
-		if fi, err := os.Lstat(p.plotFile); err == nil && fi.Mode().IsRegular() && w > 0 {
-			r.Rich = append(r.Rich, api.Rich{MIME: "image/png", File: p.plotFile, Width: w, Height: h, Bytes: fi.Size(),
-				Text: fmt.Sprintf("<%s plot %dx%d>", p.pr.Name, w, h)})
-		} else {
-			os.Remove(p.plotFile)
-		}
-	}
-	p.cell, p.cellFile, p.plotFile = 0, "", ""
-	if p.raw != nil {
-		p.setEcho(true)
-	}
-	if !p.done {
-		p.h.CellDone(r)
-	}
-}
-
-// excerpt matches the source lines compilers quote under a message
-// ("  |", "3 | x = y"), which the message leaves out.
-var excerpt = regexp.MustCompile(`^\s*\d*\s*\|`)
-
-// errorMessage is the error's message: the output from its first error
-// line, up to the next blank line, at most five lines, without quoted
-// source lines. The whole text stays in the output.
-func errorMessage(text string) string {
-	var msg []string
-	for i, l := range strings.Split(strings.ReplaceAll(text, "\r", ""), "\n") {
-		if strings.TrimSpace(l) == "" {
-			if i == 0 {
-				continue
-			}
-			break
-		}
-		if excerpt.MatchString(l) {
-			continue
-		}
-		if msg = append(msg, strings.TrimRight(l, " ")); len(msg) == 5 {
-			break
-		}
-	}
-	return strings.Join(msg, "\n")
-}
-
-// lines is the default names parser: one name per line.
-func lines(out string) []string {
-	var names []string
-	for _, l := range strings.Split(out, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			names = append(names, l)
-		}
-	}
-	return names
 }
 
 // wait reaps the REPL and reports its exit once its output is read, or
