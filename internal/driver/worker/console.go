@@ -50,8 +50,8 @@ func (p *process) startConsole() {
 // who, after what the cell printed before it: the prompt printed is the
 // question's text. The end marker, written into the output pipe here
 // (the runtime is blocked and cannot), says when all of that has arrived.
-// The runtime's own read takes no end of file (its console would end for
-// good); a subprocess's read does.
+// A ConsoleNoEOF runtime's own read takes no end of file; a subprocess's
+// read always does.
 func (p *process) consoleAsks(f *flight, who int) {
 	p.evMu.Lock()
 	if p.inflight != f || p.conAsked {
