@@ -347,8 +347,8 @@ func TestOctaveInput(t *testing.T) {
 }
 
 // TestREPLInput: GHCi's getLine, Clojure's read-line and sh's read (on a
-// terminal), in REPLs whose prompt polyrepl reads, ask; an interrupt ends
-// the read.
+// terminal), in REPLs whose prompt polyrepl reads, and Java's System.in,
+// read on one of the JVM's threads, ask; an interrupt ends the read.
 func TestREPLInput(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -358,6 +358,7 @@ func TestREPLInput(t *testing.T) {
 		{"ghci", "x = 41", "y <- getLine", "length y + x", "46", "getLine", "x + 2", "43"},
 		{"clojure", "(def x 41)", "(def y (read-line))", "(+ (count y) x)", "46", "(read-line)", "(+ x 2)", "43"},
 		{"sh", "x=41", "read y", "echo $((${#y} + x))", "46", "read z", "echo $((x + 2))", "43"},
+		{"java", "int x = 41;", "String y = new Scanner(System.in).nextLine();", "y.length() + x", "46", "new Scanner(System.in).nextLine()", "x + 2", "43"},
 	} {
 		t.Run(c.runtime, func(t *testing.T) {
 			if found, why := runtimeFound(e, c.runtime); !found {

@@ -32,12 +32,15 @@ class PolyreplWorker {
         err = new PrintStream(new FileOutputStream(FileDescriptor.err), true, StandardCharsets.UTF_8);
         System.setOut(out);
         System.setErr(err);
-        System.setIn(InputStream.nullInputStream());
+        // Standard input is the session's console: a cell's read of it
+        // asks (the daemon sees the read).
+        InputStream in = new FileInputStream(FileDescriptor.in);
+        System.setIn(in);
         InputStream cmds = new BufferedInputStream(new FileInputStream("/dev/fd/3"));
         events = new FileOutputStream("/dev/fd/4");
 
         js = JShell.builder().executionEngine("local").out(out).err(err)
-            .in(InputStream.nullInputStream()).build();
+            .in(in).build();
         for (String imp : IMPORTS) js.eval("import " + imp + ";");
         // A first evaluation loads the compiler, so the first cell is quick.
         for (SnippetEvent e : js.eval("int polyreplWarmUp = 0;")) js.drop(e.snippet());

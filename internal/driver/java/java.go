@@ -25,7 +25,8 @@ var Runtime = &worker.Runtime{
 		Exes: []string{"java"}, EnvVar: "POLYREPL_JAVA",
 		Needs: "a JDK 17 or newer, with jshell (Debian: openjdk-17-jdk-headless)",
 		Limits: "cells run in the worker's JVM (JShell's local engine), so System.exit ends " +
-			"the session; an interrupt stops the cell with Thread.stop, which Java 20 and " +
+			"the session; System.in reads ask (status input); an " +
+			"interrupt stops the cell with Thread.stop, which Java 20 and " +
 			"later no longer allow (kill the session there); jshell's /commands are not " +
 			"available; starting takes seconds (a JVM and the compiler)",
 		VersionArgs: []string{"-version"},
@@ -38,6 +39,13 @@ var Runtime = &worker.Runtime{
 	// exec's nonce (Worker.java).
 	SentinelEnv: true,
 	CellNonce:   true,
+	// System.in (Scanner, readLine) and a subprocess reading stdin ask.
+	// The JVM reads on the cell's thread, not its first; Thread.stop
+	// cannot free a thread blocked in that read, so an interrupt also
+	// sends an empty line.
+	Console:              true,
+	ConsoleThreads:       true,
+	ConsoleInterruptLine: true,
 }
 
 func init() { driver.Register(worker.Driver{R: Runtime}) }

@@ -3,6 +3,7 @@ package worker
 import (
 	"fmt"
 	"os"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -17,8 +18,9 @@ import (
 // startConsole makes the watch of the runtime's console.
 func (p *process) startConsole() {
 	p.watch = console.NewWatch(console.Watch{
-		Leader: p.tree.Leader,
-		Kids:   true,
+		Leader:  p.tree.Leader,
+		Kids:    true,
+		Threads: p.r.ConsoleThreads,
 		Cell: func() any {
 			p.evMu.Lock()
 			defer p.evMu.Unlock()
@@ -119,12 +121,25 @@ func (p *process) consoleInterrupted() {
 	asked, who := p.conAsked, p.conAsker
 	p.conAsked = false
 	p.evMu.Unlock()
-	if asked {
-		p.watch.Forget(who)
-	} else {
+	if !asked {
 		p.watch.Wake()
+		return
+	}
+	p.watch.Forget(who)
+	if p.r.ConsoleInterruptLine && who == p.tree.Leader.PID {
+		time.AfterFunc(interruptLine, func() {
+			p.cmdMu.Lock()
+			defer p.cmdMu.Unlock()
+			if p.console != nil {
+				p.console.Write([]byte("\n"))
+			}
+		})
 	}
 }
+
+// interruptLine is how long after an interrupt the empty line that frees
+// the runtime's read follows (ConsoleInterruptLine).
+const interruptLine = 100 * time.Millisecond
 
 // openConsole makes the pipe that becomes the runtime's standard input.
 func openConsole() (r, w *os.File, err error) {

@@ -119,6 +119,13 @@ type Runtime struct {
 	// file (R keeps end of file for good, and its prompt would then end
 	// the session); a subprocess's read does.
 	ConsoleNoEOF bool
+	// ConsoleThreads: the runtime reads its console on a thread other
+	// than its first (a JVM's), so all its threads are looked at.
+	ConsoleThreads bool
+	// ConsoleInterruptLine: an interrupt of the runtime's own read also
+	// sends an empty line a moment after the signal, for a runtime that
+	// takes the interrupt only once the read returns (a JVM).
+	ConsoleInterruptLine bool
 }
 
 // Driver adapts a Runtime to driver.Driver.
