@@ -21,19 +21,7 @@ import (
 // inspected (another user's process: /proc/PID/syscall needs the right
 // to trace it).
 func WaitsOnStdin(p Proc) bool {
-	b, err := readFileAt(unix.AT_FDCWD, "/proc/"+strconv.Itoa(p.PID)+"/syscall", make([]byte, 0, 160))
-	if err != nil {
-		return false
-	}
-	c, ok := parseSyscall(b)
-	if !ok {
-		return false
-	}
-	if c.nr == sysNums.epollWait || c.nr == sysNums.epollPwait || c.nr == sysNums.epollPwait2 {
-		info, err := readFileAt(unix.AT_FDCWD, "/proc/"+strconv.Itoa(p.PID)+"/fdinfo/"+strconv.FormatUint(c.args[0], 10), nil)
-		return err == nil && epollReadsStdin(info)
-	}
-	return stdinWait(c, sysNums, func(addr uint64, n int) []byte { return readMem(p.PID, addr, n) })
+	return taskWaitsOnStdin(p.PID, "/proc/"+strconv.Itoa(p.PID)+"/syscall", nil)
 }
 
 // AnyThreadWaitsOnStdin is WaitsOnStdin for any of p's threads: a JVM
@@ -46,26 +34,29 @@ func AnyThreadWaitsOnStdin(p Proc) bool {
 	}
 	buf := make([]byte, 0, 160)
 	for _, e := range ents {
-		b, err := readFileAt(unix.AT_FDCWD, dir+"/"+e.Name()+"/syscall", buf)
-		if err != nil {
-			continue
-		}
-		c, ok := parseSyscall(b)
-		if !ok {
-			continue
-		}
-		if c.nr == sysNums.epollWait || c.nr == sysNums.epollPwait || c.nr == sysNums.epollPwait2 {
-			info, err := readFileAt(unix.AT_FDCWD, "/proc/"+strconv.Itoa(p.PID)+"/fdinfo/"+strconv.FormatUint(c.args[0], 10), nil)
-			if err == nil && epollReadsStdin(info) {
-				return true
-			}
-			continue
-		}
-		if stdinWait(c, sysNums, func(addr uint64, n int) []byte { return readMem(p.PID, addr, n) }) {
+		if taskWaitsOnStdin(p.PID, dir+"/"+e.Name()+"/syscall", buf) {
 			return true
 		}
 	}
 	return false
+}
+
+// taskWaitsOnStdin decides for one thread of process pid, from its
+// syscall file, whether it waits to read descriptor 0 (buf is reused).
+func taskWaitsOnStdin(pid int, syscallFile string, buf []byte) bool {
+	b, err := readFileAt(unix.AT_FDCWD, syscallFile, buf)
+	if err != nil {
+		return false
+	}
+	c, ok := parseSyscall(b)
+	if !ok {
+		return false
+	}
+	if c.nr == sysNums.epollWait || c.nr == sysNums.epollPwait || c.nr == sysNums.epollPwait2 {
+		info, err := readFileAt(unix.AT_FDCWD, "/proc/"+strconv.Itoa(pid)+"/fdinfo/"+strconv.FormatUint(c.args[0], 10), nil)
+		return err == nil && epollReadsStdin(info)
+	}
+	return stdinWait(c, sysNums, func(addr uint64, n int) []byte { return readMem(pid, addr, n) })
 }
 
 // epollReadsStdin says whether an epoll set's fdinfo has descriptor 0

@@ -24,6 +24,12 @@ import (
 // seen 20–30 ms after its read begins; a look costs ~10 µs.
 const Tick = 10 * time.Millisecond
 
+// InterruptLine is how long after an interrupt a driver sends the empty
+// line that frees a runtime's own read of its console, for runtimes that
+// take SIGINT only once the read returns (Octave without a line editor,
+// a JVM): sooner, the line was taken as the answer before the signal.
+const InterruptLine = 100 * time.Millisecond
+
 // kidsEvery is how many looks apart the runtime's descendants are looked
 // at too (each costs a stat of its descriptor 0; a cell may run many),
 // and maxKids bounds how many.
@@ -34,11 +40,10 @@ const (
 
 // Watch looks at one runtime's running cells for a read of its console.
 type Watch struct {
-	// Leader is the runtime; Kids says to look at its descendants too,
-	// Threads at all its threads (a JVM reads on one of its own), both on
+	// Leader is the runtime; its descendants are looked at too, and with
+	// Threads all its threads (a JVM reads on one of its own), both on
 	// every kidsEvery-th look.
 	Leader  proc.Proc
-	Kids    bool
 	Threads bool
 	// Cell is the cell to look at (any comparable token), or nil when no
 	// cell runs or its question is out already.
@@ -158,9 +163,6 @@ func (w *Watch) reader(look int) (who int, kids bool) {
 	}
 	if w.Threads && proc.AnyThreadWaitsOnStdin(w.Leader) {
 		return w.Leader.PID, true
-	}
-	if !w.Kids {
-		return 0, true
 	}
 	queue := proc.Children(w.Leader.PID)
 	if len(queue) == 0 {

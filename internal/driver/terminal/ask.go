@@ -50,7 +50,6 @@ func (p *process) startWatch(outKeep, conFile *os.File) {
 	p.outKeep, p.conFile = outKeep, conFile
 	p.watch = console.NewWatch(console.Watch{
 		Leader:  p.tree.Leader,
-		Kids:    true,
 		Threads: p.pr.ThreadReads,
 		Cell: func() any {
 			p.mu.Lock()

@@ -370,10 +370,6 @@ func (p *process) Run(cell int, code string) error {
 	return err
 }
 
-// interruptLine is how long after an interrupt the empty line that ends
-// the cell's read of standard input follows.
-const interruptLine = 100 * time.Millisecond
-
 // Interrupt stops the running cell: the profile's own way, or SIGINT (on
 // a terminal the Ctrl-C key, which the line discipline or the REPL's line
 // editor turns into its interrupt), then SIGINT to the whole group to end
@@ -393,7 +389,7 @@ func (p *process) Interrupt(attempt int) error {
 		// SIGINT once the read returns: an empty line ends the read, a
 		// moment after the signal (Octave notes it on another thread;
 		// sooner, the empty line is taken as the answer first).
-		time.AfterFunc(interruptLine, func() { p.send("\n") })
+		time.AfterFunc(console.InterruptLine, func() { p.send("\n") })
 	}
 	if p.pr.Interrupt != nil {
 		return p.pr.Interrupt(p.tree, attempt)

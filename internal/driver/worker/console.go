@@ -19,7 +19,6 @@ import (
 func (p *process) startConsole() {
 	p.watch = console.NewWatch(console.Watch{
 		Leader:  p.tree.Leader,
-		Kids:    true,
 		Threads: p.r.ConsoleThreads,
 		Cell: func() any {
 			p.evMu.Lock()
@@ -127,7 +126,7 @@ func (p *process) consoleInterrupted() {
 	}
 	p.watch.Forget(who)
 	if p.r.ConsoleInterruptLine && who == p.tree.Leader.PID {
-		time.AfterFunc(interruptLine, func() {
+		time.AfterFunc(console.InterruptLine, func() {
 			p.cmdMu.Lock()
 			defer p.cmdMu.Unlock()
 			if p.console != nil {
@@ -136,10 +135,6 @@ func (p *process) consoleInterrupted() {
 		})
 	}
 }
-
-// interruptLine is how long after an interrupt the empty line that frees
-// the runtime's read follows (ConsoleInterruptLine).
-const interruptLine = 100 * time.Millisecond
 
 // openConsole makes the pipe that becomes the runtime's standard input.
 func openConsole() (r, w *os.File, err error) {
