@@ -346,6 +346,52 @@ func TestOctaveInput(t *testing.T) {
 	}
 }
 
+// TestGnuplotInput: gnuplot prints no prompt on a pipe, yet a cell runs
+// alone (its file is open while it runs): pause -1 and a subprocess
+// reading standard input ask; an error or an interrupt ends the cell as
+// at once as a cell that ran to its end.
+func TestGnuplotInput(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	if found, why := runtimeFound(e, "gnuplot"); !found {
+		t.Skipf("no gnuplot here (Debian: gnuplot-nox): %s", why)
+	}
+	e.must(0, "exec", "gp", "--runtime", "gnuplot", "x = 41")
+	r := e.runJSON("exec", "gp", `print "hello"; pause -1 "y? "`)
+	if r.Status != "input" || r.code != 3 || r.Output != "hello\ny? " || !strings.Contains(r.String(), `"text":"y? "`) {
+		t.Fatalf("pause -1: %s; want status input, what it printed, the prompt", clip(r.String()))
+	}
+	if _, errOut, code := e.run("input", "gp", "--eof"); code != 2 || !strings.Contains(errOut, "end of file would end") {
+		t.Errorf("end of file to gnuplot: exit %d, %q; want it refused", code, errOut)
+	}
+	if r := e.runJSON("input", "gp", ""); r.Status != "done" {
+		t.Errorf("the answer: %s", clip(r.String()))
+	}
+	// A subprocess reading standard input asks; an interrupt ends it.
+	if r := e.runJSON("exec", "gp", `system("cat")`); r.Status != "input" {
+		t.Fatalf("system(cat): %s", clip(r.String()))
+	}
+	if r := e.runJSON("input", "gp", "meow"); r.Status != "input" || !strings.Contains(r.Output, "meow") {
+		t.Errorf("a line to cat: %s", clip(r.String()))
+	}
+	if r := e.runJSON("interrupt", "gp"); r.Status != "interrupted" {
+		t.Errorf("interrupting cat: %s", clip(r.String()))
+	}
+	// gnuplot's own read, interrupted; a cell cut short by an error.
+	if r := e.runJSON("exec", "gp", "pause -1"); r.Status != "input" {
+		t.Fatalf("pause -1 again: %s", clip(r.String()))
+	}
+	if r := e.runJSON("interrupt", "gp"); r.Status != "interrupted" {
+		t.Errorf("interrupting pause -1: %s", clip(r.String()))
+	}
+	if r := e.runJSON("exec", "gp", "print 1\nfoo bar\nprint 2"); r.Status != "error" || strings.Contains(r.Output, "2\n") {
+		t.Errorf("an error: %s; want status error, the cell stopped there", clip(r.String()))
+	}
+	if r := e.runJSON("exec", "gp", "print x + 2"); r.Output != "43\n" {
+		t.Errorf("after: %s", clip(r.String()))
+	}
+}
+
 // TestREPLInput: GHCi's getLine, Clojure's read-line and sh's read (on a
 // terminal), in REPLs whose prompt polyrepl reads, and Java's System.in,
 // read on one of the JVM's threads, ask; an interrupt ends the read.

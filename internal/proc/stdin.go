@@ -108,6 +108,28 @@ func Children(pid int) []int {
 	return kids
 }
 
+// HasOpen says whether pid has the file at path open (compared by device
+// and inode, so any name for it counts): a REPL that keeps the file it
+// loads open while it runs it is still running it.
+func HasOpen(pid int, path string) bool {
+	var want unix.Stat_t
+	if unix.Stat(path, &want) != nil {
+		return false
+	}
+	dir := "/proc/" + strconv.Itoa(pid) + "/fd"
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		var st unix.Stat_t
+		if unix.Stat(dir+"/"+e.Name(), &st) == nil && st.Ino == want.Ino && st.Dev == want.Dev {
+			return true
+		}
+	}
+	return false
+}
+
 // SeesStdinReads says whether WaitsOnStdin can see anything here: a
 // system-call table for this architecture, and a /proc that shows a
 // process's blocked call (Linux; not macOS, nor a sandbox that hides it).

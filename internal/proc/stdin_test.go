@@ -123,3 +123,37 @@ func TestParseSyscall(t *testing.T) {
 		t.Error("poll: descriptor 0 waiting to read decides")
 	}
 }
+
+// TestHasOpen: a process holding a file open is seen holding it, under
+// another name for it too; a file it does not hold, or one that does not
+// exist, is not.
+func TestHasOpen(t *testing.T) {
+	dir := t.TempDir()
+	held, other := dir+"/held", dir+"/other"
+	for _, f := range []string{held, other} {
+		if err := os.WriteFile(f, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(held, dir+"/link"); err != nil {
+		t.Fatal(err)
+	}
+	in, err := os.Open(held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	cmd := exec.Command("sleep", "30")
+	cmd.Stdin = in
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	pid := cmd.Process.Pid
+	if !HasOpen(pid, held) || !HasOpen(pid, dir+"/link") {
+		t.Errorf("a process holding %s is not seen holding it", held)
+	}
+	if HasOpen(pid, other) || HasOpen(pid, dir+"/missing") {
+		t.Errorf("a process is seen holding a file it does not hold")
+	}
+}

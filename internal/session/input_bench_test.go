@@ -7,8 +7,9 @@ import (
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
-	_ "github.com/polyrepl/polyrepl/internal/driver/python" // the real Python worker
-	_ "github.com/polyrepl/polyrepl/internal/driver/r"      // the real R worker
+	_ "github.com/polyrepl/polyrepl/internal/driver/gnuplot" // the real gnuplot
+	_ "github.com/polyrepl/polyrepl/internal/driver/python"  // the real Python worker
+	_ "github.com/polyrepl/polyrepl/internal/driver/r"       // the real R worker
 )
 
 // BenchmarkInputAsked times a cell's question reaching its caller (exec
@@ -22,6 +23,7 @@ func BenchmarkInputAsked(b *testing.B) {
 	}{
 		{"python", "/usr/bin/python3", "input('q? ')", "'x'"},
 		{"r", "/usr/bin/R", `readline("q? ")`, `[1] "x"`},
+		{"gnuplot", "/usr/bin/gnuplot", `pause -1 "q? "`, ""},
 	} {
 		b.Run(c.runtime, func(b *testing.B) {
 			if _, err := os.Stat(c.exe); err != nil {

@@ -23,18 +23,22 @@ var Profile = &terminal.Profile{
 		Limits: "gnuplot has no values: print writes output; a cell stops at its first " +
 			"error; a cell's plot comes back as a 640x480 PNG (the last plot of the cell), " +
 			"until a cell chooses a terminal (set terminal dumb draws text, svg with " +
-			"set output writes a file); pause mouse and other waits for a keypress read " +
-			"polyrepl's next commands instead",
+			"set output writes a file); pause -1 and system(\"cat\") ask for input, " +
+			"answered with lines (end of file would end gnuplot); an interrupt jumps out " +
+			"of whatever gnuplot is doing, and now and then (about 1 in 300 interrupts of " +
+			"a while loop) that aborts gnuplot, ending the session",
 		VersionArgs: []string{"--version"},
 	},
 	Print: func(head, tail string) string {
 		return fmt.Sprintf(`print %s.%s`, terminal.SingleQuoted(head), terminal.SingleQuoted(tail))
 	},
-	Version:    `print sprintf("%g.%s", GPVAL_VERSION, GPVAL_PATCHLEVEL)`,
-	Load:       func(path string) string { return "load " + terminal.SingleQuoted(path) },
-	Names:      "show variables",
-	ParseNames: parseVariables,
-	Error:      regexp.MustCompile(`^\s*(".*" )?line \d+: `),
+	Version: `print sprintf("%g.%s", GPVAL_VERSION, GPVAL_PATCHLEVEL)`,
+	Load:    func(path string) string { return "load " + terminal.SingleQuoted(path) },
+	// gnuplot prompts only on a terminal, and load keeps the file open.
+	LoadHoldsFile: true,
+	Names:         "show variables",
+	ParseNames:    parseVariables,
+	Error:         regexp.MustCompile(`^\s*(".*" )?line \d+: `),
 	// A cell's plots go to a 640×480 PNG while the terminal is gnuplot's
 	// own default (no display: "unknown"), and it is put back after; a
 	// cell that sets a terminal or an output, and every cell once the user

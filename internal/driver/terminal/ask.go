@@ -9,6 +9,7 @@ import (
 
 	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/driver/console"
+	"github.com/polyrepl/polyrepl/internal/proc"
 )
 
 // A profile with PromptMark runs each cell alone. The REPL prints the
@@ -37,12 +38,24 @@ func (p *process) promptedLocked() {
 	if p.owed > 0 {
 		p.owed--
 	}
-	if p.owed > 0 || p.trailer == "" {
+	if p.owed == 0 {
+		p.sendTrailerLocked()
+	}
+}
+
+// sendTrailerLocked sends what follows the running cell's loader line, if
+// it was held and is not sent yet: the cell is over. Under mu.
+func (p *process) sendTrailerLocked() {
+	if p.trailer == "" {
 		return
 	}
 	t := p.trailer
 	p.trailer, p.asked = "", false
-	p.sendOwedLocked(t)
+	if p.pr.PromptMark != nil {
+		p.sendOwedLocked(t)
+	} else {
+		p.send(t)
+	}
 }
 
 // startWatch looks at the cells of a profile with PromptMark.
@@ -77,10 +90,16 @@ func (p *process) startWatch(outKeep, conFile *os.File) {
 
 // asks marks the cell's question in the output stream, after what the
 // cell printed before it (its last line is the prompt); without the
-// mark, it is asked at once.
+// mark, it is asked at once. Under LoadHoldsFile, the REPL's own read
+// with the cell's file closed is no question: the cell was cut short.
 func (p *process) asks(cell, who int) {
 	p.mu.Lock()
 	if p.cell != cell || p.trailer == "" || p.asked {
+		p.mu.Unlock()
+		return
+	}
+	if p.pr.LoadHoldsFile && who == p.tree.Leader.PID && !proc.HasOpen(who, p.cellFile) {
+		p.sendTrailerLocked()
 		p.mu.Unlock()
 		return
 	}

@@ -99,6 +99,13 @@ type Profile struct {
 	// ThreadReads: the REPL reads standard input on a thread other than
 	// its first (a JVM's), so all its threads are looked at.
 	ThreadReads bool
+	// LoadHoldsFile, for a REPL with no prompt to mark (gnuplot on a
+	// pipe) whose loader keeps the cell's file open while it runs it: a
+	// cell then runs alone all the same (ask.go). The file ends with the
+	// "loaded" mark, after which the rest is sent; a cell cut short (an
+	// error, an interrupt) is over once the REPL reads its standard input
+	// with the file closed; a read with it open is the cell's question.
+	LoadHoldsFile bool
 	// Plot, if set, returns the lines sent before a cell's loader line
 	// that send its plots to file, a PNG (unless the user chose a
 	// terminal of their own), and those sent after it that close the
@@ -163,7 +170,7 @@ func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (
 	// who reads it): the output pipe's write end and the input pipe, or
 	// the terminal's slave side for both.
 	var out, outKeep, conFile *os.File
-	watch := pr.PromptMark != nil && proc.SeesStdinReads()
+	watch := (pr.PromptMark != nil || pr.LoadHoldsFile) && proc.SeesStdinReads()
 	if pr.PTY {
 		out, outKeep, err = startPTY(cmd, watch)
 		p.in, conFile = out, outKeep
@@ -188,7 +195,7 @@ func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (
 			boot.WriteString(l + "\n")
 		}
 	}
-	if watch {
+	if watch && pr.PromptMark != nil {
 		owing.WriteString(pr.PromptMark(mark) + "\n")
 	}
 	owing.WriteString(p.print("ready") + "\n")
@@ -196,7 +203,7 @@ func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (
 		owing.WriteString(pr.Version + "\n" + p.print("version") + "\n")
 	}
 	p.mu.Lock()
-	if watch {
+	if watch && pr.PromptMark != nil {
 		p.owed = lineCount(owing.String())
 	}
 	p.mu.Unlock()
@@ -314,6 +321,9 @@ func (p *process) Run(cell int, code string) error {
 		if !strings.HasSuffix(content, "\n") {
 			content += "\n"
 		}
+		if p.watch != nil && p.pr.LoadHoldsFile {
+			content += p.print("loaded") + "\n"
+		}
 		file = filepath.Join(p.cells, fmt.Sprintf("cell_%d%s", cell, p.pr.Ext))
 		if err := paths.WriteFile(file, []byte(content)); err != nil {
 			return fmt.Errorf("cannot write the cell file for %s: %w", p.pr.Name, err)
@@ -349,7 +359,9 @@ func (p *process) Run(cell int, code string) error {
 		msg.WriteString(load)
 		p.trailer, p.asked = trailer, false
 		p.tail.Reset()
-		p.owed += lineCount(load)
+		if p.pr.PromptMark != nil {
+			p.owed += lineCount(load)
+		}
 	} else {
 		msg.WriteString(trailer)
 	}
@@ -377,14 +389,20 @@ func (p *process) Run(cell int, code string) error {
 func (p *process) Interrupt(attempt int) error {
 	p.mu.Lock()
 	p.interrupted = true
-	own := p.asked && p.asker == p.tree.Leader.PID && !p.pr.PTY
-	if p.asked && p.watch != nil {
+	own := p.asked && p.asker == p.tree.Leader.PID
+	switch {
+	case !p.asked || p.watch == nil:
+	case own && p.pr.LoadHoldsFile:
+		// The REPL's next read says itself whether the cell goes on:
+		// its file is open or not.
+		defer p.watch.Wake()
+	default:
 		// A read after the interrupt is a new question.
 		defer p.watch.Forget(p.asker)
 	}
 	p.asked = false
 	p.mu.Unlock()
-	if own {
+	if own && !p.pr.PTY && !p.pr.LoadHoldsFile {
 		// A REPL reading its standard input without a line editor takes
 		// SIGINT once the read returns: an empty line ends the read, a
 		// moment after the signal (Octave notes it on another thread;
@@ -499,6 +517,8 @@ func (p *process) marked(kind string) {
 	switch kind {
 	case "prompt":
 		p.promptedLocked()
+	case "loaded":
+		p.sendTrailerLocked()
 	case "asked":
 		p.askLocked()
 	case "ready":
