@@ -235,6 +235,16 @@ func TestShellAndNodeInput(t *testing.T) {
 	if r := e.runJSON("input", "sh", "Bob Smith"); r.Status != "done" || r.Output != "Bob Smith\nhi Bob Smith\n" {
 		t.Errorf("the answer: %s", clip(r.String()))
 	}
+	// bash cannot say read -s asks a secret: the one answering says so.
+	const secret = "s3cret-0f-the-shell"
+	if r := e.runJSON("exec", "sh", `read -rs pw; echo "${#pw} chars"`); r.Status != "input" {
+		t.Fatalf("read -s: %s", clip(r.String()))
+	}
+	if r := e.runJSON("input", "sh", "--secret", secret); r.Output != "[hidden]\n19 chars\n" || strings.Contains(r.String(), secret) {
+		t.Errorf("a secret answer: %s; want [hidden] in its place", clip(r.String()))
+	}
+	e.must(0, "history", "sh")
+	wantNowhere(t, e, secret)
 	if r := e.runJSON("exec", "sh", `while read -r l; do echo "got $l"; done; echo loop-ended`); r.Status != "input" {
 		t.Fatalf("a read loop: %s", clip(r.String()))
 	}

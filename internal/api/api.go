@@ -72,8 +72,12 @@ type Prompt struct {
 // InputRequest answers the question a running cell asks: one line (Text,
 // without its newline), or end of file; then waits as ExecRequest does.
 type InputRequest struct {
-	Text       string   `json:"text"`
-	EOF        bool     `json:"eof,omitempty"`
+	Text string `json:"text"`
+	EOF  bool   `json:"eof,omitempty"`
+	// Secret: the answer is a secret the runtime did not say it asked for
+	// (bash's read -s, sudo in a subprocess): kept out of the output and
+	// the record as a password's answer is.
+	Secret     bool     `json:"secret,omitempty"`
 	Timeout    *float64 `json:"timeout,omitempty"`
 	Client     Client   `json:"client"`
 	Generation string   `json:"generation,omitempty"`

@@ -119,6 +119,7 @@ type (
 		Session string   `json:"session" jsonschema:"session name"`
 		Text    string   `json:"text,omitempty" jsonschema:"the line the cell reads, without its newline"`
 		EOF     bool     `json:"eof,omitempty" jsonschema:"send end of file instead of a line"`
+		Secret  bool     `json:"secret,omitempty" jsonschema:"the answer is a secret (a password the runtime did not say it asked for): shown and kept as [hidden]"`
 		Timeout *float64 `json:"timeout,omitempty" jsonschema:"seconds to wait after answering (default 30, at most 600)"`
 	}
 	sessionIn struct {
@@ -385,7 +386,7 @@ func (s *Server) wait(ctx context.Context, req *mcp.CallToolRequest, in waitIn) 
 
 func (s *Server) input(ctx context.Context, req *mcp.CallToolRequest, in inputIn) (api.CellResult, string, error) {
 	prog := progress(ctx, req, in.Session)
-	r, err := s.client.InputProgress(ctx, in.Session, api.InputRequest{Text: in.Text, EOF: in.EOF, Timeout: s.capped(in.Timeout),
+	r, err := s.client.InputProgress(ctx, in.Session, api.InputRequest{Text: in.Text, EOF: in.EOF, Secret: in.Secret, Timeout: s.capped(in.Timeout),
 		Progress: progressSeconds(prog), Client: s.who(req)}, prog)
 	if err != nil {
 		return r, "", err

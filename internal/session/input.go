@@ -30,7 +30,7 @@ func (m *Manager) Input(ctx context.Context, name string, req api.InputRequest, 
 	if s.isDead() {
 		return api.CellResult{}, s.deadError(req.Client)
 	}
-	r, err := s.Input(ctx, req.Text, req.EOF, timeout, req.Client, prog, progressEvery(req.Progress))
+	r, err := s.Input(ctx, req.Text, req.EOF, req.Secret, timeout, req.Client, prog, progressEvery(req.Progress))
 	if err == nil {
 		r.Notes = append(r.Notes, m.othersNotes(name, req.Client)...)
 		m.tell(&r, name, req.Client)
@@ -41,8 +41,8 @@ func (m *Manager) Input(ctx context.Context, name string, req api.InputRequest, 
 // Input gives the running cell's question its answer — text, or end of
 // file — and collects the cell: the rest of it, or its next question.
 // The answer is echoed into the cell's output as a terminal would show
-// it, except a password's.
-func (s *Session) Input(ctx context.Context, text string, eof bool, timeout time.Duration, asker api.Client, prog Progress, every time.Duration) (api.CellResult, error) {
+// it, except a password's, or one its sender says is secret.
+func (s *Session) Input(ctx context.Context, text string, eof, secret bool, timeout time.Duration, asker api.Client, prog Progress, every time.Duration) (api.CellResult, error) {
 	s.mu.Lock()
 	c := s.cur
 	if c == nil || c.finished() || c.prompt == nil {
@@ -67,6 +67,7 @@ func (s *Session) Input(ctx context.Context, text string, eof bool, timeout time
 	c.prompt = nil
 	p := s.p
 	s.mu.Unlock()
+	secret = (secret || q.Password) && !eof
 	// The echo goes first: what the cell prints once answered follows it.
 	echo := text + "\n"
 	switch {
@@ -74,7 +75,7 @@ func (s *Session) Input(ctx context.Context, text string, eof bool, timeout time
 		echo = ""
 	case eof:
 		echo = "\n"
-	case q.Password:
+	case secret:
 		echo = hidden + "\n"
 	}
 	if !q.Shown {
@@ -84,7 +85,7 @@ func (s *Session) Input(ctx context.Context, text string, eof bool, timeout time
 		s.Output([]byte(echo))
 	}
 	kept := text
-	if q.Password {
+	if secret {
 		kept = hidden
 	}
 	s.rec.Update(c.seq, func(e *api.Entry) {

@@ -113,10 +113,13 @@ func (p *process) asks(cell, who int) {
 	p.askLocked()
 }
 
-// askLocked passes the running cell's question on. Under mu.
+// askLocked passes the running cell's question on, unless the cell is
+// over after all: the watch saw the REPL's read a moment after the REPL
+// printed its prompt, and the prompt's mark came first in the stream
+// (the REPL wrote it before it read), sending the rest. Under mu.
 func (p *process) askLocked() {
 	a, ok := p.h.(driver.Asker)
-	if !ok || p.cell == 0 || p.done {
+	if !ok || p.cell == 0 || p.done || !p.asked || p.trailer == "" {
 		return
 	}
 	// Over pipes, the REPL's standard input carries its commands: end of
