@@ -119,7 +119,7 @@ type (
 		Session string   `json:"session" jsonschema:"session name"`
 		Text    string   `json:"text,omitempty" jsonschema:"the line the cell reads, without its newline"`
 		EOF     bool     `json:"eof,omitempty" jsonschema:"send end of file instead of a line"`
-		Secret  bool     `json:"secret,omitempty" jsonschema:"the answer is a secret (a password the runtime did not say it asked for): shown and kept as [hidden]"`
+		Secret  bool     `json:"secret,omitempty" jsonschema:"a password the runtime did not know to hide: kept as [hidden]"`
 		Timeout *float64 `json:"timeout,omitempty" jsonschema:"seconds to wait after answering (default 30, at most 600)"`
 	}
 	sessionIn struct {

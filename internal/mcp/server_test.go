@@ -100,7 +100,7 @@ func TestToolsList(t *testing.T) {
 	}{
 		{tool: "exec", required: []string{"code", "session"}, optional: []string{"cwd", "exe", "gateway", "memory", "project", "python", "runtime", "timeout"}},
 		{tool: "wait", required: []string{"session"}, optional: []string{"timeout"}},
-		{tool: "input", required: []string{"session"}, optional: []string{"eof", "text", "timeout"}, destructive: true},
+		{tool: "input", required: []string{"session"}, optional: []string{"eof", "secret", "text", "timeout"}, destructive: true},
 		{tool: "history", required: []string{"session"}, optional: []string{"id", "since"}, readOnly: true},
 		{tool: "interrupt", required: []string{"session"}},
 		{tool: "restart", required: []string{"session"}, destructive: true},

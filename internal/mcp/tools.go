@@ -21,7 +21,7 @@ var tools = []mcp.Tool{
 	},
 	{
 		Name:        "input",
-		Description: "Answer a cell that waits for input (status input: input(), a debugger's prompt): one line as text, or eof (secret: a password the runtime did not say it asked for, kept as [hidden]); then collect it as wait does.",
+		Description: "Answer a cell that waits for input (status input: input(), a debugger's prompt): one line as text, or eof; then collect it as wait does.",
 		Annotations: &mcp.ToolAnnotations{Title: "Answer a cell's question", DestructiveHint: boolp(true), OpenWorldHint: boolp(true)},
 	},
 	{
