@@ -1,6 +1,6 @@
 # The side-by-side benchmark harness and the tests.
 
-.PHONY: bench bench-quick test
+.PHONY: bench bench-quick test release cross
 
 # bench runs the harness (a few minutes) and rewrites docs/benchmarks.md.
 bench:
@@ -12,3 +12,12 @@ bench-quick:
 
 test:
 	go test ./...
+
+# release builds static binaries for linux/amd64, linux/arm64,
+# darwin/arm64 and darwin/amd64 into dist/, with SHA256SUMS.
+release:
+	scripts/release
+
+# cross builds and vets every release target (CI runs it).
+cross:
+	scripts/cross

@@ -33,7 +33,7 @@ func TestReliabilityFloods(t *testing.T) {
 	// (CI machines' disks vary), else a quarter of one.
 	mb := 1024
 	var fs syscall.Statfs_t
-	if syscall.Statfs(e.stateDir(), &fs) == nil && int64(fs.Bavail)*fs.Bsize < 4<<30 && !long() {
+	if syscall.Statfs(e.stateDir(), &fs) == nil && int64(fs.Bavail)*int64(fs.Bsize) < 4<<30 && !long() {
 		mb = 256
 		t.Logf("less than 4 GB free for the state directory: flooding with %d MB", mb)
 	}

@@ -87,6 +87,9 @@ func (c *Client) dial(ctx context.Context) (net.Conn, error) {
 	if err := paths.CheckPrivateDir(filepath.Dir(c.Socket)); err != nil {
 		return nil, err
 	}
+	if err := paths.CheckSocketPath(c.Socket); err != nil {
+		return nil, err
+	}
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "unix", c.Socket)
 	if err != nil {

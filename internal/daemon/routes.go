@@ -75,13 +75,15 @@ func (d *Daemon) memoryStatus() string {
 	return dflt + "; " + how
 }
 
-// openFDs counts the daemon's open file descriptors.
+// openFDs counts the daemon's open file descriptors: /proc on Linux,
+// /dev/fd on macOS (where it lists the caller's own).
 func openFDs() int {
-	es, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return -1
+	for _, dir := range []string{"/proc/self/fd", "/dev/fd"} {
+		if es, err := os.ReadDir(dir); err == nil {
+			return len(es) - 1 // the directory's own descriptor, open while it is read
+		}
 	}
-	return len(es)
+	return -1
 }
 
 func (d *Daemon) stop(w http.ResponseWriter, r *http.Request) {

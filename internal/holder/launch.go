@@ -46,8 +46,7 @@ type Launcher interface {
 }
 
 // Exec starts each holder as a process of its own: the running binary
-// re-executed (/proc/self/exe, so an upgrade of the file on disk never
-// puts a holder of other code under this daemon), in a process session
+// re-executed (selfExe), in a process session
 // of its own, so that it outlives the daemon.
 //
 // Starting one costs a process and the binary's start (about 20 ms on a
@@ -158,7 +157,7 @@ func startHolder() (*launched, error) {
 	}
 	defer theirs.Close()
 	cmd := &exec.Cmd{
-		Path: "/proc/self/exe", Args: []string{"polyrepl", Command, titleRoom}, Dir: "/",
+		Path: selfExe(), Args: []string{"polyrepl", Command, titleRoom}, Dir: "/",
 		ExtraFiles:  []*os.File{theirs}, // fd 3
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
 	}
@@ -210,7 +209,7 @@ func (InProcess) Launch(sp Spawn) (*net.UnixConn, *Child, error) {
 // socketPair makes a connected pair: the daemon's end as a connection,
 // the holder's as a file to pass on.
 func socketPair() (*net.UnixConn, *os.File, error) {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	fds, err := rawPair()
 	if err != nil {
 		return nil, nil, fmt.Errorf("cannot make a socket pair for a holder: %w", err)
 	}

@@ -13,6 +13,9 @@
 //   - else an rlimit on each process (RLIMIT_DATA, inherited by every
 //     child): allocations beyond it fail inside the runtime, which usually
 //     raises its own out-of-memory error and lives on.
+//
+// macOS has none of these (see noWay): there the Limiter chooses none,
+// says why, and refuses every limit rather than claim one it cannot hold.
 package limit
 
 import (
@@ -21,13 +24,12 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // How a limit is held, as Limit.By and $POLYREPL_MEMORY_BY say it.
@@ -55,21 +57,28 @@ type Limiter struct {
 
 	once   sync.Once
 	chosen atomic.Bool // by, dir and why are set (for Describe)
-	by     string      // ByCgroup or ByCgroupV1 if a cgroup is used, else ""
+	by     string      // ByCgroup or ByCgroupV1 if a cgroup is used, byNone if nothing can hold a limit, else ""
 	dir    string      // the cgroup directory sessions' groups go in
 	why    string      // why no cgroup is used, when none is
 }
 
 // Describe says how this daemon holds limits: the way it chose, or, before
-// a limited session made it choose, that it has not.
-func (l *Limiter) Describe() string {
+// a limited session made it choose, that it has not. Where there is
+// nothing to choose from (macOS), it says so from the start.
+func (l *Limiter) Describe() string { return l.describe(runtime.GOOS) }
+
+func (l *Limiter) describe(goos string) string {
 	switch {
+	case !l.chosen.Load() && noWay(goos) != "":
+		return "no limit can be held (" + noWay(goos) + ")"
 	case !l.chosen.Load():
 		return "the way is chosen at the first limited session"
 	case l.by == ByCgroup:
 		return "a cgroup v2 group per session under " + l.dir
 	case l.by == ByCgroupV1:
 		return "a cgroup v1 memory group per session under " + l.dir
+	case l.by == byNone:
+		return "no limit can be held (" + l.why + ")"
 	default:
 		return "an rlimit on each process (" + l.why + ")"
 	}
@@ -88,44 +97,18 @@ func CheckWant(want string) error {
 // started, so that runtimes start where their groups will be made (the
 // daemon may move into a delegated cgroup as it chooses).
 func (l *Limiter) Prepare() {
-	l.once.Do(func() {
-		l.by, l.dir, l.why = choose(l.Want)
-		l.chosen.Store(true)
-		log.Printf("memory limits: %s", l.Describe())
-		if l.by != "" {
-			removeStale(l.dir)
-		}
-	})
+	l.once.Do(func() { l.take(choose(l.Want)) })
 }
 
-// choose finds the best way this machine allows: the cgroup to use and
-// its version, or why there is none.
-func choose(want string) (by, dir, why string) {
-	if want == ByRlimit {
-		return "", "", "$POLYREPL_MEMORY_BY asks for the rlimit"
+// take makes by, dir and why (see choose) the way this daemon holds
+// limits.
+func (l *Limiter) take(by, dir, why string) {
+	l.by, l.dir, l.why = by, dir, why
+	l.chosen.Store(true)
+	log.Printf("memory limits: %s", l.Describe())
+	if l.by == ByCgroup || l.by == ByCgroupV1 {
+		removeStale(l.dir)
 	}
-	var whys []string
-	dir, err := delegatedV2(nil)
-	if err != nil {
-		whys = append(whys, err.Error())
-		if scope, serr := askSystemd(); serr != nil {
-			whys = append(whys, serr.Error())
-		} else if dir, err = delegatedV2(&scope); err != nil {
-			whys = append(whys, err.Error())
-		}
-	}
-	if err == nil {
-		if err = prepareV2(dir); err == nil {
-			return ByCgroup, dir, ""
-		}
-		whys = append(whys, err.Error())
-	}
-	dir, err = writableV1()
-	if err == nil {
-		return ByCgroupV1, dir, ""
-	}
-	whys = append(whys, err.Error())
-	return "", "", strings.Join(whys, "; ")
 }
 
 // Apply limits the process pid, and what it starts from now on, to bytes
@@ -133,6 +116,8 @@ func choose(want string) (by, dir, why string) {
 func (l *Limiter) Apply(pid int, name string, bytes int64) (*Limit, error) {
 	l.Prepare()
 	switch {
+	case l.by == byNone:
+		return nil, fmt.Errorf("cannot limit the session's memory: %s; start it without a memory limit (no --memory, and no $POLYREPL_MEMORY for the daemon)", l.why)
 	case l.by != "":
 		g, err := newGroup(l.dir, name, pid, settings(l.by, bytes))
 		if err == nil {
@@ -145,9 +130,8 @@ func (l *Limiter) Apply(pid int, name string, bytes int64) (*Limit, error) {
 	case l.Want == "cgroup":
 		return nil, fmt.Errorf("$POLYREPL_MEMORY_BY asks for a cgroup and there is none to use: %s", l.why)
 	}
-	lim := &unix.Rlimit{Cur: uint64(bytes), Max: uint64(bytes)}
-	if err := unix.Prlimit(pid, unix.RLIMIT_DATA, lim, nil); err != nil {
-		return nil, fmt.Errorf("cannot limit the session's memory: no cgroup to use, and setrlimit failed: %w", err)
+	if err := setRlimit(pid, bytes); err != nil {
+		return nil, err
 	}
 	return &Limit{Bytes: bytes, By: ByRlimit}, nil
 }
@@ -176,56 +160,6 @@ func Restore(h *Held) *Limit {
 		return nil
 	}
 	return &Limit{Bytes: h.Bytes, By: h.By, group: h.Group}
-}
-
-// setting is one file of a new session group, written in order; an
-// optional one may be missing, as swap accounting often is.
-type setting struct {
-	file, value string
-	optional    bool
-}
-
-// settings are the files that hold a group of cgroup version by to bytes.
-func settings(by string, bytes int64) []setting {
-	n := strconv.FormatInt(bytes, 10)
-	if by == ByCgroupV1 {
-		// Memory first: v1 refuses a memory+swap limit below it. Memory
-		// and swap together, where swap is accounted at all.
-		return []setting{{"memory.limit_in_bytes", n, false}, {"memory.memsw.limit_in_bytes", n, true}}
-	}
-	// Swapping past the limit is not staying within it.
-	return []setting{{"memory.max", n, false}, {"memory.swap.max", "0", true}}
-}
-
-// removeStale removes the empty session groups a daemon that died left
-// under dir (a group with a process in it cannot be removed, and stays).
-func removeStale(dir string) {
-	stale, _ := filepath.Glob(filepath.Join(dir, "polyrepl-*"))
-	for _, g := range stale {
-		if filepath.Base(g) != daemonLeaf && os.Remove(g) == nil {
-			log.Printf("memory limits: removed %s, left by an earlier daemon", g)
-		}
-	}
-}
-
-// newGroup makes the group dir/name, writes its settings and moves pid
-// into it.
-func newGroup(dir, name string, pid int, settings []setting) (string, error) {
-	g := filepath.Join(dir, name)
-	if err := os.Mkdir(g, 0o755); err != nil {
-		return "", fmt.Errorf("cannot make the session's cgroup: %w", err)
-	}
-	for _, st := range settings {
-		if err := write(g, st.file, st.value); err != nil && !(st.optional && errors.Is(err, os.ErrNotExist)) {
-			os.Remove(g)
-			return "", fmt.Errorf("cannot set %s of the session's cgroup: %w", st.file, err)
-		}
-	}
-	if err := write(g, "cgroup.procs", strconv.Itoa(pid)); err != nil {
-		os.Remove(g)
-		return "", fmt.Errorf("cannot move the session into its cgroup: %w", err)
-	}
-	return g, nil
 }
 
 // OOMKilled reports whether the kernel's out-of-memory killer killed a

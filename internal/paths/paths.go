@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"syscall"
 )
 
@@ -31,23 +30,21 @@ const (
 func HoldersDir(socketDir string) string { return filepath.Join(socketDir, RuntimesName, "holders") }
 
 // SocketDir returns the directory that holds the daemon's socket, lock and
-// log: $XDG_RUNTIME_DIR/polyrepl; else, when the user has a private
-// /run/user/<uid> (what XDG_RUNTIME_DIR names in a login session), that
-// one's polyrepl; else /tmp/polyrepl-<uid>. It does not create it; see
-// EnsurePrivateDir.
+// log. It does not create it; see EnsurePrivateDir.
 //
-// The middle step matters: MCP clients start their servers with a few
+// On Linux: $XDG_RUNTIME_DIR/polyrepl; else, when the user has a private
+// /run/user/<uid> (what XDG_RUNTIME_DIR names in a login session), that
+// one's polyrepl; else /tmp/polyrepl-<uid> ($TMPDIR's, if set). The
+// middle step matters: MCP clients start their servers with a few
 // variables only (HOME, LOGNAME, PATH, SHELL, TERM, USER), and without it
 // an agent's server and the person's terminal would reach two daemons.
-func SocketDir() string {
-	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" && filepath.IsAbs(d) {
-		return filepath.Join(d, "polyrepl")
-	}
-	if d := filepath.Join(runUser, strconv.Itoa(os.Getuid())); CheckPrivateDir(d) == nil {
-		return filepath.Join(d, "polyrepl")
-	}
-	return filepath.Join(os.TempDir(), fmt.Sprintf("polyrepl-%d", os.Getuid()))
-}
+//
+// On macOS, which has neither: $XDG_RUNTIME_DIR/polyrepl if set; else
+// $TMPDIR/polyrepl when $TMPDIR is a private directory of the user's (as
+// launchd's /var/folders/…/T/ is); else ~/Library/Caches/polyrepl. A
+// place too long for the holders' sockets under it (macOS allows 103
+// bytes) is passed over, for /tmp/polyrepl-<uid> at last.
+func SocketDir() string { return here().socketDir() }
 
 // runUser holds the users' runtime directories that systemd-logind makes;
 // a test points it elsewhere.
@@ -56,23 +53,23 @@ var runUser = "/run/user"
 // Socket is the daemon's socket path.
 func Socket() string { return filepath.Join(SocketDir(), SocketName) }
 
-// StateDir returns $XDG_STATE_HOME/polyrepl/<host> (default
-// ~/.local/state/polyrepl/<host>). Per-host, because a home on NFS is shared
-// by machines that each run their own daemon.
+// StateDir returns $XDG_STATE_HOME/polyrepl/<host>, by default
+// ~/.local/state/polyrepl/<host> on Linux. Per-host, because a home on
+// NFS is shared by machines that each run their own daemon. On macOS it
+// is ~/Library/Application Support/polyrepl with no host level: a Mac's
+// host name changes with the network it joins, and state would seem to
+// vanish (and a home shared by several Macs is rare).
 func StateDir() (string, error) {
-	base := os.Getenv("XDG_STATE_HOME")
-	if base == "" || !filepath.IsAbs(base) {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("cannot find the state directory: set XDG_STATE_HOME or HOME: %w", err)
-		}
-		base = filepath.Join(home, ".local", "state")
+	w := here()
+	base, err := w.stateBase()
+	if err != nil || w.goos == "darwin" {
+		return base, err
 	}
 	host, err := os.Hostname()
 	if err != nil || host == "" {
 		host = "localhost"
 	}
-	return filepath.Join(base, "polyrepl", host), nil
+	return filepath.Join(base, host), nil
 }
 
 // ErrUnsafe marks a refusal of a directory or a file someone else could

@@ -4,12 +4,10 @@ import (
 	"fmt"
 	"net"
 	"os"
-
-	"golang.org/x/sys/unix"
 )
 
 // PeerUID returns the uid of the process at the other end of a unix socket
-// connection, from the kernel (SO_PEERCRED): it cannot be forged by the peer.
+// connection, from the kernel: it cannot be forged by the peer.
 func PeerUID(c *net.UnixConn) (int, error) {
 	uid, _, err := Peer(c)
 	return uid, err
@@ -17,28 +15,32 @@ func PeerUID(c *net.UnixConn) (int, error) {
 
 // Peer returns the uid and pid of the process at the other end of a unix
 // socket connection, as the kernel recorded them when it connected
-// (SO_PEERCRED).
+// (SO_PEERCRED on Linux, LOCAL_PEERCRED and LOCAL_PEERPID on macOS).
 func Peer(c *net.UnixConn) (uid, pid int, err error) {
 	raw, err := c.SyscallConn()
 	if err != nil {
 		return -1, 0, fmt.Errorf("cannot read the peer's credentials: %w", err)
 	}
-	var cred *unix.Ucred
 	var cerr error
 	if err := raw.Control(func(fd uintptr) {
-		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+		uid, pid, cerr = peerCred(int(fd))
 	}); err != nil {
 		return -1, 0, fmt.Errorf("cannot read the peer's credentials: %w", err)
 	}
 	if cerr != nil {
 		return -1, 0, fmt.Errorf("cannot read the peer's credentials: %w", cerr)
 	}
-	return int(cred.Uid), int(cred.Pid), nil
+	return uid, pid, nil
 }
 
 // Listen listens on a unix socket at path, private to the user (0600; its
 // directory is checked by the caller), removed when the listener closes.
+// A path too long for a socket is refused with words that say what to
+// set (see CheckSocketPath), not the system's "invalid argument".
 func Listen(path string) (*net.UnixListener, error) {
+	if err := CheckSocketPath(path); err != nil {
+		return nil, err
+	}
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
 	if err != nil {
 		return nil, fmt.Errorf("cannot listen on %s: %w", path, err)

@@ -17,8 +17,11 @@ import (
 // that starts it, and every runtime from the daemon. Marking them keeps
 // them for this process, which may still be using them, and from its
 // children.
+//
+// The descriptors are listed from fdDir: /proc/self/fd on Linux, /dev/fd on
+// macOS (where it shows the calling process's own descriptors).
 func CloseOnExecInherited() (int, error) {
-	ents, err := os.ReadDir("/proc/self/fd")
+	ents, err := os.ReadDir(fdDir)
 	if err != nil {
 		return 0, err
 	}

@@ -3,7 +3,6 @@ package proc
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
 	"os"
 	"os/exec"
 	"sync"
@@ -15,17 +14,6 @@ import (
 
 	"github.com/polyrepl/polyrepl/internal/proc/proctest"
 )
-
-// TestMain makes the test binary a child subreaper, so that double-forked
-// test processes are re-parented to it rather than to init; the tests can
-// then reap them and prove that nothing is left behind.
-func TestMain(m *testing.M) {
-	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		fmt.Fprintf(os.Stderr, "become child subreaper: %v\n", err)
-		os.Exit(1)
-	}
-	os.Exit(m.Run())
-}
 
 // started holds the pids whose reaping belongs to an exec.Cmd Wait goroutine,
 // so reapOrphans never steals their exit status.

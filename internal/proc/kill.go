@@ -97,8 +97,8 @@ func survived(ms []Proc, lastErr error) error {
 	for i, m := range ms {
 		names[i] = m.String()
 	}
-	msg := fmt.Sprintf("kill session tree: %d process(es) survived SIGKILL for %v: %s (check for state D in /proc/PID/stat or a lack of permission)",
-		len(ms), killLimit, strings.Join(names, ", "))
+	msg := fmt.Sprintf("kill session tree: %d process(es) survived SIGKILL for %v: %s (%s)",
+		len(ms), killLimit, strings.Join(names, ", "), stuckHint)
 	if lastErr != nil {
 		return fmt.Errorf("%s: %w", msg, lastErr)
 	}

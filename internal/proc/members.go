@@ -9,18 +9,19 @@ import (
 // Members lists the live processes of the tree: every process whose pgid is
 // the leader's pid, every descendant (by ppid chain) of the leader or of any
 // such process, and, when withCookie is true, every process owned by our uid
-// whose /proc/PID/environ contains the cookie as a whole NUL-separated entry
-// (and their descendants). Zombies are excluded. withCookie is slower (reads
-// every environ) and is for killing; listing memory uses withCookie=false.
-// A cookie that is not a KEY=VALUE string is ignored. It returns nil when
-// /proc cannot be read.
+// whose environment (/proc/PID/environ on Linux, sysctl kern.procargs2 on
+// macOS) contains the cookie as a whole entry (and their descendants).
+// Zombies are excluded. withCookie is slower (reads every environment) and
+// is for killing; listing memory uses withCookie=false. A cookie that is not
+// a KEY=VALUE string is ignored. It returns nil when the process table
+// cannot be read.
 func (t Tree) Members(withCookie bool) []Proc {
 	ms, _ := t.members(withCookie)
 	return ms
 }
 
 // members is Members with the scan error kept, for callers such as Kill that
-// must not mistake an unreadable /proc for an empty tree.
+// must not mistake an unreadable process table for an empty tree.
 func (t Tree) members(withCookie bool) ([]Proc, error) {
 	cookie := ""
 	if withCookie {

@@ -3,13 +3,16 @@ package proc
 import (
 	"fmt"
 	"strconv"
-
-	"golang.org/x/sys/unix"
 )
 
-// Proc is one process as seen at one moment: its pid and its start time
-// (field 22 of /proc/PID/stat, clock ticks since boot), which together name
-// it uniquely even after pid reuse.
+// Proc is one process as seen at one moment: its pid and its start time,
+// which together name it uniquely even after pid reuse.
+//
+// The unit of Start depends on the operating system, so it means nothing
+// outside this machine and is only ever compared for equality:
+//   - Linux: field 22 of /proc/PID/stat, clock ticks since boot;
+//   - macOS: p_starttime of the process's kinfo_proc, in microseconds since
+//     the Unix epoch (seconds × 1e6 + microseconds).
 type Proc struct {
 	PID   int    `json:"pid"`
 	Start uint64 `json:"start"`
@@ -38,7 +41,7 @@ func StartTime(pid int) (uint64, error) {
 	if pid <= 0 {
 		return 0, fmt.Errorf("read start time of pid %d: pid must be positive", pid)
 	}
-	s, _, err := readStat(unix.AT_FDCWD, statPath(pid), nil)
+	s, err := procStat(pid)
 	if err != nil {
 		return 0, fmt.Errorf("read start time of pid %d: %w (the process may have exited)", pid, err)
 	}
@@ -52,6 +55,6 @@ func Alive(p Proc) bool {
 	if p.PID <= 0 {
 		return false
 	}
-	s, _, err := readStat(unix.AT_FDCWD, statPath(p.PID), nil)
-	return err == nil && s.start == p.Start && !s.zombie()
+	s, err := procStat(p.PID)
+	return stillAlive(p, s, err)
 }

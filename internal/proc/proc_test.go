@@ -26,11 +26,7 @@ func TestStartTime(t *testing.T) {
 	if Alive(Proc{PID: os.Getpid(), Start: st + 1}) {
 		t.Error("Alive with a wrong start time = true")
 	}
-	max, err := os.ReadFile("/proc/sys/kernel/pid_max")
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, _ := strconv.Atoi(string(max[:len(max)-1]))
+	n := pidMax(t)
 	for _, pid := range []int{n + 1, 0, -1} {
 		if _, err := StartTime(pid); err == nil {
 			t.Errorf("StartTime(%d) succeeded", pid)

@@ -8,10 +8,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// pidfdOpen is unix.PidfdOpen, replaceable so tests can exercise the
-// fallback used on kernels without pidfds.
-var pidfdOpen = unix.PidfdOpen
-
 // errRefused marks a signal this package will not send because it could
 // hit init, the whole system, or the daemon itself.
 var errRefused = errors.New("refusing to signal")
@@ -45,32 +41,42 @@ func checkGroup(pgid int) error {
 
 // Signal sends sig to p only if p is still the same process, so that a pid
 // reused by an unrelated process is never hit; it returns nil if p is already
-// gone. It pins the process with a pidfd before re-checking the start time,
-// which closes the window between the check and the signal; on kernels
-// without pidfds it re-checks the start time right before kill(2).
+// gone. On Linux it pins the process with a pidfd before re-checking the start
+// time, which closes the window between the check and the signal; on kernels
+// without pidfds, and on macOS, which has none, it re-checks the start time
+// right before kill(2), leaving only the moment between the two for p to
+// exit, be reaped and have its pid handed to another process.
 func Signal(p Proc, sig unix.Signal) error {
 	if err := checkTarget(p.PID); err != nil {
 		return err
 	}
-	fd, err := pidfdOpen(p.PID, 0)
-	switch {
-	case errors.Is(err, unix.ESRCH):
+	return signal(p, sig)
+}
+
+// stillAlive decides, from a fresh read of p.PID in the process table (s,
+// or err when nothing could be read), whether that pid still names p, alive,
+// so that it may be signalled (and Alive is true):
+//   - nothing read (gone, or unreadable): no, nothing is known to be p;
+//   - another start time: no, the pid now names another process;
+//   - p, but a zombie: no, it has exited and a signal would do nothing;
+//   - p, not a zombie: yes.
+func stillAlive(p Proc, s stat, err error) bool {
+	return err == nil && s.start == p.Start && !s.zombie()
+}
+
+// killIfStill re-reads p right before kill(2) and sends sig only if it is
+// still p (stillAlive): the way to signal where no pidfd pins the process.
+func killIfStill(p Proc, sig unix.Signal) error {
+	s, err := procStat(p.PID)
+	if !stillAlive(p, s, err) {
 		return nil
-	case errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.EINVAL):
-		// No pidfd support (old kernel, seccomp filter): check then kill.
-		if !Alive(p) {
-			return nil
-		}
-		err = unix.Kill(p.PID, sig)
-	case err != nil:
-		return fmt.Errorf("signal %v to %v: open pidfd: %w", sig, p, err)
-	default:
-		defer unix.Close(fd)
-		if !Alive(p) {
-			return nil
-		}
-		err = unix.PidfdSendSignal(fd, sig, nil, 0)
 	}
+	return sent(p, sig, unix.Kill(p.PID, sig))
+}
+
+// sent turns the outcome of sending sig to p into Signal's error: a process
+// that exited meanwhile (ESRCH) is no error.
+func sent(p Proc, sig unix.Signal, err error) error {
 	if err != nil && !errors.Is(err, unix.ESRCH) {
 		return fmt.Errorf("signal %v to %v: %w (check the daemon may signal this process)", sig, p, err)
 	}
@@ -88,7 +94,7 @@ func (t Tree) SignalGroup(sig unix.Signal) error {
 	if err := checkGroup(pgid); err != nil {
 		return err
 	}
-	s, _, err := readStat(unix.AT_FDCWD, statPath(pgid), nil)
+	s, err := procStat(pgid)
 	switch {
 	case err == nil && s.start == t.Leader.Start:
 		// The leader exists (perhaps as a zombie), so the group is ours.

@@ -10,40 +10,57 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-func TestSignalChecksStartTime(t *testing.T) {
-	for _, fallback := range []bool{false, true} {
-		name := "pidfd"
-		if fallback {
-			name = "kill"
+// testSignalChecksStartTime checks that Signal spares a process whose
+// start time differs, signals the right one, and takes a gone one calmly;
+// signal_linux_test.go runs it with pidfds and without.
+func testSignalChecksStartTime(t *testing.T) {
+	cookie := newCookie(t)
+	noLeftovers(t, cookie)
+	c := start(t, cookie, "exec sleep 1000")
+	p := c.proc(t)
+	wrong := Proc{PID: p.PID, Start: p.Start + 1}
+	if err := Signal(wrong, unix.SIGKILL); err != nil {
+		t.Fatalf("Signal with a wrong start time: %v", err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if !Alive(p) {
+		t.Fatal("process signalled despite a wrong start time")
+	}
+	if err := Signal(p, unix.SIGKILL); err != nil {
+		t.Fatalf("Signal: %v", err)
+	}
+	c.waitDone(t)
+	if ws := c.cmd.ProcessState.Sys().(syscall.WaitStatus); ws.Signal() != unix.SIGKILL {
+		t.Errorf("process ended by %v; want SIGKILL", ws.Signal())
+	}
+	if err := Signal(p, unix.SIGKILL); err != nil {
+		t.Errorf("Signal to a gone process: %v", err)
+	}
+}
+
+// TestStillAlive checks the decision made on re-reading a process right
+// before signalling it.
+func TestStillAlive(t *testing.T) {
+	p := Proc{PID: 42, Start: 7}
+	for _, c := range []struct {
+		name string
+		s    stat
+		err  error
+		want bool
+	}{
+		{"same process", stat{pid: 42, start: 7, state: 'S'}, nil, true},
+		{"same process, stopped", stat{pid: 42, start: 7, state: 'T'}, nil, true},
+		{"gone", stat{}, unix.ESRCH, false},
+		{"gone, read nothing", stat{}, unix.ENOENT, false},
+		{"unreadable", stat{pid: 42, start: 7, state: 'S'}, unix.EACCES, false},
+		{"pid reused", stat{pid: 42, start: 8, state: 'S'}, nil, false},
+		{"pid reused earlier", stat{pid: 42, start: 6, state: 'R'}, nil, false},
+		{"zombie", stat{pid: 42, start: 7, state: 'Z'}, nil, false},
+		{"being torn down", stat{pid: 42, start: 7, state: 'X'}, nil, false},
+	} {
+		if got := stillAlive(p, c.s, c.err); got != c.want {
+			t.Errorf("%s: stillAlive = %v; want %v", c.name, got, c.want)
 		}
-		t.Run(name, func(t *testing.T) {
-			if fallback {
-				pidfdOpen = func(int, int) (int, error) { return -1, unix.ENOSYS }
-				t.Cleanup(func() { pidfdOpen = unix.PidfdOpen })
-			}
-			cookie := newCookie(t)
-			noLeftovers(t, cookie)
-			c := start(t, cookie, "exec sleep 1000")
-			p := c.proc(t)
-			wrong := Proc{PID: p.PID, Start: p.Start + 1}
-			if err := Signal(wrong, unix.SIGKILL); err != nil {
-				t.Fatalf("Signal with a wrong start time: %v", err)
-			}
-			time.Sleep(50 * time.Millisecond)
-			if !Alive(p) {
-				t.Fatal("process signalled despite a wrong start time")
-			}
-			if err := Signal(p, unix.SIGKILL); err != nil {
-				t.Fatalf("Signal: %v", err)
-			}
-			c.waitDone(t)
-			if ws := c.cmd.ProcessState.Sys().(syscall.WaitStatus); ws.Signal() != unix.SIGKILL {
-				t.Errorf("process ended by %v; want SIGKILL", ws.Signal())
-			}
-			if err := Signal(p, unix.SIGKILL); err != nil {
-				t.Errorf("Signal to a gone process: %v", err)
-			}
-		})
 	}
 }
 

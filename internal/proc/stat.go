@@ -5,11 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-
-	"golang.org/x/sys/unix"
 )
 
-// stat is the part of /proc/PID/stat this package needs.
+// stat is what this package needs to know of one process: on Linux the
+// part of /proc/PID/stat it reads, on macOS the same facts taken from the
+// kernel's process table (kinfo_proc), with the state translated to the
+// Linux letter (see bsdState) so that all decisions are made alike.
 type stat struct {
 	pid   int
 	state byte
@@ -96,57 +97,4 @@ func atoi(b []byte) (int, error) {
 		n = -n
 	}
 	return n, nil
-}
-
-// readStat reads and parses /proc/PID/stat relative to dirfd (unix.AT_FDCWD
-// for an absolute path), reusing buf to keep the scan allocation-free.
-func readStat(dirfd int, path string, buf []byte) (stat, []byte, error) {
-	b, err := readFileAt(dirfd, path, buf)
-	if err != nil {
-		return stat{}, b, err
-	}
-	s, err := parseStat(b)
-	return s, b, err
-}
-
-// readFileAt reads a whole procfs file into buf, growing it as
-// needed, and returns the filled slice. Errors are the raw errno so callers
-// can tell a vanished process (ENOENT, ESRCH) from other failures.
-func readFileAt(dirfd int, path string, buf []byte) ([]byte, error) {
-	fd, err := unix.Openat(dirfd, path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return buf[:0], err
-	}
-	defer unix.Close(fd)
-	if cap(buf) == 0 {
-		buf = make([]byte, 0, 1024)
-	}
-	buf = buf[:0]
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return buf, err
-		}
-		if n == 0 {
-			return buf, nil
-		}
-		short := n < cap(buf)-len(buf)
-		buf = buf[:len(buf)+n]
-		if short {
-			// procfs fills the whole buffer unless the file ended, so a
-			// short read saves the extra read(2) that would return 0.
-			return buf, nil
-		}
-	}
-}
-
-// statPath is the stat file of pid, built without fmt for speed.
-func statPath(pid int) string {
-	return "/proc/" + strconv.Itoa(pid) + "/stat"
 }

@@ -7,26 +7,22 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Stopped reports whether p is stopped by a signal (state T in
-// /proc/PID/stat: SIGSTOP, or SIGTSTP and kin), so that it runs nothing,
-// not even a signal handler, until it gets SIGCONT.
+// Stopped reports whether p is stopped by a signal (SIGSTOP, or SIGTSTP and
+// kin), so that it runs nothing, not even a signal handler, until it gets
+// SIGCONT: state T in /proc/PID/stat on Linux, SSTOP in the kinfo_proc of
+// macOS.
 func Stopped(p Proc) bool {
-	s, _, err := readStat(unix.AT_FDCWD, statPath(p.PID), nil)
+	s, err := procStat(p.PID)
 	return err == nil && s.start == p.Start && s.state == 'T'
 }
 
-// Ignores reports whether p ignores sig (its bit in SigIgn of
-// /proc/PID/status): a signal it ignores does nothing, so sending it again
-// will not help.
+// Ignores reports whether p ignores sig: a signal it ignores does nothing,
+// so sending it again will not help. The mask comes from SigIgn of
+// /proc/PID/status on Linux and from p_sigignore of the kinfo_proc on macOS
+// (what ps -o sigignore shows). False when p is gone or replaced, or the
+// mask cannot be read.
 func Ignores(p Proc, sig unix.Signal) bool {
-	if !Alive(p) {
-		return false
-	}
-	b, err := readFileAt(unix.AT_FDCWD, "/proc/"+strconv.Itoa(p.PID)+"/status", nil)
-	if err != nil {
-		return false
-	}
-	mask, ok := statusMask(b, "SigIgn:")
+	mask, ok := ignoredSignals(p)
 	return ok && sig > 0 && sig <= 64 && mask&(1<<(uint(sig)-1)) != 0
 }
 

@@ -3,12 +3,14 @@ package proc
 import (
 	"bytes"
 	"encoding/binary"
-	"os"
 	"strconv"
-	"sync"
 
 	"golang.org/x/sys/unix"
 )
+
+// This file holds what polyrepl asks about a runtime reading its console,
+// and the parsers of what Linux answers with; stdin_linux.go reads /proc,
+// stdin_darwin.go says what macOS cannot tell.
 
 // WaitsOnStdin reports whether p's main thread is blocked reading its
 // standard input: in read(0, …); in select, pselect6, poll or ppoll with
@@ -19,45 +21,36 @@ import (
 // readline()) is asking a question: the kernel says so, nothing is
 // guessed from the output. False when p is gone, runs, or cannot be
 // inspected (another user's process: /proc/PID/syscall needs the right
-// to trace it).
-func WaitsOnStdin(p Proc) bool {
-	return taskWaitsOnStdin(p.PID, "/proc/"+strconv.Itoa(p.PID)+"/syscall", nil)
-}
+// to trace it). Always false on macOS, which shows no process's blocked
+// call without the right to debug it (SeesStdinReads says so).
+func WaitsOnStdin(p Proc) bool { return waitsOnStdin(p) }
 
 // AnyThreadWaitsOnStdin is WaitsOnStdin for any of p's threads: a JVM
-// reads standard input on a thread of its own, not its first.
-func AnyThreadWaitsOnStdin(p Proc) bool {
-	dir := "/proc/" + strconv.Itoa(p.PID) + "/task"
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return false
-	}
-	buf := make([]byte, 0, 160)
-	for _, e := range ents {
-		if taskWaitsOnStdin(p.PID, dir+"/"+e.Name()+"/syscall", buf) {
-			return true
-		}
-	}
-	return false
-}
+// reads standard input on a thread of its own, not its first. Always false
+// on macOS.
+func AnyThreadWaitsOnStdin(p Proc) bool { return anyThreadWaitsOnStdin(p) }
 
-// taskWaitsOnStdin decides for one thread of process pid, from its
-// syscall file, whether it waits to read descriptor 0 (buf is reused).
-func taskWaitsOnStdin(pid int, syscallFile string, buf []byte) bool {
-	b, err := readFileAt(unix.AT_FDCWD, syscallFile, buf)
-	if err != nil {
-		return false
-	}
-	c, ok := parseSyscall(b)
-	if !ok {
-		return false
-	}
-	if c.nr == sysNums.epollWait || c.nr == sysNums.epollPwait || c.nr == sysNums.epollPwait2 {
-		info, err := readFileAt(unix.AT_FDCWD, "/proc/"+strconv.Itoa(pid)+"/fdinfo/"+strconv.FormatUint(c.args[0], 10), nil)
-		return err == nil && epollReadsStdin(info)
-	}
-	return stdinWait(c, sysNums, func(addr uint64, n int) []byte { return readMem(pid, addr, n) })
-}
+// Reads is how many read calls p has made (syscr of /proc/PID/io): it
+// moves once a blocked read returns. ok is false once p is gone, and
+// always on macOS, which keeps no such count.
+func Reads(pid int) (n uint64, ok bool) { return reads(pid) }
+
+// Children lists pid's children: on Linux its main thread's (a runtime
+// forks from it), from /proc/PID/task/PID/children, none if the kernel does
+// not keep that file; on macOS the processes whose parent is pid in the
+// process table.
+func Children(pid int) []int { return children(pid) }
+
+// HasOpen says whether pid has the file at path open (compared by device
+// and inode, so any name for it counts): a REPL that keeps the file it
+// loads open while it runs it is still running it. Always false on macOS,
+// where no /proc/PID/fd lists another process's descriptors.
+func HasOpen(pid int, path string) bool { return hasOpen(pid, path) }
+
+// SeesStdinReads says whether WaitsOnStdin can see anything here: a
+// system-call table for this architecture, and a /proc that shows a
+// process's blocked call (Linux; not macOS, nor a sandbox that hides it).
+func SeesStdinReads() bool { return seesStdinReads() }
 
 // epollReadsStdin says whether an epoll set's fdinfo has descriptor 0
 // waiting to be readable: a line "tfd:        0 events:       19 …"
@@ -69,82 +62,10 @@ func epollReadsStdin(info []byte) bool {
 			continue
 		}
 		ev, err := strconv.ParseUint(string(f[3]), 16, 32)
-		return err == nil && ev&unix.EPOLLIN != 0
+		return err == nil && ev&epollIn != 0
 	}
 	return false
 }
-
-// Reads is how many read calls p has made (syscr of /proc/PID/io): it
-// moves once a blocked read returns. ok is false once p is gone.
-func Reads(pid int) (n uint64, ok bool) {
-	b, err := readFileAt(unix.AT_FDCWD, "/proc/"+strconv.Itoa(pid)+"/io", make([]byte, 0, 256))
-	if err != nil {
-		return 0, false
-	}
-	for line := range bytes.SplitSeq(b, []byte("\n")) {
-		if v, found := bytes.CutPrefix(line, []byte("syscr:")); found {
-			n, err := strconv.ParseUint(string(bytes.TrimSpace(v)), 10, 64)
-			return n, err == nil
-		}
-	}
-	return 0, false
-}
-
-// Children lists pid's children (its main thread's: a runtime forks
-// from it), from /proc/PID/task/PID/children; none if the kernel does
-// not keep that file.
-func Children(pid int) []int {
-	s := strconv.Itoa(pid)
-	b, err := readFileAt(unix.AT_FDCWD, "/proc/"+s+"/task/"+s+"/children", make([]byte, 0, 64))
-	if err != nil {
-		return nil
-	}
-	var kids []int
-	for _, f := range bytes.Fields(b) {
-		if k, err := strconv.Atoi(string(f)); err == nil {
-			kids = append(kids, k)
-		}
-	}
-	return kids
-}
-
-// HasOpen says whether pid has the file at path open (compared by device
-// and inode, so any name for it counts): a REPL that keeps the file it
-// loads open while it runs it is still running it.
-func HasOpen(pid int, path string) bool {
-	var want unix.Stat_t
-	if unix.Stat(path, &want) != nil {
-		return false
-	}
-	dir := "/proc/" + strconv.Itoa(pid) + "/fd"
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return false
-	}
-	for _, e := range ents {
-		var st unix.Stat_t
-		if unix.Stat(dir+"/"+e.Name(), &st) == nil && st.Ino == want.Ino && st.Dev == want.Dev {
-			return true
-		}
-	}
-	return false
-}
-
-// SeesStdinReads says whether WaitsOnStdin can see anything here: a
-// system-call table for this architecture, and a /proc that shows a
-// process's blocked call (Linux; not macOS, nor a sandbox that hides it).
-func SeesStdinReads() bool {
-	seesOnce.Do(func() {
-		_, err := readFileAt(unix.AT_FDCWD, "/proc/self/syscall", make([]byte, 0, 160))
-		sees = sysNums.read >= 0 && err == nil
-	})
-	return sees
-}
-
-var (
-	seesOnce sync.Once
-	sees     bool
-)
 
 // syscallNums are the numbers of the calls a read of standard input
 // blocks in, on one architecture (-1: the architecture has no such call).
@@ -213,21 +134,10 @@ func stdinWait(c blockedCall, n syscallNums, mem func(addr uint64, n int) []byte
 	return false
 }
 
-// readMem reads n bytes of pid's memory at addr (nil if it cannot).
-func readMem(pid int, addr uint64, n int) []byte {
-	fd, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/mem", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil
-	}
-	defer unix.Close(fd)
-	buf := make([]byte, n)
-	got, err := unix.Pread(fd, buf, int64(addr))
-	if err != nil || got != n {
-		return nil
-	}
-	return buf
-}
-
 // pollRdNorm is Linux's POLLRDNORM (not in x/sys/unix), which a poll for
 // reading may ask instead of POLLIN.
 const pollRdNorm = 0x40
+
+// epollIn is Linux's EPOLLIN, named here because x/sys/unix defines it only
+// for Linux and these parsers build (and are tested) everywhere.
+const epollIn = 0x1

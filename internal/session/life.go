@@ -190,7 +190,7 @@ func (m *Manager) start(ctx context.Context, s *Session) error {
 	if mem > 0 {
 		if lim, err = m.limits.Apply(p.PID(), "polyrepl-"+s.Generation, mem); err != nil {
 			p.End()
-			return badInput(api.FieldMemory, "run without a memory limit, or give the daemon a delegated cgroup", "cannot start a %s session with a memory limit: %v", s.Runtime, err)
+			return badInput(api.FieldMemory, memoryHint, "cannot start a %s session with a memory limit: %v", s.Runtime, err)
 		}
 		if err := p.SetLimit(lim.Held()); err != nil {
 			log.Printf("session %s: cannot tell its holder the memory limit: %v", s.Name, err)

@@ -190,7 +190,7 @@ func Empty(f *os.File) bool {
 	n := -1
 	if rc, err := f.SyscallConn(); err == nil {
 		rc.Control(func(fd uintptr) {
-			if v, err := unix.IoctlGetInt(int(fd), unix.TIOCINQ); err == nil { // FIONREAD
+			if v, err := unix.IoctlGetInt(int(fd), fionread); err == nil {
 				n = v
 			}
 		})

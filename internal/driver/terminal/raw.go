@@ -63,7 +63,7 @@ func (p *process) setEcho(on bool) {
 		return
 	}
 	sc.Control(func(fd uintptr) {
-		t, err := unix.IoctlGetTermios(int(fd), unix.TCGETS)
+		t, err := unix.IoctlGetTermios(int(fd), getTermios)
 		if err != nil {
 			return
 		}
@@ -72,6 +72,6 @@ func (p *process) setEcho(on bool) {
 		} else {
 			t.Lflag &^= unix.ECHO | unix.ECHOE | unix.ECHOK | unix.ECHONL
 		}
-		unix.IoctlSetTermios(int(fd), unix.TCSETS, t)
+		unix.IoctlSetTermios(int(fd), setTermios, t)
 	})
 }

@@ -58,13 +58,13 @@ func startPTY(cmd *exec.Cmd, keep bool) (master, slave *os.File, err error) {
 			tty.Close()
 		}
 	}()
-	if t, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS); err == nil {
+	if t, err := unix.IoctlGetTermios(int(tty.Fd()), getTermios); err == nil {
 		t.Lflag &^= unix.ECHO | unix.ECHOE | unix.ECHOK | unix.ECHONL
 		// Ctrl-C must not flush the input queue: the end mark after the
 		// interrupted cell is waiting there.
 		t.Lflag |= unix.NOFLSH
 		t.Oflag &^= unix.OPOST
-		unix.IoctlSetTermios(int(tty.Fd()), unix.TCSETS, t)
+		unix.IoctlSetTermios(int(tty.Fd()), setTermios, t)
 	}
 	pty.Setsize(master, &pty.Winsize{Rows: 50, Cols: 200})
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty

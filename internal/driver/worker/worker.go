@@ -50,8 +50,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/driver/console"
@@ -164,9 +162,7 @@ func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (
 	if err != nil {
 		return nil, fmt.Errorf("cannot create the output pipe: %w", err)
 	}
-	// A larger pipe means fewer wake-ups of the worker and the daemon when
-	// a cell prints a lot; the kernel may refuse, which only costs speed.
-	unix.FcntlInt(outW.Fd(), unix.F_SETPIPE_SZ, outputPipeSize)
+	growPipe(outW)
 	cmdR, cmdW, err := os.Pipe()
 	if err != nil {
 		closeAll(outR, outW)

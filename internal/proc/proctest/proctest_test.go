@@ -18,7 +18,12 @@ func TestFindAndState(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid := cmd.Process.Pid
-	found := WithVar(kv)
+	// Start returns once the child has begun to exec, which may not yet
+	// have laid out its new environment: look until it has.
+	var found []Process
+	for deadline := time.Now().Add(5 * time.Second); len(found) == 0 && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		found = WithVar(kv)
+	}
 	if len(found) != 1 || found[0].PID != pid || found[0].Cmdline != "sleep 60" || !HasVar(found[0].Env, kv) {
 		t.Errorf("WithVar(%q) = %+v, want only pid %d running sleep 60", kv, found, pid)
 	}

@@ -15,12 +15,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// daemonLeaf is where the daemon moves itself inside a delegated cgroup
-// v2: a cgroup that hands a controller to its children may hold no
-// process itself ("no internal processes"), so the daemon and the
-// sessions' groups are siblings under it.
-const daemonLeaf = "polyrepl-daemon"
-
 // delegatedV2 is the daemon's own cgroup v2 directory if it may make
 // memory-limited groups under it: the memory controller is offered to it,
 // it may write there, and the cgroup is delegated, which systemd marks
