@@ -31,7 +31,8 @@ session's memory: its whole process tree through a cgroup where the
 machine allows one (a delegated cgroup v2, a scope asked of systemd, a
 cgroup v1 memory group), else each process with an rlimit
 ($POLYREPL_MEMORY_BY=rlimit asks for that); the default is the daemon's
-$POLYREPL_MEMORY, else no limit.
+$POLYREPL_MEMORY, else no limit. On macOS the kernel enforces no memory
+limit polyrepl can set, and --memory is refused.
 
 --kernel NAME (or --runtime jupyter:NAME) makes a session of an installed
 Jupyter kernel; with --gateway URL (or $POLYREPL_GATEWAY) the kernel runs

@@ -14,8 +14,9 @@ func init() {
 		args:    "[NAME]",
 		summary: "list sessions: pid, runtime, uptime, idle time, cells, memory, cwd, names",
 		help: `Lists every session (or just NAME): its pid, runtime and version, uptime,
-idle time or running cell, cells run, memory of its whole process tree,
-working directory, and the names defined in its namespace.`,
+idle time or running cell, cells run, memory of its whole process tree
+(and the limit holding it, if one does: on macOS none can), working
+directory, and the names defined in its namespace.`,
 		new: withJSON("print the list as JSON", runSessions),
 	})
 }
