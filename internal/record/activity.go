@@ -16,6 +16,10 @@ import (
 type position struct {
 	told map[int]int
 	seen time.Time
+	// low is the lowest seq told may still hold (0: not known, as after
+	// a load): entries dropped since are forgotten by seq, not by a walk
+	// of the whole map on every call.
+	low int
 }
 
 // clientKey identifies a client across its calls: its label, how it
@@ -65,24 +69,27 @@ func (r *Record) Activity(c api.Client) *api.Activity {
 	var news []*api.Entry
 	var updated []int
 	for _, e := range r.entries {
-		r.freshLocked(e)
+		// Most entries are as told: a lookup, no write. An entry's Rev
+		// moves with every change, its text included (freshLocked only
+		// makes that text from its clip), so only news is made fresh.
 		rev, seen := p.told[e.Seq]
+		if seen && rev == e.Rev {
+			continue
+		}
 		p.told[e.Seq] = e.Rev
 		switch {
 		case own(e, c):
 		case !seen:
+			r.freshLocked(e)
 			news = append(news, e)
 		case rev < e.Rev:
+			r.freshLocked(e)
 			news = append(news, e)
 			updated = append(updated, e.Seq)
 		}
 	}
 	if len(r.entries) > 0 {
-		for seq := range p.told {
-			if seq < r.entries[0].Seq {
-				delete(p.told, seq)
-			}
-		}
+		p.forgetBelow(r.entries[0].Seq)
 	}
 	if len(news) == 0 {
 		return nil
@@ -106,6 +113,23 @@ func (r *Record) Activity(c api.Client) *api.Activity {
 		}
 	}
 	return a
+}
+
+// forgetBelow drops what p was told of entries below seq, which the
+// record no longer keeps.
+func (p *position) forgetBelow(seq int) {
+	if p.low == 0 || seq-p.low > len(p.told) {
+		for s := range p.told { // not known, or fewer told than dropped: walk
+			if s < seq {
+				delete(p.told, s)
+			}
+		}
+	} else {
+		for s := p.low; s < seq; s++ {
+			delete(p.told, s)
+		}
+	}
+	p.low = max(p.low, seq)
 }
 
 // brief cuts an entry for telling: code and output to their first and

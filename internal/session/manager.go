@@ -474,6 +474,25 @@ func (m *Manager) List(withMemory bool) []api.SessionInfo {
 	return infos
 }
 
+// glances is List for the notes about other sessions: every session but
+// except, each at a glance (Session.glance).
+func (m *Manager) glances(except string) []api.SessionInfo {
+	ss := m.sessions()
+	infos := make([]api.SessionInfo, 0, len(ss))
+	for _, s := range ss {
+		if s.Name != except {
+			infos = append(infos, s.glance())
+		}
+	}
+	for _, u := range m.listUnreachable() {
+		if u.Name != except {
+			infos = append(infos, u)
+		}
+	}
+	sort.Slice(infos, func(i, j int) bool { return infos[i].Name < infos[j].Name })
+	return infos
+}
+
 // Describe lists one session, or says why there is none.
 func (m *Manager) Describe(name string) (api.SessionInfo, error) {
 	m.mu.Lock()

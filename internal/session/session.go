@@ -601,6 +601,20 @@ func (s *Session) deadError(asker api.Client) error {
 
 // Info describes the session for listings.
 func (s *Session) Info(withMemory bool) api.SessionInfo {
+	return s.info(true, withMemory)
+}
+
+// glance is what the notes about other sessions read of s — its state,
+// its running cell, whether it holds news — without what its holder and
+// /proc would be asked (every exec tells of the others: it must cost
+// little).
+func (s *Session) glance() api.SessionInfo {
+	return s.info(false, false)
+}
+
+// info describes the session; full adds the runtime's process, its
+// version and whether it is stopped.
+func (s *Session) info(full, withMemory bool) api.SessionInfo {
 	s.mu.Lock()
 	info := api.SessionInfo{
 		Name: s.Name, Generation: s.Generation, Runtime: s.Runtime,
@@ -611,7 +625,7 @@ func (s *Session) Info(withMemory bool) api.SessionInfo {
 	if s.limit != nil {
 		info.MemoryLimit, info.LimitBy = s.limit.Bytes, s.limit.By
 	}
-	if s.p != nil {
+	if s.p != nil && full {
 		info.PID = s.p.PID()
 		info.Version = s.p.Version()
 		info.Exe = s.p.Exe()
@@ -637,7 +651,7 @@ func (s *Session) Info(withMemory bool) api.SessionInfo {
 	if withMemory && p != nil && state != Dead {
 		info.Memory = proc.RSS(p.Tree().Members(false))
 	}
-	if p != nil && state != Dead {
+	if full && p != nil && state != Dead {
 		info.Stopped = proc.Stopped(p.Tree().Leader)
 	}
 	return info

@@ -64,10 +64,7 @@ func (m *Manager) othersNotes(except string, asker api.Client) []api.Note {
 	// The asker's own session is not told here, nor forgotten: what it
 	// was told of it stays told.
 	attention := map[string]bool{except: true}
-	for _, i := range m.List(false) {
-		if i.Name == except {
-			continue
-		}
+	for _, i := range m.glances(except) {
 		var what string
 		switch {
 		case i.Running != nil:
