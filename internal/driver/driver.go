@@ -204,7 +204,34 @@ func (i Info) Display(n int, name, v string) string {
 	if i.ValueFormat == "" {
 		return v
 	}
-	return strings.NewReplacer("{n}", strconv.Itoa(n), "{name}", name, "{v}", v).Replace(i.ValueFormat)
+	// One pass by hand: a strings.Replacer built per cell cost more than
+	// the rest of the cell's display (it runs for every value shown).
+	f := i.ValueFormat
+	var b strings.Builder
+	b.Grow(len(f) + len(v) + len(name))
+	for {
+		j := strings.IndexByte(f, '{')
+		if j < 0 {
+			b.WriteString(f)
+			return b.String()
+		}
+		b.WriteString(f[:j])
+		f = f[j:]
+		switch {
+		case strings.HasPrefix(f, "{n}"):
+			b.WriteString(strconv.Itoa(n))
+			f = f[3:]
+		case strings.HasPrefix(f, "{name}"):
+			b.WriteString(name)
+			f = f[6:]
+		case strings.HasPrefix(f, "{v}"):
+			b.WriteString(v)
+			f = f[3:]
+		default:
+			b.WriteByte('{')
+			f = f[1:]
+		}
+	}
 }
 
 // Language is the language's name for Markdown fences and notebooks.
