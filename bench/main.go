@@ -12,6 +12,13 @@
 // structured content, of the tool list and of the instructions, against
 // the run before the replies were made lean (bench/testdata/context-before.json).
 //
+// An agent's own round trip (issue 21) is timed by an MCP client nobody
+// here wrote: the official TypeScript SDK driving `polyrepl mcp` over
+// stdio, against a unix-socket echo from the same Node process. It needs
+// node and the SDK: POLYREPL_BENCH_MCP_SDK (or POLYREPL_TEST_MCP_SDK) names
+// a node_modules holding @modelcontextprotocol/sdk; without it those rows
+// are skipped and say why.
+//
 //	go run ./bench                   # the full run, a few minutes
 //	go run ./bench -quick            # a smoke run, well under a minute
 //	go run ./bench -only context     # the context-cost section alone, under a minute

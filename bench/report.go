@@ -165,7 +165,15 @@ func (r *report) targets() []target {
 	} else {
 		ts = append(ts, target{text: "50 concurrent clients: p50 at most 3x the single-client p50", measured: "–"})
 	}
-	return append(ts, r.holderTargets()...)
+	return append(append(ts, r.holderTargets()...), r.agentTargets()...)
+}
+
+// agentTargets are issue 21's aims measured from an agent's side.
+func (r *report) agentTargets() []target {
+	const text = "(issue 21) An agent's round trip — `exec 1+1` through `polyrepl mcp` driven by the TypeScript MCP SDK over stdio — p50 at most 5x a unix-socket echo round trip from the same client process"
+	m, e := samplesOf(r.trivial, "mcp-ts"), samplesOf(r.trivial, "echo-ts")
+	x := pairedRatio(m, e)
+	return []target{judge(text, x, atMost(5), fmt.Sprintf("%s vs %s: %s", fmtDur(m.median()), fmtDur(e.median()), fmtRatio(x)))}
 }
 
 // holderTargets are issue 16's aims for the holders.

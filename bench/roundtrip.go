@@ -308,8 +308,18 @@ func roundTrips(ctx context.Context, w *world, c config) (trivial, big []*alt, r
 				return tm.run(cellTrivial, func(s string) bool { return strings.HasSuffix(strings.TrimSpace(s), "\n2") })
 			}})
 	}
+	// An agent's route: an MCP client nobody here wrote, over stdio.
+	mr, why := startMCPRoute(w)
+	if why != "" {
+		w.skip("the TypeScript MCP client rows", why)
+	} else {
+		trivial = append(trivial, mr.rows()...)
+	}
 	interleave("trivial cell 1+1", trivial, 3, c.reps)
 	stopKernels()
+	if mr != nil {
+		mr.close()
+	}
 
 	// The 100 KB cell.
 	goBig := w.execReq(cellBig)
