@@ -165,15 +165,62 @@ func (r *report) targets() []target {
 	} else {
 		ts = append(ts, target{text: "50 concurrent clients: p50 at most 3x the single-client p50", measured: "–"})
 	}
-	return append(append(ts, r.holderTargets()...), r.agentTargets()...)
+	return append(append(ts, r.holderTargets()...), r.roundTwoTargets()...)
 }
 
-// agentTargets are issue 21's aims measured from an agent's side.
-func (r *report) agentTargets() []target {
-	const text = "(issue 21) An agent's round trip — `exec 1+1` through `polyrepl mcp` driven by the TypeScript MCP SDK over stdio — p50 at most 5x a unix-socket echo round trip from the same client process"
+// roundTwoTargets are issue 21's aims ("performance, round two"), from
+// the same samples as the rows above and the concurrency section.
+func (r *report) roundTwoTargets() []target {
+	var ts []target
 	m, e := samplesOf(r.trivial, "mcp-ts"), samplesOf(r.trivial, "echo-ts")
 	x := pairedRatio(m, e)
-	return []target{judge(text, x, atMost(5), fmt.Sprintf("%s vs %s: %s", fmtDur(m.median()), fmtDur(e.median()), fmtRatio(x)))}
+	ts = append(ts, judge("(issue 21) An agent's round trip — `exec 1+1` through `polyrepl mcp` driven by the TypeScript MCP SDK over stdio — p50 at most 5x a unix-socket echo round trip from the same client process",
+		x, atMost(5), fmt.Sprintf("%s vs %s: %s", fmtDur(m.median()), fmtDur(e.median()), fmtRatio(x))))
+
+	c := r.conc
+	haveConc := c != nil && c.err == nil && len(c.cpu) == 3 && len(c.pooled) == 3
+	if haveConc {
+		ts = append(ts, judge("(issue 21) The daemon's CPU per trivial cell at most 100 µs (one client)", c.cpu[0][0], atMost(100e-6), fmtDur(c.cpu[0][0])))
+	} else {
+		ts = append(ts, target{text: "(issue 21) The daemon's CPU per trivial cell at most 100 µs (one client)", measured: "–"})
+	}
+	st := samplesOf(r.trivial, "status")
+	ts = append(ts, judge("(issue 21) `Status` round trip in-process at most 80 µs", st.median(), atMost(80e-6), fmtDur(st.median())))
+	if haveConc {
+		b := c.pooled[0].median()
+		ts = append(ts, judge("(issue 21) In-process `1+1` back to back (one client): p50 at most 300 µs", b, atMost(300e-6), fmtDur(b)))
+	} else {
+		ts = append(ts, target{text: "(issue 21) In-process `1+1` back to back (one client): p50 at most 300 µs", measured: "–"})
+	}
+	cl := samplesOf(r.trivial, "client")
+	ts = append(ts,
+		judge("(issue 21) In-process `1+1` interleaved: p50 at most 500 µs", cl.median(), atMost(500e-6), fmtDur(cl.median())),
+		judge("(issue 21) In-process `1+1` interleaved: p99 at most 1.5 ms", cl.p99(), atMost(1.5e-3), fmtDur(cl.p99())))
+	if haveConc {
+		cpu := c.cpu[2][0] + c.cpu[2][1] + c.cpu[2][2]
+		bound := 0.8 * float64(runtime.NumCPU()) / cpu
+		ts = append(ts,
+			judge("(issue 21) 50 concurrent clients: cells per second at least 80% of cores ÷ CPU per cell (daemon + worker + client)",
+				c.rate[2]/bound, atLeast(1), fmt.Sprintf("%.0f/s vs %.0f/s (%d cores, %s CPU a cell)", c.rate[2], bound, runtime.NumCPU(), fmtDur(cpu))),
+			judge("(issue 21) … and at least 3x the 2,166 cells/s of 2026-12-02", c.rate[2], atLeast(3*2166), fmt.Sprintf("%.0f/s", c.rate[2])))
+	} else {
+		ts = append(ts, target{text: "(issue 21) 50 concurrent clients: cells per second at least 80% of cores ÷ CPU per cell (daemon + worker + client)", measured: "–"},
+			target{text: "(issue 21) … and at least 3x the 2,166 cells/s of 2026-12-02", measured: "–"})
+	}
+	cli, hello := samplesOf(r.trivial, "cli"), samplesOf(r.trivial, "hello")
+	x = pairedRatio(cli, hello)
+	ts = append(ts, judge("(issue 21) `polyrepl exec NAME 1+1` as a process: at most 2x the Go hello-world",
+		x, atMost(2), fmt.Sprintf("%s vs %s: %s", fmtDur(cli.median()), fmtDur(hello.median()), fmtRatio(x))))
+	bc := samplesOf(r.big, "client")
+	ts = append(ts, judge("(issue 21) A 100 KB cell: at most 1.5 ms in-process", bc.median(), atMost(1.5e-3), fmtDur(bc.median())))
+	if a := find(r.through, "client"); a != nil && a.samples != nil {
+		rate := throughputBytes / a.samples.median() / 1e6
+		ts = append(ts, judge("(issue 21) 100 MB printed: at least 400 MB/s through the daemon (its growth: the 20 MB row above)", rate, atLeast(400),
+			fmt.Sprintf("%.0f MB/s, growth %s", rate, fmtMB(a.extra.max()))))
+	} else {
+		ts = append(ts, target{text: "(issue 21) 100 MB printed: at least 400 MB/s through the daemon (its growth: the 20 MB row above)", measured: "–"})
+	}
+	return ts
 }
 
 // holderTargets are issue 16's aims for the holders.
