@@ -14,6 +14,8 @@ import (
 	"runtime"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/limit"
 	"github.com/polyrepl/polyrepl/internal/paths"
@@ -76,12 +78,27 @@ func (d *Daemon) memoryStatus() string {
 }
 
 // openFDs counts the daemon's open file descriptors: /proc on Linux,
-// /dev/fd on macOS (where it lists the caller's own).
+// /dev/fd on macOS (where it lists the caller's own). Raw directory reads:
+// every status call pays for it, and os.Open and os.ReadDir cost more than
+// the rest of the call.
 func openFDs() int {
 	for _, dir := range []string{"/proc/self/fd", "/dev/fd"} {
-		if es, err := os.ReadDir(dir); err == nil {
-			return len(es) - 1 // the directory's own descriptor, open while it is read
+		fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue
 		}
+		var buf [4096]byte
+		n := 0
+		for {
+			m, err := unix.ReadDirent(fd, buf[:])
+			if err != nil || m <= 0 {
+				break
+			}
+			_, c, _ := unix.ParseDirent(buf[:m], -1, nil)
+			n += c
+		}
+		unix.Close(fd)
+		return n - 1 // the directory's own descriptor, open while it is read
 	}
 	return -1
 }
