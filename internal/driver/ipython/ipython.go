@@ -18,8 +18,6 @@ import (
 //go:embed worker.py
 var own []byte
 
-var source = append(append([]byte(nil), python.Protocol...), own...)
-
 // Runtime is IPython's worker runtime. IPython is a library imported by the
 // worker, so the executable is a Python interpreter that has it installed.
 var Runtime = &worker.Runtime{
@@ -34,7 +32,8 @@ var Runtime = &worker.Runtime{
 		VersionArgs: []string{"-c", "import IPython; print('IPython', IPython.__version__)"},
 		ValueFormat: "Out[{n}]: {v}",
 	},
-	Source:   source,
+	Prefix:   python.Protocol,
+	Source:   own,
 	FileName: "ipython-worker.py",
 	// -u: unbuffered, so prints interleave with subprocess output as written.
 	Args: []string{"-u"},

@@ -20,8 +20,6 @@ var Protocol []byte
 //go:embed worker.py
 var own []byte
 
-var source = append(append([]byte(nil), Protocol...), own...)
-
 // Runtime is Python's worker runtime.
 var Runtime = &worker.Runtime{
 	Info: driver.Info{
@@ -33,7 +31,8 @@ var Runtime = &worker.Runtime{
 		VersionArgs: []string{"--version"},
 		ValueFormat: "Out[{n}]: {v}",
 	},
-	Source:   source,
+	Prefix:   Protocol,
+	Source:   own,
 	FileName: "python-worker.py",
 	// -u: unbuffered, so prints interleave with subprocess output as written.
 	Args:      []string{"-u"},

@@ -82,10 +82,12 @@ const outputPipeSize = 1 << 20
 // Runtime describes one runtime of the worker family.
 type Runtime struct {
 	driver.Info
-	// Source is the worker program, embedded in the binary; it is written
-	// to the runtime directory under FileName (content-hashed).
-	Source   []byte
-	FileName string
+	// Source is the worker program, embedded in the binary, after Prefix
+	// (a part two workers share: Python's protocol); both are written to
+	// the runtime directory under FileName (content-hashed). Joined there,
+	// not at start: every start of the binary would copy them.
+	Prefix, Source []byte
+	FileName       string
 	// Args are the runtime's arguments before the worker file, e.g. "-u"
 	// for Python; Project adds the arguments for a project directory.
 	Args    []string
@@ -137,7 +139,7 @@ func (d Driver) Info() driver.Info { return d.R.Info }
 // on fd 3, events on fd 4).
 func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (driver.Process, error) {
 	r := d.R
-	script, err := writeWorker(spec.RuntimeDir, r.FileName, r.Source)
+	script, err := writeWorker(spec.RuntimeDir, r.FileName, append(append([]byte(nil), r.Prefix...), r.Source...))
 	if err != nil {
 		return nil, err
 	}
