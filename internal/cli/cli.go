@@ -15,7 +15,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/client"
@@ -74,10 +76,52 @@ func lookup(name string) *command {
 
 // Main runs the command line and returns the exit status.
 func Main(args []string) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	defer cancelOnSignal(ctx, cancel)()
 	e := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, ctx: ctx, client: client.New()}
 	return e.main(args)
+}
+
+// signalsAfter is how long a command runs before Ctrl-C and SIGTERM
+// become a cancelled call (which then says what happened to the cell).
+// Taking the signals costs a thread and about a millisecond at start,
+// more than the rest of a trivial exec's own work: a command that ends
+// sooner never pays it, and a signal in that first moment ends the
+// process as it ends any program (a running cell goes on all the same).
+const signalsAfter = 50 * time.Millisecond
+
+// cancelOnSignal cancels ctx on SIGINT or SIGTERM once the command has
+// run for signalsAfter; the returned function lets go of the signals.
+func cancelOnSignal(ctx context.Context, cancel context.CancelFunc) (release func()) {
+	var mu sync.Mutex
+	var sigs chan os.Signal
+	done := false
+	t := time.AfterFunc(signalsAfter, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if done {
+			return
+		}
+		sigs = make(chan os.Signal, 1)
+		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+		go func() {
+			select {
+			case <-sigs:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	})
+	return func() {
+		t.Stop()
+		mu.Lock()
+		defer mu.Unlock()
+		done = true
+		if sigs != nil {
+			signal.Stop(sigs)
+		}
+	}
 }
 
 func (e *env) main(args []string) int {
