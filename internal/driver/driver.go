@@ -192,6 +192,9 @@ type Info struct {
 	// Exit is how a cell ends the runtime itself, for a death's cause:
 	// "os._exit()", "exit"; "" says "its own exit".
 	Exit string
+	// ConsoleLines says how to go on or leave at the runtime's own console
+	// prompt, for a question that takes lines only (R's browser), or "".
+	ConsoleLines string
 	// ValueFormat shows a value as the runtime's REPL does: "{v}" is the
 	// value, "{n}" the cell number, "{name}" the name the runtime gave the
 	// value (jshell's $1); "" means the value alone.

@@ -57,8 +57,8 @@ func (s *Session) Input(ctx context.Context, text string, eof, secret bool, time
 	if eof && q.NoEOF {
 		s.mu.Unlock()
 		hint := "answer with a line, or interrupt the cell"
-		if s.Runtime == "r" {
-			hint = "answer with a line (in R's browser, c continues and Q quits it), or interrupt the cell"
+		if how := s.drv.Info().ConsoleLines; how != "" {
+			hint = "answer with a line (" + how + "), or interrupt the cell"
 		}
 		return api.CellResult{}, &Error{Code: api.CodeBadRequest, Field: api.FieldEOF,
 			Msg:  fmt.Sprintf("session %q: cell %d waits on the runtime's own console, where end of file would end the session; nothing was sent", s.Name, c.n),

@@ -464,24 +464,23 @@ func (m *Manager) sessions() []*Session {
 
 // List describes every session, sorted by name.
 func (m *Manager) List(withMemory bool) []api.SessionInfo {
-	ss := m.sessions()
-	infos := make([]api.SessionInfo, 0, len(ss))
-	for _, s := range ss {
-		infos = append(infos, s.Info(withMemory))
-	}
-	infos = append(infos, m.listUnreachable()...)
-	sort.Slice(infos, func(i, j int) bool { return infos[i].Name < infos[j].Name })
-	return infos
+	return m.list("", func(s *Session) api.SessionInfo { return s.Info(withMemory) })
 }
 
 // glances is List for the notes about other sessions: every session but
 // except, each at a glance (Session.glance).
 func (m *Manager) glances(except string) []api.SessionInfo {
+	return m.list(except, (*Session).glance)
+}
+
+// list describes every session but except ("": none, as no session has
+// that name) with describe, and the unreachable ones, by name.
+func (m *Manager) list(except string, describe func(*Session) api.SessionInfo) []api.SessionInfo {
 	ss := m.sessions()
 	infos := make([]api.SessionInfo, 0, len(ss))
 	for _, s := range ss {
 		if s.Name != except {
-			infos = append(infos, s.glance())
+			infos = append(infos, describe(s))
 		}
 	}
 	for _, u := range m.listUnreachable() {

@@ -27,8 +27,9 @@ const loader = "sys.source(.subset2(rev(commandArgs(TRUE)), 1L), envir = new.env
 // second attempt's SIGINT to the whole process group.
 var Runtime = &worker.Runtime{
 	Info: driver.Info{
-		Exit: "quit()",
-		Name: "r", Family: "worker", Ext: ".R",
+		Exit:         "quit()",
+		ConsoleLines: "in R's browser, c continues and Q quits it",
+		Name:         "r", Family: "worker", Ext: ".R",
 		Exes: []string{"R"}, EnvVar: "POLYREPL_R",
 		Needs: "R 4 (Debian: r-base-core)",
 		Limits: "R runs interactive (interactive() is TRUE) with its console on a pipe: readline(), menu(), " +

@@ -25,9 +25,17 @@ import (
 // lineCount is how many prompts the REPL owes for s: one a line.
 func lineCount(s string) int { return strings.Count(s, "\n") }
 
-// sendOwed sends s, counting the prompts it owes. Under mu.
+// oweLocked counts the prompts s will owe, for a profile whose prompt
+// is a mark (the others' loader ends its cell otherwise). Under mu.
+func (p *process) oweLocked(s string) {
+	if p.pr.PromptMark != nil {
+		p.owed += lineCount(s)
+	}
+}
+
+// sendOwedLocked sends s, counting the prompts it owes. Under mu.
 func (p *process) sendOwedLocked(s string) error {
-	p.owed += lineCount(s)
+	p.oweLocked(s)
 	return p.send(s)
 }
 
@@ -51,11 +59,7 @@ func (p *process) sendTrailerLocked() {
 	}
 	t := p.trailer
 	p.trailer, p.asked = "", false
-	if p.pr.PromptMark != nil {
-		p.sendOwedLocked(t)
-	} else {
-		p.send(t)
-	}
+	p.sendOwedLocked(t)
 }
 
 // startWatch looks at the cells of a profile with PromptMark.

@@ -203,8 +203,8 @@ func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (
 		owing.WriteString(pr.Version + "\n" + p.print("version") + "\n")
 	}
 	p.mu.Lock()
-	if watch && pr.PromptMark != nil {
-		p.owed = lineCount(owing.String())
+	if watch {
+		p.oweLocked(owing.String())
 	}
 	p.mu.Unlock()
 	p.send(boot.String() + owing.String())
@@ -359,9 +359,7 @@ func (p *process) Run(cell int, code string) error {
 		msg.WriteString(load)
 		p.trailer, p.asked = trailer, false
 		p.tail.Reset()
-		if p.pr.PromptMark != nil {
-			p.owed += lineCount(load)
-		}
+		p.oweLocked(load)
 	} else {
 		msg.WriteString(trailer)
 	}
