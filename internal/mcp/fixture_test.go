@@ -38,7 +38,7 @@ var testAgent = &mcp.Implementation{Name: "test-agent", Title: "Test Agent", Ver
 // directories and the MCP server under test, talking to it through a
 // client that never starts a daemon of its own.
 type fixture struct {
-	t      *testing.T
+	t      testing.TB
 	srv    *Server
 	client *client.Client
 	cwd    string // where the server "runs": new sessions start here
@@ -63,7 +63,7 @@ func testPython() (string, string) {
 
 // shortTemp makes a directory with a short path: unix socket paths are
 // limited to 108 bytes.
-func shortTemp(t *testing.T) string {
+func shortTemp(t testing.TB) string {
 	t.Helper()
 	base := ""
 	if len(os.TempDir()) > 40 {
@@ -96,7 +96,7 @@ func (s *syncBuffer) String() string {
 
 // newFixture starts a daemon in this process and the MCP server. With
 // needPython, it skips the test on a machine without Python.
-func newFixture(t *testing.T, needPython bool) *fixture {
+func newFixture(t testing.TB, needPython bool) *fixture {
 	t.Helper()
 	py, why := testPython()
 	if needPython && py == "" {
@@ -176,7 +176,7 @@ func tagged(tag string) []string {
 
 // agent is one MCP client connected to the server under test.
 type agent struct {
-	t  *testing.T
+	t  testing.TB
 	cs *mcp.ClientSession
 
 	mu       sync.Mutex
@@ -262,7 +262,7 @@ func text(res *mcp.CallToolResult) string {
 }
 
 // structured decodes a result's structured content into v.
-func structured(t *testing.T, res *mcp.CallToolResult, v any) {
+func structured(t testing.TB, res *mcp.CallToolResult, v any) {
 	t.Helper()
 	if res.StructuredContent == nil {
 		t.Fatalf("no structured content; text: %s", text(res))

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,6 +57,12 @@ type Record struct {
 	posPath  string // where positions are kept, so a new daemon knows them
 	posSave  bool   // positions changed since last saved
 	closed   bool   // let go by the daemon: a follower finds the name's record afresh
+	// values are the entries whose whole value this record saved, and
+	// loadedBelow the first seq after those read from the file, whose
+	// whole values it cannot know of: a dropped entry's value file is
+	// removed only if one may exist, not with a failed unlink per cell.
+	values      map[int]bool
+	loadedBelow int
 }
 
 // Exists reports whether session name has a record in dir.
@@ -73,11 +80,13 @@ func Open(dir, name string) (*Record, error) {
 		name: name, path: filepath.Join(dir, name+".jsonl"), next: 1,
 		clips: map[int]*clip{}, dirty: map[int]bool{}, changed: make(chan struct{}),
 		pos: map[string]*position{}, posPath: filepath.Join(dir, name+".positions.json"),
+		values: map[int]bool{}, loadedBelow: math.MaxInt,
 	}
 	if err := r.load(); err != nil {
 		r.entries, r.next, r.dropped = nil, 1, 0
 		return r, err
 	}
+	r.loadedBelow = r.next
 	r.loadPositions()
 	return r, nil
 }

@@ -1,7 +1,9 @@
 package record
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -484,6 +486,47 @@ func TestTakingOverTwice(t *testing.T) {
 		}
 		if b, _ := os.ReadFile(first); string(b) != "whole "+k.name {
 			t.Errorf("%s: the file holds %q", k.name, b)
+		}
+	}
+}
+
+// A whole value's file goes when its entry leaves the record: one this
+// record saved, and one saved before a new daemon opened the record.
+func TestWholeValueGoesWithItsEntry(t *testing.T) {
+	dir := t.TempDir()
+	r, err := Open(dir, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	adopt := func(r *Record) string {
+		seq := r.Add(cellBy(alice, "big()"))
+		src := filepath.Join(t.TempDir(), "value")
+		os.WriteFile(src, []byte("whole value"), 0o600)
+		path, err := r.AdoptWholeValue(seq, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	before := adopt(r)
+	r.Close()
+	r, err = Open(dir, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	after := adopt(r)
+	for _, p := range []string{before, after} {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("the whole value is not kept while its entry is: %v", err)
+		}
+	}
+	for i := 0; i < api.RecordKeep; i++ {
+		r.Add(cellBy(alice, "1+1"))
+	}
+	for _, p := range []string{before, after} {
+		if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s outlived its entry: %v", p, err)
 		}
 	}
 }

@@ -152,7 +152,10 @@ func (r *Record) removeOutput(e *api.Entry) {
 	if e.Error != nil && (e.Error.MessageCut != nil || e.Error.TracebackCut != nil) {
 		os.Remove(r.errorPath(e.Seq))
 	}
-	os.Remove(r.valuePath(e.Seq)) // there only if its value was cut
+	if e.Seq < r.loadedBelow || r.values[e.Seq] {
+		os.Remove(r.valuePath(e.Seq))
+		delete(r.values, e.Seq)
+	}
 	for _, x := range e.Rich {
 		if strings.HasPrefix(x.File, filepath.Join(filepath.Dir(r.path), "output")+"/") {
 			os.Remove(x.File)
@@ -235,6 +238,9 @@ func (r *Record) valuePath(seq int) string {
 // runtime cut and saved in a file of its own (src), as AdoptWholeError
 // does an error.
 func (r *Record) AdoptWholeValue(seq int, src string) (string, error) {
+	r.mu.Lock()
+	r.values[seq] = true
+	r.mu.Unlock()
 	if taken(src, r.valuePath(seq)) {
 		return r.valuePath(seq), nil
 	}

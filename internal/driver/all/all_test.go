@@ -126,3 +126,14 @@ func TestJuliaCommandLine(t *testing.T) {
 		t.Errorf("the worker file: %v", err)
 	}
 }
+
+// TestErrorPatternsCompile compiles every terminal profile's error
+// pattern, which is otherwise compiled at its first cell's output and
+// would panic there if it were malformed.
+func TestErrorPatternsCompile(t *testing.T) {
+	for _, d := range driver.All() {
+		if td, ok := d.(terminal.Driver); ok && td.P.Error != nil {
+			td.P.Error()
+		}
+	}
+}

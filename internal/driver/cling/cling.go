@@ -9,7 +9,6 @@ package cling
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 
 	"github.com/polyrepl/polyrepl/internal/driver"
@@ -38,7 +37,7 @@ var Profile = &terminal.Profile{
 		return fmt.Sprintf(`std::fflush(stderr); std::printf("%%s%%s\n", %s, %s); std::fflush(stdout);`, strconv.Quote(head), strconv.Quote(tail))
 	},
 	Version: `std::printf("%s\n", CLING_VERSION);`,
-	Error:   regexp.MustCompile(`(^|: )error: `),
+	Error:   terminal.Pattern(`(^|: )error: `),
 }
 
 func init() { driver.Register(terminal.Driver{P: Profile}) }

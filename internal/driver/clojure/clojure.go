@@ -8,7 +8,6 @@ package clojure
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 
 	"github.com/polyrepl/polyrepl/internal/driver"
@@ -56,7 +55,7 @@ var Profile = &terminal.Profile{
 	Version: `(polyrepl/mark (clojure-version) "")`,
 	Load:    func(path string) string { return "(load-file " + strconv.Quote(path) + ")" },
 	Names:   "(polyrepl/names)",
-	Error:   regexp.MustCompile(`^(Execution error|Syntax error|Unexpected error|Error printing return value)`),
+	Error:   terminal.Pattern(`^(Execution error|Syntax error|Unexpected error|Error printing return value)`),
 }
 
 func init() { driver.Register(terminal.Driver{P: Profile}) }

@@ -7,7 +7,6 @@ package ghci
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"unicode"
 
@@ -52,7 +51,7 @@ var Profile = &terminal.Profile{
 	Names:      ":show bindings",
 	ParseNames: parseBindings,
 	Binds:      binds,
-	Error:      regexp.MustCompile(`^(<interactive>|<cell \d+>|.*\.hs):\d+:\d+: error|^\*\*\* Exception: |^Exception: |^IO error: `),
+	Error:      terminal.Pattern(`^(<interactive>|<cell \d+>|.*\.hs):\d+:\d+: error|^\*\*\* Exception: |^Exception: |^IO error: `),
 }
 
 func init() { driver.Register(terminal.Driver{P: Profile}) }
@@ -114,10 +113,10 @@ func Blocks(code string) string {
 
 // defines is the name a top-level line declares or gives an equation or
 // signature for, or "".
-var defRE = regexp.MustCompile(`^\(?([a-z_][\w']*|[!#$%&*+./<=>?@\\^|~:-]+)\)?\s*(::|[^=]*=|[^=]*\|)`)
+var defRE = terminal.Pattern(`^\(?([a-z_][\w']*|[!#$%&*+./<=>?@\\^|~:-]+)\)?\s*(::|[^=]*=|[^=]*\|)`)
 
 func defines(line string) string {
-	if m := defRE.FindStringSubmatch(line); m != nil {
+	if m := defRE().FindStringSubmatch(line); m != nil {
 		switch m[1] {
 		case "let", "data", "type", "newtype", "class", "instance", "import", "where", "do", "if", "case":
 			return ""
@@ -136,7 +135,7 @@ func binds(code string) bool {
 		if l == "" || unicode.IsSpace(rune(l[0])) {
 			continue // a continuation: its head decides
 		}
-		if strings.HasPrefix(l, ":") || strings.Contains(l, "<-") || defRE.MatchString(l) {
+		if strings.HasPrefix(l, ":") || strings.Contains(l, "<-") || defRE().MatchString(l) {
 			return true
 		}
 		switch strings.Fields(l)[0] {

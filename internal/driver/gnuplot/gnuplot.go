@@ -6,7 +6,6 @@ package gnuplot
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/polyrepl/polyrepl/internal/driver"
@@ -38,13 +37,13 @@ var Profile = &terminal.Profile{
 	LoadHoldsFile: true,
 	Names:         "show variables",
 	ParseNames:    parseVariables,
-	Error:         regexp.MustCompile(`^\s*(".*" )?line \d+: `),
+	Error:         terminal.Pattern(`^\s*(".*" )?line \d+: `),
 	// A cell's plots go to a 640×480 PNG while the terminal is gnuplot's
 	// own default (no display: "unknown"), and it is put back after; a
 	// cell that sets a terminal or an output, and every cell once the user
 	// chose a terminal, is left alone.
 	Plot: func(file, code string) ([]string, []string) {
-		if setsTerminal.MatchString(code) {
+		if setsTerminal().MatchString(code) {
 			return nil, nil
 		}
 		f := terminal.SingleQuoted(file)
@@ -57,7 +56,7 @@ func init() { driver.Register(terminal.Driver{P: Profile}) }
 
 // setsTerminal matches a command choosing a terminal or an output, in
 // any of gnuplot's abbreviations ("set term", "set o").
-var setsTerminal = regexp.MustCompile(`(?m)(^|;)\s*set\s+(t|te|ter|term|termi|termin|termina|terminal|o|ou|out|outp|outpu|output)\b`)
+var setsTerminal = terminal.Pattern(`(?m)(^|;)\s*set\s+(t|te|ter|term|termi|termin|termina|terminal|o|ou|out|outp|outpu|output)\b`)
 
 // predefined are the variables gnuplot defines itself.
 var predefined = map[string]bool{"pi": true, "I": true, "NaN": true, "VoxelDistance": true, "ARGC": true, "ARG0": true, "ARGV": true}

@@ -8,7 +8,6 @@ package lfortran
 
 import (
 	"fmt"
-	"regexp"
 
 	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/driver/terminal"
@@ -31,7 +30,7 @@ var Profile = &terminal.Profile{
 	Print: func(head, tail string) string {
 		return fmt.Sprintf(`print '(a)', "%s" // "%s"`, head, tail)
 	},
-	Error: regexp.MustCompile(`^(semantic|syntax|tokenizer|parser) error: `),
+	Error: terminal.Pattern(`^(semantic|syntax|tokenizer|parser) error: `),
 }
 
 func init() { driver.Register(terminal.Driver{P: Profile}) }

@@ -8,7 +8,6 @@ package matlab
 
 import (
 	"fmt"
-	"regexp"
 
 	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/driver/terminal"
@@ -35,7 +34,7 @@ var Profile = &terminal.Profile{
 	Version: `disp(version)`,
 	Load:    func(path string) string { return "run(" + terminal.SingleQuoted(path) + ");" },
 	Names:   "ans_polyrepl_names = who; fprintf('%s\\n', ans_polyrepl_names{~strcmp(ans_polyrepl_names, 'ans_polyrepl_names')}); clear ans_polyrepl_names",
-	Error:   regexp.MustCompile(`^(Error|Error using|Error in|Undefined) `),
+	Error:   terminal.Pattern(`^(Error|Error using|Error in|Undefined) `),
 	Setup: func(terminal.Mark) []string {
 		return []string{"more off"}
 	},

@@ -7,7 +7,6 @@ package octave
 
 import (
 	"fmt"
-	"regexp"
 
 	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/driver/terminal"
@@ -54,7 +53,7 @@ var Profile = &terminal.Profile{
 	Version: `disp(OCTAVE_VERSION)`,
 	Load:    func(path string) string { return "eval(fileread(" + terminal.SingleQuoted(path) + "));" },
 	Names:   `printf("%s\n", who(){:});`,
-	Error:   regexp.MustCompile(`^error: `),
+	Error:   terminal.Pattern(`^error: `),
 }
 
 func init() { driver.Register(terminal.Driver{P: Profile}) }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/polyrepl/polyrepl/internal/api"
@@ -31,7 +32,7 @@ func (p *process) scanErrors(b []byte) {
 		}
 		l := bytes.TrimRight(p.line, "\r\n")
 		p.line = p.line[:0]
-		if p.pr.Error.Match(l) {
+		if p.pr.Error().Match(l) {
 			p.errLine = string(l) + "\n" + string(b[:min(len(b), 4096)])
 			return
 		}
@@ -45,7 +46,7 @@ func (p *process) finish() {
 		return
 	}
 	r := driver.Result{Cell: p.cell, Status: api.StatusDone}
-	if p.pr.Error != nil && p.errLine == "" && len(p.line) > 0 && p.pr.Error.Match(bytes.TrimRight(p.line, "\r\n")) {
+	if p.pr.Error != nil && p.errLine == "" && len(p.line) > 0 && p.pr.Error().Match(bytes.TrimRight(p.line, "\r\n")) {
 		p.errLine = string(p.line)
 	}
 	switch {
@@ -100,7 +101,15 @@ func (p *process) finish() {
 
 // excerpt matches the source lines compilers quote under a message
 // ("  |", "3 | x = y"), which the message leaves out.
-var excerpt = regexp.MustCompile(`^\s*\d*\s*\|`)
+var excerpt = Pattern(`^\s*\d*\s*\|`)
+
+// Pattern is a regular expression compiled at its first use. Every
+// process of polyrepl's one binary (each CLI command, each holder) runs
+// every package's initialisation: compiled there, the drivers' patterns
+// would cost each of them time and memory for runtimes it never drives.
+func Pattern(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // errorMessage is the error's message: the output from its first error
 // line, up to the next blank line, at most five lines, without quoted
@@ -114,7 +123,7 @@ func errorMessage(text string) string {
 			}
 			break
 		}
-		if excerpt.MatchString(l) {
+		if excerpt().MatchString(l) {
 			continue
 		}
 		if msg = append(msg, strings.TrimRight(l, " ")); len(msg) == 5 {

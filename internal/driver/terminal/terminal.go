@@ -86,8 +86,9 @@ type Profile struct {
 	// each mark, where the REPL prints it between the commands polyrepl
 	// sends.
 	Prompt string
-	// Error matches a line of output that means the cell failed.
-	Error *regexp.Regexp
+	// Error matches a line of output that means the cell failed (made
+	// with Pattern).
+	Error func() *regexp.Regexp
 	// Interrupt, if set, replaces the default: SIGINT to the REPL (on a
 	// terminal, the Ctrl-C key), then to its whole process group.
 	Interrupt func(tree proc.Tree, attempt int) error
