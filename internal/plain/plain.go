@@ -88,6 +88,20 @@ func Text(s string) string {
 	return out.String()
 }
 
+// Simple reports whether p is printable ASCII, tabs and newlines only:
+// text that Text and strings.ToValidUTF8 leave as it is, a character a
+// byte. Most output is, and a caller handling a large output checks this
+// in one pass instead of validating, making plain and counting it in
+// three.
+func Simple(p []byte) bool {
+	for _, c := range p {
+		if (c < 0x20 && c != '\n' && c != '\t') || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
 // needs reports whether s holds anything Text changes.
 func needs(s string) bool {
 	for i := 0; i < len(s); i++ {

@@ -33,8 +33,11 @@ func FuzzText(f *testing.F) {
 	for _, s := range []string{"", "a\rb", "\x1b[31mx", "\x1b]0;t\x07", "é\b\b", "\u009b1m", "x\r\n", "\x1bP…\x1b\\"} {
 		f.Add(s)
 	}
-	f.Fuzz(func(t *testing.T, in string) {
-		in = strings.ToValidUTF8(in, "\uFFFD")
+	f.Fuzz(func(t *testing.T, raw string) {
+		if Simple([]byte(raw)) && (Text(raw) != raw || strings.ToValidUTF8(raw, "\uFFFD") != raw || utf8.RuneCountInString(raw) != len(raw)) {
+			t.Fatalf("Simple(%q), yet Text, ToValidUTF8 or counting characters would change it", raw)
+		}
+		in := strings.ToValidUTF8(raw, "\uFFFD")
 		out := Text(in)
 		if !utf8.ValidString(out) {
 			t.Fatalf("Text(%q) = %q: not valid UTF-8", in, out)

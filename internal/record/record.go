@@ -555,6 +555,24 @@ func (c *clip) spillIfOver(path string) {
 	}
 }
 
+// firstRunes is the first n characters of p, made valid UTF-8.
+func firstRunes(p []byte, n int) string {
+	if !plain.Simple(p) {
+		r := []rune(strings.ToValidUTF8(string(p), "\uFFFD"))
+		return string(r[:min(n, len(r))])
+	}
+	return string(p[:min(n, len(p))])
+}
+
+// lastRunes is the last n characters of p, made valid UTF-8.
+func lastRunes(p []byte, n int) string {
+	if !plain.Simple(p) {
+		r := []rune(strings.ToValidUTF8(string(p), "\uFFFD"))
+		return string(r[max(len(r)-n, 0):])
+	}
+	return string(p[max(len(p)-n, 0):])
+}
+
 // text is the output within the limit, made plain, and its cut if it was
 // cut (counting the characters printed).
 func (c *clip) text() (string, *bound.Cut) {
@@ -570,13 +588,5 @@ func (c *clip) bounded() (string, *bound.Cut) {
 	if !c.dropped {
 		return bound.HeadTailLines(string(c.head)+string(c.tail), api.EntryOutputLimit)
 	}
-	head := strings.ToValidUTF8(string(c.head), "\uFFFD")
-	tail := strings.ToValidUTF8(string(c.tail), "\uFFFD")
-	if r := []rune(head); len(r) > headChars {
-		head = string(r[:headChars])
-	}
-	if r := []rune(tail); len(r) > tailChars {
-		tail = string(r[len(r)-tailChars:])
-	}
-	return bound.LineCut(head, tail, c.chars())
+	return bound.LineCut(firstRunes(c.head, headChars), lastRunes(c.tail, tailChars), c.chars())
 }

@@ -2,6 +2,7 @@ package record
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -46,7 +47,7 @@ type stream struct {
 
 func (s *stream) write(p []byte) {
 	s.part = append(s.part, p...)
-	if i := strings.LastIndexByte(string(s.part), '\n'); i >= 0 {
+	if i := bytes.LastIndexByte(s.part, '\n'); i >= 0 {
 		s.let(i + 1)
 	} else if len(s.part) > streamPartMax {
 		n := len(s.part)
@@ -62,13 +63,18 @@ func (s *stream) write(p []byte) {
 
 // let makes the first n bytes of part plain text of the stream.
 func (s *stream) let(n int) {
-	text := plain.Text(strings.ToValidUTF8(string(s.part[:n]), "\uFFFD"))
-	s.win = append(s.win, text...)
-	s.end += utf8.RuneCountInString(text)
+	if plain.Simple(s.part[:n]) {
+		s.win = append(s.win, s.part[:n]...)
+		s.end += n
+	} else {
+		text := plain.Text(strings.ToValidUTF8(string(s.part[:n]), "\uFFFD"))
+		s.win = append(s.win, text...)
+		s.end += utf8.RuneCountInString(text)
+	}
 	s.part = append(s.part[:0], s.part[n:]...)
 	if len(s.win) > streamWindow {
 		k := len(s.win) - streamWindow/2
-		if i := strings.IndexByte(string(s.win[k:]), '\n'); i >= 0 {
+		if i := bytes.IndexByte(s.win[k:], '\n'); i >= 0 {
 			k += i + 1
 		}
 		s.at += utf8.RuneCount(s.win[:k])
@@ -102,7 +108,7 @@ func (s *stream) read(from int) (text string, at int, pending string) {
 	rest := s.win[off:]
 	if len(rest) > chunkMax {
 		k := chunkMax
-		if i := strings.LastIndexByte(string(rest[:k]), '\n'); i >= 0 {
+		if i := bytes.LastIndexByte(rest[:k], '\n'); i >= 0 {
 			k = i + 1
 		}
 		for k < len(rest) && !utf8.RuneStart(rest[k]) {
