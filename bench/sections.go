@@ -155,8 +155,9 @@ type concResult struct {
 	rounds  []series // per count, the p50 of each round
 	rate    []float64
 	// cpu is the CPU time per cell, in seconds, of the daemon, the clients
-	// (this process) and the python workers, per client count.
-	cpu [][3]float64
+	// (this process), the python workers and their holders, per client
+	// count.
+	cpu [][4]float64
 	err error
 }
 
@@ -181,7 +182,7 @@ func concurrency(ctx context.Context, w *world, c config) *concResult {
 	for i := range res.rounds {
 		res.rounds[i] = nanSeries(c.concRounds)
 	}
-	pids := map[string]int{}
+	pids, holders := map[string]int{}, map[string]int{}
 	infos, err := w.newClient().Sessions(ctx, "")
 	if err != nil {
 		res.err = err
@@ -189,17 +190,18 @@ func concurrency(ctx context.Context, w *world, c config) *concResult {
 		return res
 	}
 	for _, in := range infos {
-		pids[in.Name] = in.PID
+		pids[in.Name], holders[in.Name] = in.PID, in.Holder
 	}
-	cpuOf := func(names []string) [3]time.Duration {
-		var t [3]time.Duration
+	cpuOf := func(names []string) [4]time.Duration {
+		var t [4]time.Duration
 		t[0], t[1] = cpuTime(w.daemonPID), cpuTime(os.Getpid())
 		for _, n := range names {
 			t[2] += cpuTime(pids[n])
+			t[3] += cpuTime(holders[n])
 		}
 		return t
 	}
-	res.cpu = make([][3]float64, len(res.clients))
+	res.cpu = make([][4]float64, len(res.clients))
 	var elapsed = make([]time.Duration, len(res.clients))
 	var cells = make([]int, len(res.clients))
 	logf("concurrency: %v clients × %d rounds", res.clients, c.concRounds)
@@ -211,7 +213,7 @@ func concurrency(ctx context.Context, w *world, c config) *concResult {
 			before := cpuOf(names[:n])
 			lat, took, err := burst(ctx, w, names[:n], per)
 			after := cpuOf(names[:n])
-			for k := range 3 {
+			for k := range after {
 				res.cpu[i][k] += (after[k] - before[k]).Seconds()
 			}
 			if err != nil {
@@ -227,7 +229,7 @@ func concurrency(ctx context.Context, w *world, c config) *concResult {
 	}
 	for i := range res.clients {
 		res.rate[i] = float64(cells[i]) / elapsed[i].Seconds()
-		for k := range 3 {
+		for k := range res.cpu[i] {
 			res.cpu[i][k] /= float64(cells[i])
 		}
 	}
