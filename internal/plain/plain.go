@@ -9,6 +9,7 @@
 package plain
 
 import (
+	"encoding/binary"
 	"strings"
 	"unicode/utf8"
 )
@@ -94,6 +95,25 @@ func Text(s string) string {
 // in one pass instead of validating, making plain and counting it in
 // three.
 func Simple(p []byte) bool {
+	// Eight bytes at a time: a word with no high bit, no DEL and no
+	// byte below 0x20 is simple; one with a control character is looked
+	// at byte by byte (it may be a newline or a tab).
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for len(p) >= 8 {
+		w := binary.LittleEndian.Uint64(p)
+		del := w ^ (0x7f * ones)
+		switch {
+		case w&highs != 0, (del-ones)&^del&highs != 0:
+			return false
+		case (w-0x20*ones)&^w&highs != 0 && !simpleBytes(p[:8]):
+			return false
+		}
+		p = p[8:]
+	}
+	return simpleBytes(p)
+}
+
+func simpleBytes(p []byte) bool {
 	for _, c := range p {
 		if (c < 0x20 && c != '\n' && c != '\t') || c >= 0x7f {
 			return false

@@ -55,3 +55,18 @@ func FuzzText(f *testing.F) {
 		}
 	})
 }
+
+// TestSimple checks the word-at-a-time Simple against the byte rule, for
+// every byte value at every place in a word and in the tail after it.
+func TestSimple(t *testing.T) {
+	for c := range 256 {
+		want := (c >= 0x20 && c < 0x7f) || c == '\n' || c == '\t'
+		for at := range 11 {
+			p := []byte("abcdefghijk")
+			p[at] = byte(c)
+			if got := Simple(p); got != want {
+				t.Errorf("Simple with byte %#x at %d = %v, want %v", c, at, got, want)
+			}
+		}
+	}
+}
