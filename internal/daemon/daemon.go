@@ -75,8 +75,9 @@ func Run() error {
 }
 
 // procs is how many processors the daemon runs Go code on, of cpus: half.
-// A cell's CPU is shared about evenly by the daemon, its runtime and its
-// client (docs/benchmarks.md), so the daemon has no use for more; and
+// The daemon's share of a cell's CPU is at most a third (the rest is the
+// holder's, the runtime's and the client's: docs/benchmarks.md), so it
+// has no use for more; and
 // while processors sit idle, Go's scheduler wakes threads to look for
 // work at every hand-off, which on 2 cores cost a trivial cell ~100 µs
 // of the daemon's CPU and 7 of its 19 context switches (issue 21).
