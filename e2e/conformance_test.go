@@ -273,6 +273,15 @@ func runtimeFound(e *env, name string) (bool, string) {
 	return false, "this build of polyrepl has no " + name + " runtime"
 }
 
+// needRuntime skips the test unless the runtime is found here; install
+// is what provides it on Debian.
+func needRuntime(t *testing.T, e *env, name, install string) {
+	t.Helper()
+	if found, why := runtimeFound(e, name); !found {
+		t.Skipf("no %s runtime here (Debian: %s): %s", name, install, why)
+	}
+}
+
 // TestConformance holds every runtime to the same promises: values shown
 // as its REPL shows them, output, errors that leave the session usable,
 // multi-line definitions, Unicode, output without a newline, a 5 KB cell,

@@ -109,9 +109,7 @@ func TestPythonInput(t *testing.T) {
 func TestRubyInput(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	if found, why := runtimeFound(e, "ruby"); !found {
-		t.Skipf("no ruby here (Debian: ruby): %s", why)
-	}
+	needRuntime(t, e, "ruby", "ruby")
 	e.must(0, "exec", "rb", "--runtime", "ruby", "x = 41")
 	r := e.runJSON("exec", "rb", `print "name? "; name = gets; "hi #{name.chomp}"`)
 	if r.Status != "input" || r.code != 3 || r.Output != "name? " {
@@ -143,9 +141,7 @@ func TestRubyInput(t *testing.T) {
 func TestRInput(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	if found, why := runtimeFound(e, "r"); !found {
-		t.Skipf("no R here (Debian: r-base-core): %s", why)
-	}
+	needRuntime(t, e, "r", "r-base-core")
 	e.must(0, "exec", "rs", "--runtime", "r", "x <- 41")
 	r := e.runJSON("exec", "rs", `cat("hello\n"); name <- readline("name? "); nchar(name)`)
 	if r.Status != "input" || r.code != 3 || r.Output != "hello\nname? " || !strings.Contains(r.String(), `"text":"name? "`) {
@@ -313,9 +309,7 @@ name.length`
 func TestOctaveInput(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	if found, why := runtimeFound(e, "octave"); !found {
-		t.Skipf("no octave here (Debian: octave): %s", why)
-	}
+	needRuntime(t, e, "octave", "octave")
 	e.must(0, "exec", "oc", "--runtime", "octave", "x = 41;")
 	r := e.runJSON("exec", "oc", `disp("hello"); y = input("y? ")`)
 	if r.Status != "input" || r.code != 3 || r.Output != "hello\ny? " || !strings.Contains(r.String(), `"text":"y? "`) {
@@ -363,9 +357,7 @@ func TestOctaveInput(t *testing.T) {
 func TestGnuplotInput(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	if found, why := runtimeFound(e, "gnuplot"); !found {
-		t.Skipf("no gnuplot here (Debian: gnuplot-nox): %s", why)
-	}
+	needRuntime(t, e, "gnuplot", "gnuplot-nox")
 	e.must(0, "exec", "gp", "--runtime", "gnuplot", "x = 41")
 	r := e.runJSON("exec", "gp", `print "hello"; pause -1 "y? "`)
 	if r.Status != "input" || r.code != 3 || r.Output != "hello\ny? " || !strings.Contains(r.String(), `"text":"y? "`) {

@@ -63,14 +63,6 @@ var irKernel = kernelRow{
 	useX:      check{code: "x + 1", output: "[1] 2\n"},
 }
 
-// needKernel skips unless polyrepl finds kernel runtime's kernel here.
-func needKernel(t *testing.T, e *env, runtime, install string) {
-	t.Helper()
-	if found, why := runtimeFound(e, runtime); !found {
-		t.Skipf("no Jupyter kernel for %s here (Debian: %s): %s", runtime, install, why)
-	}
-}
-
 // TestJupyterKernels runs the kernel rows on this machine's python3
 // and ir kernels.
 func TestJupyterKernels(t *testing.T) {
@@ -81,7 +73,7 @@ func TestJupyterKernels(t *testing.T) {
 		t.Run(k.row.runtime, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
-			needKernel(t, e, k.row.runtime, k.install)
+			needRuntime(t, e, k.row.runtime, k.install)
 			kernelRows(t, e, k.row, true)
 		})
 	}
@@ -277,7 +269,7 @@ func gatewayKernels(t *testing.T, url, token string) string {
 func TestJupyterGateway(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	needKernel(t, e, "jupyter:python3", "python3-ipykernel")
+	needRuntime(t, e, "jupyter:python3", "python3-ipykernel")
 	url, token, pid, kill := jupyterServer(t, e)
 	e.setenv("POLYREPL_GATEWAY_TOKEN", token)
 	gw := []string{"--gateway", url}
@@ -356,7 +348,7 @@ func TestJupyterGateway(t *testing.T) {
 func TestGatewayRefusals(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	needKernel(t, e, "jupyter:python3", "python3-ipykernel")
+	needRuntime(t, e, "jupyter:python3", "python3-ipykernel")
 	url, token, _, _ := jupyterServer(t, e)
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	closed := "http://" + l.Addr().String()
@@ -438,7 +430,7 @@ func TestKernelThatCannotStart(t *testing.T) {
 func TestMCPKernel(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	needKernel(t, e, "jupyter:python3", "python3-ipykernel")
+	needRuntime(t, e, "jupyter:python3", "python3-ipykernel")
 	s := e.startMCP()
 	defer s.close()
 	r, text := s.cell("exec", map[string]any{"session": "kj", "code": "6*7", "runtime": "jupyter:python3"})
@@ -474,7 +466,7 @@ func TestMCPKernel(t *testing.T) {
 func TestJupyterSecret(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	needKernel(t, e, "jupyter:python3", "python3-ipykernel")
+	needRuntime(t, e, "jupyter:python3", "python3-ipykernel")
 	r := e.runJSON("exec", "sec", "--kernel", "python3", "import getpass\npw = getpass.getpass('pw: ')\nlen(pw)")
 	if r.Status != "input" || !strings.Contains(r.String(), `"password":true`) {
 		t.Fatalf("getpass: %s; want status input, a password prompt", clip(r.String()))
