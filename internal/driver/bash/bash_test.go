@@ -1,6 +1,7 @@
 package bash
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -165,6 +166,27 @@ func waitSignalTaken(t testing.TB, p driver.Process, sig int) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// treeReport says, for each live process of p's tree, its command line,
+// the system call it is in and its signal masks (pending, blocked,
+// ignored, caught), for a test's failure message.
+func treeReport(p driver.Process) string {
+	var b strings.Builder
+	for _, m := range p.Tree().Members(false) {
+		dir := "/proc/" + strconv.Itoa(m.PID) + "/"
+		cmd, _ := os.ReadFile(dir + "cmdline")
+		call, _ := os.ReadFile(dir + "syscall")
+		fmt.Fprintf(&b, "pid %d %q syscall %s", m.PID, bytes.ReplaceAll(cmd, []byte{0}, []byte{' '}), bytes.TrimSpace(call))
+		status, _ := os.ReadFile(dir + "status")
+		for _, line := range strings.Split(string(status), "\n") {
+			if k, _, _ := strings.Cut(line, ":"); k == "State" || strings.HasPrefix(k, "Sig") || k == "ShdPnd" {
+				b.WriteString("; " + strings.Join(strings.Fields(line), " "))
+			}
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }
 
 // isMember reports whether pid is a live process of p's tree.
@@ -466,7 +488,10 @@ func TestInterruptShortCommandLoop(t *testing.T) {
 			select {
 			case r = <-s.rec.Done:
 			case <-time.After(5 * time.Second):
-				t.Fatalf("run %d: the loop did not stop after three interrupts", i)
+				// What each process was doing, and its signals, say
+				// whether an interrupt was lost or its trap ran and
+				// the unwinding did not take.
+				t.Fatalf("run %d: the loop did not stop after three interrupts; output %q\n%s", i, s.rec.TakeOutput(), treeReport(s.p))
 			}
 		}
 		if r.Status != "interrupted" || !contains(r.Names, "kept") {

@@ -237,7 +237,16 @@ __polyrepl_unwind_off() {
 }
 
 __polyrepl_on_int() {
-	[[ -n $__polyrepl_running && -z $__polyrepl_stop && $BASHPID == "$__polyrepl_pid" ]] || builtin return 0
+	[[ -n $__polyrepl_running && $BASHPID == "$__polyrepl_pid" ]] || builtin return 0
+	if [[ -n $__polyrepl_stop ]]; then
+		# An interrupt again while the cell should be unwinding already
+		# arms the unwinding again (keeping the user's extdebug and set -T
+		# saved the first time): whatever bash did meanwhile, a cell
+		# never outlives a second interrupt that reaches this trap.
+		builtin shopt -s extdebug
+		builtin trap '{ __polyrepl_unwind; } 2>/dev/null' DEBUG
+		builtin return 0
+	fi
 	__polyrepl_stop=interrupted __polyrepl_stop_status=130
 	__polyrepl_unwind_on
 }
