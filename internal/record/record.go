@@ -239,6 +239,7 @@ func (r *Record) Add(e api.Entry) int {
 		old := r.entries[0]
 		r.dropClipLocked(old.Seq)
 		r.removeOutput(old)
+		r.entries[0] = nil // or the array would keep it until it grows again
 		r.entries = r.entries[1:]
 		r.dropped = old.Seq
 	}

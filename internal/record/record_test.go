@@ -6,10 +6,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
+	"weak"
 
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/bound"
@@ -67,6 +69,24 @@ func TestPersistedAcrossOpens(t *testing.T) {
 		t.Errorf("the next entry got seq %d, want 3", s)
 	}
 	r2.Close()
+}
+
+// TestDroppedEntriesLetGo: an entry dropped from the front is garbage
+// at once, not when the slice's array next grows.
+func TestDroppedEntriesLetGo(t *testing.T) {
+	r, _ := Open(t.TempDir(), "s")
+	defer r.Close()
+	end(r, r.Add(cellBy(alice, "first")), api.StatusDone)
+	r.mu.Lock()
+	first := weak.Make(r.entries[0])
+	r.mu.Unlock()
+	for i := 0; i < api.RecordKeep; i++ {
+		end(r, r.Add(cellBy(alice, "next")), api.StatusDone)
+	}
+	runtime.GC()
+	if first.Value() != nil {
+		t.Fatal("the dropped first entry is still reachable")
+	}
 }
 
 func TestBounds(t *testing.T) {

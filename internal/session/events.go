@@ -178,8 +178,12 @@ func (s *Session) CellDone(r driver.Result) {
 			prompt = p
 		}
 	}
+	// The entry gets its own copy of the time: a pointer into the cell
+	// would keep the whole cell, its output buffers with it, for as long
+	// as the record keeps the entry.
+	ended := c.ended
 	s.rec.Update(c.seq, func(e *api.Entry) {
-		e.Status, e.Ended, e.Display, e.Prompt, e.Error, e.Rich = r.Status, &c.ended, display, prompt, r.Error, r.Rich
+		e.Status, e.Ended, e.Display, e.Prompt, e.Error, e.Rich = r.Status, &ended, display, prompt, r.Error, r.Rich
 	})
 	s.lastActive = c.ended
 	changed := r.Names != nil && !slices.Equal(r.Names, s.names)
@@ -234,8 +238,9 @@ func (s *Session) endLocked(d *api.Death) {
 	if c := s.cur; c != nil && !c.finished() {
 		c.status = api.StatusDead
 		c.ended = d.At
+		ended := c.ended // the entry's own (see CellDone)
 		s.rec.Update(c.seq, func(e *api.Entry) {
-			e.Status, e.Ended, e.Text = api.StatusDead, &c.ended, "the session died during this cell: "+d.Cause
+			e.Status, e.Ended, e.Text = api.StatusDead, &ended, "the session died during this cell: "+d.Cause
 		})
 	}
 	s.notifyLocked()
