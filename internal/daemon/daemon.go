@@ -149,7 +149,7 @@ func Listen() (*Daemon, error) {
 		log.Printf("took up %d sessions from their holders in %s: %s", len(adopted), time.Since(t0).Round(time.Microsecond), strings.Join(adopted, ", "))
 	}
 	d.sessions.RecoverLost()
-	pruneOutput(st.OutputDir(), 7*24*time.Hour)
+	pruneOutput(st.OutputDir(), outputKeep)
 	d.server = &http.Server{Handler: d.routes(), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := d.server.Serve(&peerListener{ln}); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -158,6 +158,7 @@ func Listen() (*Daemon, error) {
 		}
 	}()
 	go d.keepSocket(ln)
+	go d.keepOutputPruned(st.OutputDir())
 	// The lock file says who holds it, for `polyrepl status` and people.
 	lock.Truncate(0)
 	fmt.Fprintf(lock, "%d\n", os.Getpid())
@@ -300,6 +301,30 @@ func (l *peerListener) Accept() (net.Conn, error) {
 			continue
 		}
 		return c, nil
+	}
+}
+
+// outputKeep is how long the whole output a reply points at (a spool file
+// in the state's output directory) is kept: long enough to come back to,
+// not for ever.
+const outputKeep = 7 * 24 * time.Hour
+
+// pruneEvery is how often a running daemon removes output older than
+// outputKeep, as it does when it starts: a daemon left running for weeks
+// must not fill the disk with it either. A variable, for a test.
+var pruneEvery = time.Hour
+
+// keepOutputPruned prunes dir every pruneEvery until the daemon stops.
+func (d *Daemon) keepOutputPruned(dir string) {
+	t := time.NewTicker(pruneEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-d.stopped:
+			return
+		case <-t.C:
+			pruneOutput(dir, outputKeep)
+		}
 	}
 }
 
