@@ -59,6 +59,16 @@ func TestReliabilityFloods(t *testing.T) {
 		if r.Status != "done" || r.OutputCut == nil || int64(r.OutputCut.Total) != tc.bytes || size != tc.bytes || len([]rune(r.Output)) > 30100 {
 			t.Errorf("%s: status %s, %d characters in the reply, cut %+v, file of %d bytes", tc.what, r.Status, len([]rune(r.Output)), r.OutputCut, size)
 		}
+		// The record's entry names a file of its own, which holds all of
+		// it too (it once missed most of the runtime's first chunk).
+		es := e.history("flood")
+		if c := es[len(es)-1].OutputCut; c == nil || c.File == "" {
+			t.Errorf("%s: the record's entry names no whole-output file: %+v", tc.what, c)
+		} else if fi, err := os.Stat(c.File); err != nil || fi.Size() != tc.bytes {
+			t.Errorf("%s: the record's whole-output file %s: %v, want %d bytes", tc.what, c.File, err, tc.bytes)
+		} else {
+			os.Remove(c.File)
+		}
 		if mem > 200<<20 {
 			t.Errorf("%s: the daemon holds %d MB", tc.what, mem>>20)
 		}

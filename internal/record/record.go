@@ -169,7 +169,7 @@ func (r *Record) Rewrite(seq int) bool {
 		c.closeFile()
 		delete(r.clips, seq)
 	}
-	c := &clip{}
+	c := &clip{wholePath: r.outputPath(seq)}
 	if e.OutputCut != nil && e.OutputCut.File == r.outputPath(seq) {
 		// Its whole-output file is written again from the start.
 		c.path = r.outputPath(seq)
@@ -227,9 +227,8 @@ func (r *Record) Add(e api.Entry) int {
 		}
 	}
 	if e.Kind == api.EntryCell || e.Kind == api.EntryIdle {
-		c := &clip{}
+		c := &clip{wholePath: r.outputPath(e.Seq)}
 		c.Write([]byte(e.Output))
-		c.spillIfOver(r.outputPath(e.Seq))
 		r.clips[e.Seq] = c
 		e.Output, e.OutputCut = c.text()
 	}
@@ -259,7 +258,6 @@ func (r *Record) Output(seq int, p []byte) {
 	// The entry's text is made from the clip when someone reads or saves
 	// it, not on every write: a cell may print in many small pieces.
 	c.Write(p)
-	c.spillIfOver(r.outputPath(seq))
 	c.stale = true
 	e.Rev++
 	r.dirtyLocked(seq)
@@ -489,11 +487,14 @@ type clip struct {
 	stale      bool // written to since its entry's text was made
 	done       bool // the entry finished: only the stream is kept
 
-	stream  stream
-	path    string // the whole output's file, once it outgrew the entry
-	f       *os.File
-	w       *bufio.Writer
-	fileErr error
+	stream stream
+	// wholePath is where the whole output goes once it outgrows the
+	// entry, and path that file once it did.
+	wholePath string
+	path      string
+	f         *os.File
+	w         *bufio.Writer
+	fileErr   error
 }
 
 // Bytes kept at each end: a character is at most 4 bytes.
@@ -529,6 +530,12 @@ func (c *clip) chars() int { return c.total + len(c.pend) }
 func (c *clip) Write(p []byte) {
 	c.count(p)
 	c.stream.write(p)
+	if c.path == "" && c.wholePath != "" && c.chars() > api.EntryOutputLimit {
+		// Before p goes into the head and tail, which let bytes go once
+		// the output is over the limit: until now they hold all of it.
+		c.path = c.wholePath
+		c.spill()
+	}
 	if c.path != "" {
 		c.save(p)
 	}
@@ -544,15 +551,6 @@ func (c *clip) Write(p []byte) {
 	if len(c.tail) > 8*tailChars {
 		c.tail = append(c.tail[:0], c.tail[len(c.tail)-4*tailChars:]...)
 		c.dropped = true
-	}
-}
-
-// spillIfOver starts the whole-output file at path once the output
-// outgrows the entry.
-func (c *clip) spillIfOver(path string) {
-	if c.path == "" && c.chars() > api.EntryOutputLimit {
-		c.path = path
-		c.spill()
 	}
 }
 

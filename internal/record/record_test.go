@@ -71,6 +71,42 @@ func TestPersistedAcrossOpens(t *testing.T) {
 	r2.Close()
 }
 
+// TestWholeOutputHoldsEveryByte: the file a cut entry names holds every
+// byte printed, also when one write is larger than the head and tail
+// together (a runtime's first chunk of a big print), and when the entry
+// is added with its output already over the limit (output while idle).
+func TestWholeOutputHoldsEveryByte(t *testing.T) {
+	r, _ := Open(t.TempDir(), "s")
+	defer r.Close()
+	var big strings.Builder
+	for i := 0; big.Len() < 300000; i++ {
+		fmt.Fprintf(&big, "line %d\n", i)
+	}
+	writes := []string{"first\n", big.String(), "small\n", big.String()[:70000], "last\n"}
+	seq := r.Add(cellBy(alice, "print"))
+	for _, w := range writes {
+		r.Output(seq, []byte(w))
+	}
+	end(r, seq, api.StatusDone)
+	idle := r.Add(api.Entry{Kind: api.EntryIdle, Started: time.Now(), Output: big.String()})
+	r.Output(idle, []byte("more\n"))
+	end(r, idle, api.StatusDone)
+	es, _, _ := r.Since(0)
+	for i, want := range []string{strings.Join(writes, ""), big.String() + "more\n"} {
+		e := es[i]
+		if e.OutputCut == nil || e.OutputCut.File == "" {
+			t.Fatalf("entry %d: output of %d characters not cut or saved: %+v", e.Seq, len(want), e.OutputCut)
+		}
+		got, err := os.ReadFile(e.OutputCut.File)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != want || e.OutputCut.Total != len(want) {
+			t.Errorf("entry %d: the whole-output file holds %d bytes, the cut counts %d, %d were printed", e.Seq, len(got), e.OutputCut.Total, len(want))
+		}
+	}
+}
+
 // TestDroppedEntriesLetGo: an entry dropped from the front is garbage
 // at once, not when the slice's array next grows.
 func TestDroppedEntriesLetGo(t *testing.T) {
