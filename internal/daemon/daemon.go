@@ -179,17 +179,10 @@ func (d *Daemon) keepSocket(ln *net.UnixListener) {
 	if err != nil {
 		return
 	}
-	t := time.NewTicker(socketCheck)
-	defer t.Stop()
-	for {
-		select {
-		case <-d.stopped:
-			return
-		case <-t.C:
-		}
+	d.every(socketCheck, func() bool {
 		now, err := os.Lstat(d.socket)
 		if err == nil && os.SameFile(fi, now) {
-			continue
+			return true
 		}
 		log.Printf("the socket %s was deleted or replaced under the daemon; binding it again", d.socket)
 		// The old listener stays open (closing it would end its Serve, which
@@ -201,10 +194,10 @@ func (d *Daemon) keepSocket(ln *net.UnixListener) {
 		nl, err := paths.Listen(d.socket)
 		if err != nil {
 			log.Printf("cannot bind the socket again: %v; clients cannot reach this daemon", err)
-			return
+			return false
 		}
 		if fi, err = os.Stat(d.socket); err != nil {
-			return
+			return false
 		}
 		ln = nl
 		go func() {
@@ -212,6 +205,23 @@ func (d *Daemon) keepSocket(ln *net.UnixListener) {
 				log.Printf("serving on the rebound socket: %v", err)
 			}
 		}()
+		return true
+	})
+}
+
+// every calls f every period until the daemon stops or f says to stop.
+func (d *Daemon) every(period time.Duration, f func() bool) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-d.stopped:
+			return
+		case <-t.C:
+		}
+		if !f() {
+			return
+		}
 	}
 }
 
@@ -316,16 +326,10 @@ var pruneEvery = time.Hour
 
 // keepOutputPruned prunes dir every pruneEvery until the daemon stops.
 func (d *Daemon) keepOutputPruned(dir string) {
-	t := time.NewTicker(pruneEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-d.stopped:
-			return
-		case <-t.C:
-			pruneOutput(dir, outputKeep)
-		}
-	}
+	d.every(pruneEvery, func() bool {
+		pruneOutput(dir, outputKeep)
+		return true
+	})
 }
 
 // pruneOutput removes saved output older than age, so long-running use
