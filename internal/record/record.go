@@ -170,9 +170,9 @@ func (r *Record) Rewrite(seq int) bool {
 		delete(r.clips, seq)
 	}
 	c := &clip{wholePath: r.outputPath(seq)}
-	if e.OutputCut != nil && e.OutputCut.File == r.outputPath(seq) {
+	if e.OutputCut != nil && e.OutputCut.File == c.wholePath {
 		// Its whole-output file is written again from the start.
-		c.path = r.outputPath(seq)
+		c.path = c.wholePath
 		c.spill()
 	}
 	r.clips[seq] = c
