@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"regexp"
@@ -176,6 +177,46 @@ func TestInterrupt(t *testing.T) {
 	}
 	out, _ := e.must(0, "interrupt", "intr")
 	wantContains(t, "interrupt on an idle session", out, "Nothing to interrupt")
+}
+
+// TestInterruptWhileItsSenderWaits: a person interrupts a cell while the
+// exec that sent it still waits. The sender's reply has the cell's output
+// and error; the interrupt's says where they went.
+func TestInterruptWhileItsSenderWaits(t *testing.T) {
+	needPython(t)
+	t.Parallel()
+	e := newEnv(t)
+	e.must(0, "exec", "w", "import time")
+	sent := make(chan string, 1)
+	go func() {
+		out, _, _ := e.run("exec", "w", "print('started', flush=True)\nwhile True: time.sleep(0.01)", "-t", "60", "--json")
+		sent <- out
+	}()
+	if !waitFor(10*time.Second, func() bool { return e.session("w").State == "running" }) {
+		t.Fatal("the cell never ran")
+	}
+	r := e.runJSONWith(runOpts{extra: []string{"POLYREPL_LABEL=dana"}}, "interrupt", "w")
+	var text string
+	for _, n := range r.Notes {
+		if n.Kind == "to-sender" {
+			text = n.Text
+		}
+	}
+	if r.Status != "interrupted" || r.Output != "" || !strings.Contains(text, "went to the reply to") {
+		t.Errorf("dana's interrupt: status %s, output %q, notes %+v; want interrupted, no output, where it went", r.Status, r.Output, r.Notes)
+	}
+	var s cellResult
+	select {
+	case out := <-sent:
+		if err := json.Unmarshal([]byte(out), &s); err != nil {
+			t.Fatalf("the sender's exec: %v: %q", err, out)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the sender's exec did not return")
+	}
+	if s.Status != "interrupted" || s.Output != "started\n" || s.Error == nil || s.Error.Type != "KeyboardInterrupt" {
+		t.Errorf("the sender's exec: status %s, output %q, error %+v; want its output and the KeyboardInterrupt", s.Status, s.Output, s.Error)
+	}
 }
 
 // TestOtherSessionsNoted checks that replies mention other sessions with

@@ -35,6 +35,8 @@ func TestEveryNoteKindIsWorded(t *testing.T) {
 		{Kind: api.NoteCollected, Session: "s"},
 		{Kind: api.NoteUncollected, Session: "s", Result: &api.Earlier{Cell: 2, Status: api.StatusDone, Output: "done\n"}, Client: &api.Client{Who: "bob", How: "cli"}},
 		{Kind: api.NoteNotRunning, Session: "s"},
+		{Kind: api.NoteToSender, Session: "s", Cell: 3, Status: api.StatusInterrupted, Client: &api.Client{Who: "alice", How: "mcp"},
+			Next: []api.Action{{Do: api.DoHistory, Session: "s"}}},
 		{Kind: api.NoteStuck, Session: "s", Cell: 3, Elapsed: 5, Next: []api.Action{{Do: api.DoKill, Session: "s"}}},
 		{Kind: api.NoteUnchanged, Session: "s", Asked: []api.Asked{{Field: api.FieldMemory, Want: "300 MB"}}, Next: []api.Action{{Do: api.DoKill, Session: "s"}}},
 		{Kind: api.NoteChildOOM, Session: "s", Count: 2, Limit: "200 MB (cgroup)"},

@@ -187,6 +187,37 @@ func TestInterrupt(t *testing.T) {
 	}
 }
 
+// An interrupt from another client while the cell's sender still waits
+// for it leaves the output and result to the sender's reply and says so;
+// with nobody waiting, the interrupt's reply takes them.
+func TestInterruptLeavesTheResultToItsSender(t *testing.T) {
+	m := newTestManager(t)
+	execOK(t, m, "s", req("value 0"))
+	f, ch := startBlocked(t, m, "s", req("print partial\nblock"))
+	r, err := m.Interrupt(context.Background(), "s", api.ControlRequest{Client: bob})
+	if err != nil || r.Status != api.StatusInterrupted || r.Cell != 2 || r.Output != "" || count(r.Notes, api.NoteToSender) != 1 {
+		t.Fatalf("bob's interrupt: %+v, %v; want cell 2 interrupted, no output, a note that alice's reply has it", r, err)
+	}
+	if n := r.Notes[len(r.Notes)-1]; n.Kind != api.NoteToSender || n.Client == nil || n.Client.Who != alice.Who {
+		t.Errorf("the note names %+v, want alice", n.Client)
+	}
+	sent := await(t, ch)
+	if sent.err != nil || sent.r.Status != api.StatusInterrupted || sent.r.Output != "partial\n" {
+		t.Errorf("alice's exec: %+v, %v; want its output", sent.r, sent.err)
+	}
+
+	// The sender stopped waiting (its timeout passed): the interrupt
+	// takes what is left, as before.
+	x := req("print more\nblock")
+	x.Timeout = short
+	execOK(t, m, "s", x)
+	f.Print("late\n")
+	r, err = m.Interrupt(context.Background(), "s", api.ControlRequest{Client: bob})
+	if err != nil || r.Status != api.StatusInterrupted || r.Output != "late\n" || count(r.Notes, api.NoteToSender) != 0 {
+		t.Errorf("interrupt with nobody waiting: %+v, %v; want the output since the last reply", r, err)
+	}
+}
+
 // A cell running in another session is told to each client once when it
 // starts and once when it ends uncollected, not on every call between;
 // another client hears of it for itself.

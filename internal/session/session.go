@@ -132,6 +132,11 @@ type cell struct {
 	// collecting counts the calls waiting for this cell: its result is
 	// theirs, not an uncollected note for whoever runs the next cell.
 	collecting int
+	// senderWaits: the exec that sent the cell still waits for it, and
+	// an interrupt from elsewhere leaves the cell's result to it;
+	// deliveredTo is whose reply took the result.
+	senderWaits bool
+	deliveredTo api.Client
 	// ooms counts the session's processes killed for memory before the
 	// cell; oomNote says, once it ended, how many it lost.
 	ooms    int
@@ -201,9 +206,10 @@ func (s *Session) Exec(ctx context.Context, code string, client api.Client, time
 		status: api.StatusRunning,
 		// Its sender collects it: held from now, so that a fast cell's
 		// result is not taken by the next exec before collect begins.
-		collecting: 1,
-		ooms:       s.limit.OOMKills(),
-		out:        bound.NewSink(api.OutputLimit, s.m.outputDir, fmt.Sprintf("%s-%d-*.txt", s.Name, s.cells)),
+		collecting:  1,
+		senderWaits: true,
+		ooms:        s.limit.OOMKills(),
+		out:         bound.NewSink(api.OutputLimit, s.m.outputDir, fmt.Sprintf("%s-%d-*.txt", s.Name, s.cells)),
 	}
 	// What nobody collected of the previous cell is not dropped: it goes
 	// out as a note with this cell's reply.
@@ -233,6 +239,7 @@ func (s *Session) Exec(ctx context.Context, code string, client api.Client, time
 	r, err := s.collect(ctx, c, timeout, client, prog, every)
 	s.mu.Lock()
 	c.collecting--
+	c.senderWaits = false
 	s.mu.Unlock()
 	if err == nil && pending != nil {
 		r.Notes = append(pending, r.Notes...)
@@ -387,7 +394,7 @@ func (s *Session) takeLocked(c *cell, asker api.Client) api.CellResult {
 		s.idleNoteLocked(&r, asker)
 		return r
 	}
-	c.delivered = true
+	c.delivered, c.deliveredTo = true, asker
 	if res := c.result; res != nil {
 		r.Value = res.Value
 		if res.Value != "" {
@@ -507,7 +514,14 @@ func (s *Session) Interrupt(ctx context.Context, asker api.Client) (api.CellResu
 			break
 		}
 	}
-	r, err := s.collect(ctx, c, api.InterruptTimeout, asker, nil, 0)
+	// The wait for the cell to stop is done here, so that a result left
+	// to another call is not taken by this one; collect then takes what
+	// there is at once.
+	s.waitSettled(c, api.InterruptTimeout)
+	if r, ok := s.leftToOthers(ctx, c, asker); ok {
+		return r, nil
+	}
+	r, err := s.collect(ctx, c, 0, asker, nil, 0)
 	if err == nil && r.Status == api.StatusRunning {
 		r.Notes = append(r.Notes, api.Note{Kind: api.NoteStuck, Session: s.Name, Cell: r.Cell, Elapsed: api.InterruptTimeout.Seconds(),
 			Why: stuckWhy(p.Tree().Leader), Next: []api.Action{{Do: api.DoKill, Session: s.Name}}})
@@ -515,13 +529,51 @@ func (s *Session) Interrupt(ctx context.Context, asker api.Client) (api.CellResu
 	return r, err
 }
 
+// leftToOthers answers an interrupt of cell c, once the cell ended, if
+// its result is another call's: the exec that sent it still waits for it
+// (an interrupt from a person, or another agent, must not leave the
+// sender's reply empty), or a reply took it while the interrupt waited.
+// The interrupt's reply then says where the result went.
+func (s *Session) leftToOthers(ctx context.Context, c *cell, asker api.Client) (api.CellResult, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var to api.Client
+	switch {
+	case !c.finished(), c.status == api.StatusDead, ctx.Err() != nil:
+		return api.CellResult{}, false
+	case c.senderWaits && !c.delivered:
+		to = c.client
+	case c.delivered && c.out.Len() == 0 && c.deliveredTo != asker:
+		to = c.deliveredTo
+	default:
+		return api.CellResult{}, false
+	}
+	r := s.baseResultLocked(c)
+	r.Status = c.status
+	r.Notes = append(r.Notes, api.Note{Kind: api.NoteToSender, Session: s.Name, Cell: c.n, Status: c.status, Client: clientRef(to),
+		Next: []api.Action{{Do: api.DoHistory, Session: s.Name}}})
+	s.idleNoteLocked(&r, asker)
+	return r, true
+}
+
 // waitFinished waits up to d for cell c to finish.
 func (s *Session) waitFinished(c *cell, d time.Duration) bool {
+	return s.waitUntil(d, c.finished)
+}
+
+// waitSettled waits up to d for cell c to finish or ask for input.
+func (s *Session) waitSettled(c *cell, d time.Duration) bool {
+	return s.waitUntil(d, func() bool { return c.finished() || c.prompt != nil })
+}
+
+// waitUntil waits up to d for settled, checked under the session's lock
+// at every change.
+func (s *Session) waitUntil(d time.Duration, settled func() bool) bool {
 	deadline := time.NewTimer(d)
 	defer deadline.Stop()
 	for {
 		s.mu.Lock()
-		done := c.finished()
+		done := settled()
 		ch := s.changed
 		s.mu.Unlock()
 		if done {
