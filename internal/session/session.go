@@ -41,7 +41,6 @@ import (
 	"log"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
@@ -470,121 +469,6 @@ func (s *Session) idleNoteLocked(r *api.CellResult, asker api.Client) {
 // lossNoteLocked says what the session's death lost.
 func (s *Session) lossNoteLocked() api.Note {
 	return api.Note{Kind: api.NoteLost, Session: s.Name, Death: s.death, Names: s.names, Cells: s.cells, Transcript: s.Transcript}
-}
-
-// Interrupt stops the running cell, letting the driver escalate while
-// the cell runs on, and returns the cell's result.
-func (s *Session) Interrupt(ctx context.Context, asker api.Client) (api.CellResult, error) {
-	s.mu.Lock()
-	if s.state == Dead {
-		s.mu.Unlock()
-		return api.CellResult{}, s.deadError(asker)
-	}
-	c := s.cur
-	if c != nil {
-		c.prompt = nil // an interrupt ends a wait for input as Ctrl-C would
-	}
-	if c == nil || c.finished() {
-		// Nothing happened now: the status is of this call, done, and the
-		// note says how the last cell ended (it was told when it did).
-		r := s.baseResultLocked(c)
-		r.Status = api.StatusDone
-		n := api.Note{Kind: api.NoteNotRunning, Session: s.Name}
-		if c != nil {
-			n.Cell, n.Status = c.n, c.status
-		}
-		r.Notes = append(r.Notes, n)
-		s.mu.Unlock()
-		return r, nil
-	}
-	p := s.p
-	s.mu.Unlock()
-
-	for attempt := 0; attempt < 3; attempt++ {
-		// A stopped runtime runs no handler: SIGINT would only wait.
-		// SIGCONT first, to the whole group (a stopped child holds the
-		// cell as well).
-		if stoppedTree(p.Tree()) {
-			p.Tree().SignalGroup(syscall.SIGCONT)
-		}
-		if err := p.Interrupt(attempt); err != nil {
-			return api.CellResult{}, fmt.Errorf("cannot interrupt session %q: %w", s.Name, err)
-		}
-		if s.waitFinished(c, 250*time.Millisecond) {
-			break
-		}
-	}
-	// The wait for the cell to stop is done here, so that a result left
-	// to another call is not taken by this one; collect then takes what
-	// there is at once.
-	s.waitSettled(c, api.InterruptTimeout)
-	if r, ok := s.leftToOthers(ctx, c, asker); ok {
-		return r, nil
-	}
-	r, err := s.collect(ctx, c, 0, asker, nil, 0)
-	if err == nil && r.Status == api.StatusRunning {
-		r.Notes = append(r.Notes, api.Note{Kind: api.NoteStuck, Session: s.Name, Cell: r.Cell, Elapsed: api.InterruptTimeout.Seconds(),
-			Why: stuckWhy(p.Tree().Leader), Next: []api.Action{{Do: api.DoKill, Session: s.Name}}})
-	}
-	return r, err
-}
-
-// leftToOthers answers an interrupt of cell c, once the cell ended, if
-// its result is another call's: the exec that sent it still waits for it
-// (an interrupt from a person, or another agent, must not leave the
-// sender's reply empty), or a reply took it while the interrupt waited.
-// The interrupt's reply then says where the result went.
-func (s *Session) leftToOthers(ctx context.Context, c *cell, asker api.Client) (api.CellResult, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var to api.Client
-	switch {
-	case !c.finished(), c.status == api.StatusDead, ctx.Err() != nil:
-		return api.CellResult{}, false
-	case c.senderWaits && !c.delivered:
-		to = c.client
-	case c.delivered && c.out.Len() == 0 && c.deliveredTo != asker:
-		to = c.deliveredTo
-	default:
-		return api.CellResult{}, false
-	}
-	r := s.baseResultLocked(c)
-	r.Status = c.status
-	r.Notes = append(r.Notes, api.Note{Kind: api.NoteToSender, Session: s.Name, Cell: c.n, Status: c.status, Client: clientRef(to),
-		Next: []api.Action{{Do: api.DoHistory, Session: s.Name}}})
-	s.idleNoteLocked(&r, asker)
-	return r, true
-}
-
-// waitFinished waits up to d for cell c to finish.
-func (s *Session) waitFinished(c *cell, d time.Duration) bool {
-	return s.waitUntil(d, c.finished)
-}
-
-// waitSettled waits up to d for cell c to finish or ask for input.
-func (s *Session) waitSettled(c *cell, d time.Duration) bool {
-	return s.waitUntil(d, func() bool { return c.finished() || c.prompt != nil })
-}
-
-// waitUntil waits up to d for settled, checked under the session's lock
-// at every change.
-func (s *Session) waitUntil(d time.Duration, settled func() bool) bool {
-	deadline := time.NewTimer(d)
-	defer deadline.Stop()
-	for {
-		s.mu.Lock()
-		done := settled()
-		ch := s.changed
-		s.mu.Unlock()
-		if done {
-			return true
-		}
-		select {
-		case <-ch:
-		case <-deadline.C:
-			return false
-		}
-	}
 }
 
 // kill ends the session's whole process tree and waits until the runtime
