@@ -112,7 +112,45 @@ const (
 	// Version is the old daemon's, ClientVersion the new one's, PID the
 	// new daemon's, Names the sessions that went on.
 	NoteUpgraded = "upgraded"
+	// NoteUnread: a record entry, lines of the session's record file
+	// that its loader could not take and left out; the entries on the
+	// other lines were read. Session, Count (the lines left out), Lines
+	// (the first RecordLinesTold of them), File (the file as it was,
+	// kept aside; "" with Err if it could not be).
+	NoteUnread = "unread"
 )
+
+// Why a record's loader left a line out (RecordLine.Why).
+const (
+	// UnreadLong: the line is longer than a record line may be (Limit
+	// bytes); Bytes counts it.
+	UnreadLong = "too-long"
+	// UnreadMalformed: the line is not an entry (not JSON, or cut off).
+	UnreadMalformed = "malformed"
+	// UnreadSeq: the line's seq does not follow the entries before it:
+	// it is past the next seq (After+1) by more than the lines left out
+	// before it account for, or before the record's first entry (After
+	// 0). It is never trusted to drop or number anything.
+	UnreadSeq = "seq"
+	// UnreadError: reading the file failed at this line (Err); the lines
+	// after it were not read, and the seqs they may hold are not known.
+	UnreadError = "error"
+)
+
+// RecordLinesTold bounds the lines an unread note lists; Count counts
+// them all.
+const RecordLinesTold = 10
+
+// RecordLine is a line of a record file that its loader left out.
+type RecordLine struct {
+	Line  int    `json:"line"` // from 1
+	Bytes int    `json:"bytes"`
+	Why   string `json:"why"`
+	Seq   int    `json:"seq,omitempty"`   // the seq it claims, if one could be read
+	After int    `json:"after,omitempty"` // UnreadSeq: the last seq before it
+	Limit int    `json:"limit,omitempty"` // UnreadLong: the bound on a line
+	Err   string `json:"err,omitempty"`   // UnreadError: what failed
+}
 
 // What a hint note is about.
 const (
@@ -163,6 +201,10 @@ type Note struct {
 	Names      []string `json:"names,omitempty"`
 	Cells      int      `json:"cells,omitempty"`
 	Transcript string   `json:"transcript,omitempty"`
+	// Lines and File: an unread note's lines left out, and where the
+	// file as it was is kept.
+	Lines []RecordLine `json:"lines,omitempty"`
+	File  string       `json:"file,omitempty"`
 
 	At        *time.Time `json:"at,omitempty"`
 	Elapsed   float64    `json:"elapsed,omitempty"` // seconds

@@ -33,8 +33,17 @@ const (
 	RecordKeep       = 300   // entries kept per session; older ones are dropped
 	EntryCodeLimit   = 10000 // characters of an entry's code
 	EntryOutputLimit = 10000 // characters of an entry's output
-	ActivityEntries  = 10    // entries told in full in one reply
-	ActivityChars    = 8000  // characters of activity in one reply
+	// A cell's answers (Entry.Answers): the first EntryAnswersHead and
+	// the last EntryAnswersTail are kept, each answer's text cut to
+	// EntryAnswerLimit characters and its prompt to EntryPromptLimit;
+	// Entry.AnswersCut says what was left out and names the file that
+	// holds every answer whole.
+	EntryAnswersHead = 5
+	EntryAnswersTail = 15
+	EntryAnswerLimit = 500
+	EntryPromptLimit = 200
+	ActivityEntries  = 10   // entries told in full in one reply
+	ActivityChars    = 8000 // characters of activity in one reply
 	// A client's first contact with a session tells it the latest
 	// entries from before, within tighter bounds: it did not ask.
 	FirstEntries = 5    // entries told at first contact
@@ -67,7 +76,8 @@ type Entry struct {
 	Rich       []Rich     `json:"rich,omitempty"` // its rich outputs, by file
 	// Answers are the lines given to the cell's questions, in order, and
 	// who gave them.
-	Answers []Answer `json:"answers,omitempty"`
+	Answers    []Answer    `json:"answers,omitempty"`
+	AnswersCut *AnswersCut `json:"answers_cut,omitempty"`
 	// Note is what a note entry says, as data; Text is the words of an
 	// entry written before notes were data, and of a dead cell's end.
 	Note    *Note      `json:"note,omitempty"`
@@ -247,12 +257,28 @@ func firstLine(s string) (string, bool) {
 }
 
 // Answer is one line given to a cell that asked for input: Text is
-// "[hidden]" for a password's answer, "" with EOF for end of file.
+// "[hidden]" for a password's answer, "" with EOF for end of file. In a
+// record entry, TextCut and PromptCut say what the entry's bounds cut
+// of each (the whole is in the entry's AnswersCut.File).
 type Answer struct {
-	Prompt string    `json:"prompt"`
-	Text   string    `json:"text"`
-	EOF    bool      `json:"eof,omitempty"`
-	Who    string    `json:"who,omitempty"`
-	How    string    `json:"how,omitempty"`
-	At     time.Time `json:"at"`
+	Prompt    string     `json:"prompt"`
+	PromptCut *bound.Cut `json:"prompt_cut,omitempty"`
+	Text      string     `json:"text"`
+	TextCut   *bound.Cut `json:"text_cut,omitempty"`
+	EOF       bool       `json:"eof,omitempty"`
+	Who       string     `json:"who,omitempty"`
+	How       string     `json:"how,omitempty"`
+	At        time.Time  `json:"at"`
+}
+
+// AnswersCut says what a record entry keeps of its cell's answers, once
+// they are more than it keeps or one was cut: Total answers were given,
+// the entry keeps the first Head and the last Tail (Head+Tail of Total;
+// all of them when only texts were cut), and File holds every answer
+// whole, one JSON Answer a line ("" if it could not be saved).
+type AnswersCut struct {
+	Total int    `json:"total"`
+	Head  int    `json:"head"`
+	Tail  int    `json:"tail"`
+	File  string `json:"file,omitempty"`
 }

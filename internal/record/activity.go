@@ -145,7 +145,22 @@ func brief(e api.Entry) api.Entry {
 		e.Error = &er
 	}
 	e.CodeCut, e.OutputCut = nil, nil
+	e.Answers, e.AnswersCut = nil, answersLeft(e)
 	return e
+}
+
+// answersLeft says an entry's answers are not told: how many there
+// were, and where they all are if a file holds them (history shows the
+// entry's).
+func answersLeft(e api.Entry) *api.AnswersCut {
+	if len(e.Answers) == 0 {
+		return nil
+	}
+	c := &api.AnswersCut{Total: len(e.Answers)}
+	if e.AnswersCut != nil {
+		c.Total, c.File = e.AnswersCut.Total, e.AnswersCut.File
+	}
+	return c
 }
 
 // lineWidth bounds each line told.
@@ -227,6 +242,7 @@ func share(sizes []int, room int) []int {
 // fit cuts an entry to room characters: the value and the error to their
 // first and last lines, the code and the output to their head and tail.
 func fit(e api.Entry, room int) api.Entry {
+	e.Answers, e.AnswersCut = nil, answersLeft(e)
 	e.Display = lines(e.Display, 2, 1)
 	if e.Error != nil {
 		er := *e.Error

@@ -7,19 +7,19 @@
 // A record is persisted as JSON lines under the state directory (0600),
 // one line per change of an entry, the last line of a seq winning; it is
 // compacted to the entries kept (api.RecordKeep) as it grows, and read
-// back by the next daemon. Writes of a running cell's output are spaced
+// back by the next daemon, which takes every line it can (load.go). Writes of a running cell's output are spaced
 // out (saveEvery); its start and end are written at once.
 package record
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -39,9 +39,16 @@ type Record struct {
 	name string
 	path string
 
-	mu      sync.Mutex
-	f       *os.File
-	lines   int // lines in the file, for compaction
+	mu    sync.Mutex
+	f     *os.File
+	lines int   // lines in the file, for compaction
+	size  int64 // bytes in the file
+	live  int64 // bytes its entries took when last compacted (or loaded)
+	// lost: a line could not be written whole, or the file holds an
+	// entry unbounded: the next save rewrites the file.
+	lost    bool
+	noNL    bool      // the file ends without a newline (a crash cut its last line)
+	modTime time.Time // when the file was last written before it was loaded
 	entries []*api.Entry
 	next    int // the seq of the next new entry
 	dropped int // entries dropped from the front
@@ -73,8 +80,9 @@ func Exists(dir, name string) bool {
 
 // Open reads the record of session name from dir, or starts one. Its
 // cells that a daemon left running stay so until EndStale says which
-// still run. The record is usable even with an error (it then starts
-// empty).
+// still run. The record is usable even with an error: a file it cannot
+// open starts it empty; lines it cannot read are left out, the rest
+// read, and a note entry and the error say which (see load.go).
 func Open(dir, name string) (*Record, error) {
 	r := &Record{
 		name: name, path: filepath.Join(dir, name+".jsonl"), next: 1,
@@ -82,52 +90,24 @@ func Open(dir, name string) (*Record, error) {
 		pos: map[string]*position{}, posPath: filepath.Join(dir, name+".positions.json"),
 		values: map[int]bool{}, loadedBelow: math.MaxInt,
 	}
-	if err := r.load(); err != nil {
+	l, err := r.load()
+	if err != nil {
 		r.entries, r.next, r.dropped = nil, 1, 0
 		return r, err
 	}
 	r.loadedBelow = r.next
 	r.loadPositions()
+	switch {
+	case l != nil && l.count > 0:
+		return r, r.unread(l)
+	case r.lost || r.size > 4*r.live+compactSlack:
+		// Entries bounded as they loaded, or a file grown far past its
+		// entries (as records did before answers were bounded).
+		r.mu.Lock()
+		r.compactLocked()
+		r.mu.Unlock()
+	}
 	return r, nil
-}
-
-func (r *Record) load() error {
-	f, err := paths.OpenFile(r.path, os.O_RDONLY)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("cannot read the record of %q: %w", r.name, err)
-	}
-	defer f.Close()
-	bySeq := map[int]*api.Entry{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 4<<20)
-	for sc.Scan() {
-		var e api.Entry
-		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Seq <= 0 {
-			continue // a line cut by a crash
-		}
-		bySeq[e.Seq] = &e
-		r.next = max(r.next, e.Seq+1)
-	}
-	for seq, e := range bySeq {
-		if seq < r.next-api.RecordKeep {
-			r.removeOutput(e) // its entry is dropped
-		}
-	}
-	for seq := r.next - api.RecordKeep; seq < r.next; seq++ {
-		if e := bySeq[seq]; e != nil {
-			r.entries = append(r.entries, e)
-		}
-	}
-	if len(r.entries) > 0 {
-		r.dropped = r.entries[0].Seq - 1
-	} else {
-		r.dropped = r.next - 1
-	}
-	r.lines = len(bySeq) + 1 // compact soon if it held more than it keeps
-	return nil
 }
 
 // EndStale marks dead the cells a daemon left running that no session
@@ -137,10 +117,7 @@ func (r *Record) load() error {
 func (r *Record) EndStale(keep int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var end time.Time
-	if fi, err := os.Stat(r.path); err == nil {
-		end = fi.ModTime()
-	}
+	end := r.modTime
 	for _, e := range r.entries {
 		if e.Status != api.StatusRunning || e.Seq == keep || r.clips[e.Seq] != nil {
 			continue
@@ -327,13 +304,18 @@ func (r *Record) freshLocked(e *api.Entry) {
 	}
 }
 
+// getLocked finds entry seq. Seqs rise through the entries, with gaps
+// where a record's file had lines its loader left out.
 func (r *Record) getLocked(seq int) *api.Entry {
 	if len(r.entries) == 0 {
 		return nil
 	}
 	i := seq - r.entries[0].Seq
 	if i < 0 || i >= len(r.entries) || r.entries[i].Seq != seq {
-		return nil
+		i = sort.Search(len(r.entries), func(i int) bool { return r.entries[i].Seq >= seq })
+		if i == len(r.entries) || r.entries[i].Seq != seq {
+			return nil
+		}
 	}
 	return r.entries[i]
 }
@@ -426,12 +408,18 @@ func (r *Record) Close() error {
 	return nil
 }
 
+// compactSlack is what a record's file may hold beyond four times its
+// entries before it is compacted.
+const compactSlack = 1 << 20
+
 // saveLocked appends one line for e, compacting the file when it holds
-// far more lines than entries.
+// far more lines than entries, or far more bytes than they take: an
+// entry's line is bounded, so the file stays within a few times its
+// entries whatever changes them.
 func (r *Record) saveLocked(e *api.Entry) {
 	r.freshLocked(e)
 	delete(r.dirty, e.Seq)
-	if r.lines > 4*api.RecordKeep {
+	if r.lost || r.lines > 4*api.RecordKeep || r.size > 4*r.live+compactSlack {
 		r.compactLocked()
 		return
 	}
@@ -439,37 +427,62 @@ func (r *Record) saveLocked(e *api.Entry) {
 		f, err := paths.OpenFile(r.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE)
 		if err != nil {
 			r.saveErr = fmt.Errorf("cannot save the record of %q: %w", r.name, err)
+			r.lost = true // this line is missing: the next save writes them all
 			return
 		}
 		r.f = f
 	}
 	b, _ := json.Marshal(e)
-	if _, err := r.f.Write(append(b, '\n')); err != nil {
+	b = append(b, '\n')
+	if r.noNL {
+		// A crash cut the last line: this one must not join it.
+		b = append([]byte{'\n'}, b...)
+	}
+	n, err := r.f.Write(b)
+	r.size += int64(n)
+	if err != nil {
+		// Part of a line may be in the file: the next save writes it
+		// whole, so no entry's line (a new seq) goes missing.
 		r.saveErr = fmt.Errorf("cannot save the record of %q: %w", r.name, err)
+		r.lost = true
 		return
 	}
 	r.lines++
+	r.noNL = false
 	r.saveErr = nil
 }
 
-// compactLocked rewrites the file with the entries kept, one line each.
+// compactLocked rewrites the file with the entries kept, one line each;
+// a file at its place that the record would refuse to open (a planted
+// link) is left as it is.
 func (r *Record) compactLocked() {
-	var b strings.Builder
+	if _, err := os.Lstat(r.path); err == nil {
+		if err := paths.CheckFile(r.path); err != nil {
+			r.saveErr = fmt.Errorf("cannot save the record of %q: %w", r.name, err)
+			r.lost = true
+			return
+		}
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%s%d}\n", headerPrefix, r.next)
 	for _, e := range r.entries {
 		r.freshLocked(e)
 		line, _ := json.Marshal(e)
 		b.Write(line)
 		b.WriteByte('\n')
 	}
-	if err := paths.WriteFile(r.path, []byte(b.String())); err != nil {
+	if err := paths.WriteFile(r.path, b.Bytes()); err != nil {
 		r.saveErr = fmt.Errorf("cannot save the record of %q: %w", r.name, err)
+		r.lost = true
 		return
 	}
 	if r.f != nil {
 		r.f.Close()
 		r.f = nil
 	}
-	r.lines = len(r.entries)
+	r.lines = len(r.entries) + 1
+	r.size, r.live = int64(b.Len()), int64(b.Len())
+	r.lost, r.noNL = false, false
 	r.dirty = map[int]bool{}
 	r.saveErr = nil
 }

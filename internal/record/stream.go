@@ -149,8 +149,8 @@ func (r *Record) outputPath(seq int) string {
 }
 
 // removeOutput removes the whole-output file of a dropped entry, and its
-// whole error's: only the ones this record would have made for it,
-// wherever the entry says.
+// whole error's, value's, answers' and figures': only the ones this
+// record would have made for it, wherever the entry says.
 func (r *Record) removeOutput(e *api.Entry) {
 	if e.OutputCut != nil && e.OutputCut.File == r.outputPath(e.Seq) {
 		os.Remove(e.OutputCut.File)
@@ -162,9 +162,17 @@ func (r *Record) removeOutput(e *api.Entry) {
 		os.Remove(r.valuePath(e.Seq))
 		delete(r.values, e.Seq)
 	}
+	if e.AnswersCut != nil && e.AnswersCut.File == r.answersPath(e.Seq) {
+		os.Remove(e.AnswersCut.File)
+	}
+	// A figure's file is named by the entry: only one the record made
+	// for this entry is removed (a line planted in the record's file
+	// named output/../../anything).
+	own := fmt.Sprintf("%s-%d.rich-", r.name, e.Seq)
 	for _, x := range e.Rich {
-		if strings.HasPrefix(x.File, filepath.Join(filepath.Dir(r.path), "output")+"/") {
-			os.Remove(x.File)
+		f := filepath.Clean(x.File)
+		if filepath.Dir(f) == filepath.Join(filepath.Dir(r.path), "output") && strings.HasPrefix(filepath.Base(f), own) {
+			os.Remove(f)
 		}
 	}
 }

@@ -193,6 +193,8 @@ func Note(n api.Note, v Voice) string {
 			kept = fmt.Sprintf("its %s went on: %s", Plural(len(n.Names), "session"), strings.Join(n.Names, ", "))
 		}
 		return fmt.Sprintf("Replaced the daemon of polyrepl %s with this %s (pid %d); %s.", n.Version, n.ClientVersion, n.PID, kept)
+	case api.NoteUnread:
+		return unread(n)
 	case api.NoteAdopted:
 		return fmt.Sprintf("Session '%s' was taken up by a new daemon (polyrepl %s, pid %d): its runtime went on, with its namespace.", n.Session, n.Version, n.PID)
 	}
@@ -373,4 +375,44 @@ func hintText(hint string) string {
 			"or `const x = (await import('y')).default` for a default export."
 	}
 	return "Hint: " + hint
+}
+
+// unread says which lines of a session's record file its loader left
+// out, and where the file is kept.
+func unread(n api.Note) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s of the record of session '%s' could not be read when it was loaded, and %s left out; the entries on the other lines were read:",
+		upperFirst(Plural(n.Count, "line")), n.Session, map[bool]string{true: "was", false: "were"}[n.Count == 1])
+	for _, l := range n.Lines {
+		fmt.Fprintf(&b, " line %d (%s", l.Line, Kilobytes(int64(l.Bytes)))
+		if l.Seq > 0 && l.Why != api.UnreadSeq {
+			fmt.Fprintf(&b, ", entry %d", l.Seq)
+		}
+		b.WriteString(") ")
+		switch l.Why {
+		case api.UnreadLong:
+			fmt.Fprintf(&b, "is longer than a record line may be (%s)", Kilobytes(int64(l.Limit)))
+		case api.UnreadMalformed:
+			b.WriteString("is not an entry (not JSON, or cut off)")
+		case api.UnreadSeq:
+			if l.After > 0 {
+				fmt.Fprintf(&b, "claims entry %d, which does not follow entry %d: it was not trusted to number or drop any entry", l.Seq, l.After)
+			} else {
+				fmt.Fprintf(&b, "claims entry %d, before the record's first", l.Seq)
+			}
+		case api.UnreadError:
+			b.WriteString("could not be read (" + l.Err + "), nor the lines after it")
+		default:
+			b.WriteString(l.Why)
+		}
+		b.WriteString(";")
+	}
+	if more := n.Count - len(n.Lines); more > 0 {
+		fmt.Fprintf(&b, " and %d more;", more)
+	}
+	text := strings.TrimSuffix(b.String(), ";") + "."
+	if n.File != "" {
+		return text + " The file as it was is kept in " + n.File + "."
+	}
+	return text + " The file could not be kept aside (" + n.Err + "), so the next load will leave the same lines out and say so again."
 }

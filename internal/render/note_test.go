@@ -55,6 +55,11 @@ func TestEveryNoteKindIsWorded(t *testing.T) {
 		{Kind: api.NoteRedirected, Session: "s", Cell: 2, FDs: []int{1, 2}},
 		{Kind: api.NoteRedirected, Session: "s", Cell: 2, FDs: []int{1}, Err: "fd 1: Bad file descriptor"},
 		{Kind: api.NoteOutputLate, Session: "s", Cell: 2, Elapsed: 1.5},
+		{Kind: api.NoteUnread, Session: "s", Count: 12, File: "/r/s.jsonl.unread-1", Lines: []api.RecordLine{
+			{Line: 4, Bytes: 9 << 20, Why: api.UnreadLong, Seq: 3, Limit: 8 << 20}, {Line: 5, Bytes: 12, Why: api.UnreadMalformed},
+			{Line: 9, Bytes: 80, Why: api.UnreadSeq, Seq: 2147483647, After: 6}, {Line: 10, Bytes: 80, Why: api.UnreadSeq, Seq: 1},
+			{Line: 11, Bytes: 0, Why: api.UnreadError, Err: "input/output error"}}},
+		{Kind: api.NoteUnread, Session: "s", Count: 1, Err: "cannot keep it aside", Lines: []api.RecordLine{{Line: 4, Bytes: 12, Why: api.UnreadMalformed}}},
 	}
 	for _, n := range notes {
 		people, model := Note(n, People), Note(n, modelLike{})
@@ -91,5 +96,36 @@ func TestIdleActivityHasItsOwnHeading(t *testing.T) {
 		if !strings.HasPrefix(b.String(), tc.want+"\n") {
 			t.Errorf("activity of %d entries:\n%s\nwant it opened by %q", len(tc.entries), b.String(), tc.want)
 		}
+	}
+}
+
+// TestUnreadNote: the note says which lines were left out, why, and
+// where the file as it was is kept.
+func TestUnreadNote(t *testing.T) {
+	n := api.Note{Kind: api.NoteUnread, Session: "s", Count: 3, File: "/r/s.jsonl.unread-1", Lines: []api.RecordLine{
+		{Line: 4, Bytes: 5 << 20, Why: api.UnreadLong, Seq: 3, Limit: 8 << 20},
+		{Line: 9, Bytes: 80, Why: api.UnreadSeq, Seq: 2147483647, After: 6}}}
+	got := Note(n, People)
+	for _, want := range []string{"3 lines of the record of session 's'", "line 4 (5.0 MB, entry 3) is longer than a record line may be (8.0 MB)",
+		"line 9 (80 B) claims entry 2147483647, which does not follow entry 6", "and 1 more.", "kept in /r/s.jsonl.unread-1."} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%q lacks %q", got, want)
+		}
+	}
+}
+
+// TestAnswersCut: an entry whose answers were cut says how many were
+// left out, where, and where they all are.
+func TestAnswersCut(t *testing.T) {
+	e := api.Entry{Seq: 2, ID: "s#2", Kind: api.EntryCell, Code: "input()", Status: api.StatusDone,
+		Answers:    []api.Answer{{Prompt: "? ", Text: "first"}, {Prompt: "? ", Text: "last"}},
+		AnswersCut: &api.AnswersCut{Total: 450, Head: 1, Tail: 1, File: "/r/output/s-2.answers.jsonl"}}
+	var b strings.Builder
+	Entry(&b, e)
+	got := b.String()
+	first, gap, last := strings.Index(got, `"first"`), strings.Index(got, "[… 448 answers left out …]"), strings.Index(got, `"last"`)
+	if first < 0 || gap < first || last < gap ||
+		!strings.Contains(got, "[answers cut: 450 answers in all; showing the first 1 and the last 1; every answer whole is in /r/output/s-2.answers.jsonl]") {
+		t.Errorf("the entry:\n%s", got)
 	}
 }

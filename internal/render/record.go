@@ -277,12 +277,19 @@ func Entry(w io.Writer, e api.Entry) {
 	var b strings.Builder
 	b.WriteString(EntryHeader(e) + "\n")
 	entryBody(&b, e, "")
-	for _, a := range e.Answers {
+	c := e.AnswersCut
+	for i, a := range e.Answers {
+		if c != nil && i == c.Head && c.Total > c.Head+c.Tail {
+			fmt.Fprintf(&b, "[… %s left out …]\n", Plural(c.Total-c.Head-c.Tail, "answer"))
+		}
 		given := fmt.Sprintf("%q", a.Text)
 		if a.EOF {
 			given = "end of file"
 		}
 		fmt.Fprintf(&b, "answered %q with %s (%s via %s, %s)\n", a.Prompt, given, a.Who, a.How, a.At.Local().Format("15:04:05"))
+	}
+	if c != nil {
+		b.WriteString(AnswersCut(*c) + "\n")
 	}
 	if e.Error != nil && e.Error.Traceback != "" {
 		b.WriteString("traceback:\n" + strings.TrimSuffix(e.Error.Traceback, "\n") + "\n")
@@ -310,4 +317,25 @@ func History(w io.Writer, r api.RecordReply) {
 		b.WriteString(EntryLine(e) + "\n")
 	}
 	io.WriteString(w, b.String())
+}
+
+// AnswersCut says what an entry left out of its cell's answers, and
+// where they all are.
+func AnswersCut(c api.AnswersCut) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "[answers cut: %s in all; ", Plural(c.Total, "answer"))
+	switch {
+	case c.Head+c.Tail == 0:
+		b.WriteString("none shown here")
+	case c.Total > c.Head+c.Tail:
+		fmt.Fprintf(&b, "showing the first %d and the last %d", c.Head, c.Tail)
+	default:
+		b.WriteString("showing each, the long ones cut")
+	}
+	if c.File != "" {
+		b.WriteString("; every answer whole is in " + c.File)
+	} else if c.Head+c.Tail > 0 {
+		b.WriteString("; the whole answers could not be saved")
+	}
+	return b.String() + "]"
 }

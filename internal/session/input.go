@@ -88,9 +88,7 @@ func (s *Session) Input(ctx context.Context, text string, eof, secret bool, time
 	if secret {
 		kept = hidden
 	}
-	s.rec.Update(c.seq, func(e *api.Entry) {
-		e.Answers = append(e.Answers, api.Answer{Prompt: q.Text, Text: kept, EOF: eof, Who: asker.Who, How: asker.How, At: time.Now()})
-	})
+	s.rec.Answer(c.seq, api.Answer{Prompt: q.Text, Text: kept, EOF: eof, Who: asker.Who, How: asker.How, At: time.Now()})
 	if err := p.Answer(text, eof); err != nil {
 		s.mu.Lock()
 		if c.prompt == nil && !c.finished() {
