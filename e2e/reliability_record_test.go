@@ -361,6 +361,9 @@ func TestReliabilityRecordPlantedLines(t *testing.T) {
 	if b, _ := os.ReadFile(unread.Note.File); !bytes.Equal(b, []byte(planted)) {
 		t.Errorf("the file kept aside (%s) holds %d bytes, the record had %d", unread.Note.File, len(b), len(planted))
 	}
+	if log, _ := os.ReadFile(filepath.Join(e.socketDir(), "daemon.log")); !strings.Contains(string(log), `the record of "pl": 3 lines of `) {
+		t.Errorf("the daemon's log does not say the lines left out:\n%s", tail(filepath.Join(e.socketDir(), "daemon.log"), 10))
+	}
 	text, _ := e.must(0, "history", "pl")
 	wantContains(t, "history", text, "3 lines of the record of session 'pl' could not be read")
 	wantLacks(t, "history", text, "were dropped", "2147483646")

@@ -79,6 +79,7 @@ Fuzz targets, with their seed corpora in the f.Add calls (run as plain tests by 
 		"`internal/bound` FuzzHeadTail, FuzzSink — head/tail cutting, never splitting a UTF-8 character",
 		"`internal/plain` FuzzText — terminal-escape stripping",
 		"`internal/record` FuzzEntryOutput — a record entry's bounded output",
+		"`internal/record` FuzzLoad — a record's file with any bytes between good lines: no panic, the lines after them read, no seq given twice",
 		"`internal/driver/worker` FuzzEvent — a worker's event lines (hello, results)",
 		"`internal/driver/terminal` FuzzSplitter — the terminal family's framing: a REPL's stream split at marks, prompts dropped, across any reads",
 		"`internal/driver/terminal` FuzzCellNames — cell file paths in a REPL's output rewritten to `<cell N>`, across any reads",

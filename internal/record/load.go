@@ -142,14 +142,14 @@ func (l *loaded) header(line []byte) bool {
 	return true
 }
 
-// follows says whether a line may have seq: the file's first seq, or
-// from it to one past the highest seq before.
+// follows says whether a line may have seq: any as the file's first
+// entry, then from that one to one past the highest seq before.
 func (l *loaded) follows(seq int) bool {
 	switch {
 	case seq <= 0 || seq > maxSeq:
 		return false
 	case l.base == 0:
-		return !l.headed || seq <= l.hi+1
+		return true
 	}
 	return seq >= l.base && seq <= l.hi+1
 }
@@ -276,6 +276,7 @@ func (r *Record) unread(l *loaded) error {
 	aside, err := r.setAside()
 	if err != nil {
 		n.Err = err.Error()
+		r.lost = false // not rewritten now: the lines left out are still there to see
 	} else {
 		n.File = aside
 		r.mu.Lock()
