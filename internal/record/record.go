@@ -7,8 +7,9 @@
 // A record is persisted as JSON lines under the state directory (0600),
 // one line per change of an entry, the last line of a seq winning; it is
 // compacted to the entries kept (api.RecordKeep) as it grows, and read
-// back by the next daemon, which takes every line it can (load.go). Writes of a running cell's output are spaced
-// out (saveEvery); its start and end are written at once.
+// back by the next daemon, which takes every line it can (load.go).
+// Writes of a running cell's output are spaced out (saveEvery); its
+// start and end are written at once.
 package record
 
 import (
