@@ -394,3 +394,48 @@ func TestReliabilityRecordPlantedLines(t *testing.T) {
 		"the 3 lines left out, the lines after each read (every entry as it was, no output file removed, nothing dropped); a note entry says which lines and why, the file as it was kept aside (%s); the next cell took seq %d, after the unread and adopted notes (seq 2147483647 numbered nothing); a daemon reading the record again found nothing to say",
 		filepath.Base(unread.Note.File), es[len(es)-1].Seq)
 }
+
+// TestReliabilityRecordPdbSteps: 2,000 pdb `n` steps through a loop made
+// a record of 136 MB in lines of 207 KB (each step an answer, each
+// answer the entry rewritten with all the answers before it).
+func TestReliabilityRecordPdbSteps(t *testing.T) {
+	needPython(t)
+	t.Parallel()
+	e := newEnv(t)
+	const steps = 2000
+	r := e.runJSON("exec", "dbg", "def f():\n    i = 0\n    breakpoint()\n    while i < 5000:\n        i += 1\n    return i\n\nf()")
+	if r.Status != "input" || !strings.Contains(r.String(), `"(Pdb) "`) {
+		t.Fatalf("breakpoint(): %s", clip(r.String()))
+	}
+	c := e.api()
+	for i := 0; i < steps; i++ {
+		if status, output, refused := e.answer(t, c, "dbg", "n"); status != "input" {
+			t.Fatalf("step %d: %d %s %.200q", i, refused, status, output)
+		}
+	}
+	if status, output, _ := e.answer(t, c, "dbg", "c"); status != "done" {
+		t.Fatalf("continue: %s %.200q", status, output)
+	}
+	fi, _ := os.Stat(filepath.Join(e.stateDir(), "records", "dbg.jsonl"))
+	e.stopKeeping(t)
+	es, _, _ := e.record(t, "dbg")
+	var asked recEntry
+	for _, en := range es {
+		if strings.Contains(en.Code, "breakpoint()") {
+			asked = en
+		}
+	}
+	if asked.Status != "done" || asked.AnswersCut == nil || asked.AnswersCut.Total != steps+1 || len(asked.Answers) != 20 ||
+		asked.Answers[19].Text != "c" || asked.Answers[0].Prompt != "(Pdb) " {
+		t.Fatalf("the cell stepped through: %s, %d answers kept, cut %+v", asked.Status, len(asked.Answers), asked.AnswersCut)
+	}
+	if n := answersIn(t, asked.AnswersCut.File, func(i int, s string) bool { return s == map[bool]string{true: "c", false: "n"}[i == steps] }); n != steps+1 {
+		t.Errorf("the file of answers holds %d", n)
+	}
+	if fi.Size() > 2<<20 {
+		t.Errorf("the record is %d bytes", fi.Size())
+	}
+	report(t, recordSection, "2,000 pdb `n` steps through a loop, then `c`",
+		"the record's file is %s (was 136 MB in 207 KB lines); the entry keeps the first 5 and last 15 answers, all %s in %s",
+		kb(fi.Size()), "2,001", filepath.Base(asked.AnswersCut.File))
+}
