@@ -9,7 +9,9 @@ import (
 	"io"
 	"sync"
 	"time"
+	"unicode/utf8"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -23,45 +25,94 @@ const maxLine = mcp.DefaultMaxLineLength
 // Stdio is the transport of `polyrepl mcp`: JSON-RPC lines on in and out,
 // with a guard on each line in front of the SDK, so that
 //
-//   - a line that is not a JSON object gets a JSON-RPC error (-32700 Parse
-//     error, -32600 Invalid Request) and the server goes on, rather than
-//     ending with every call in flight unanswered;
+//   - a line the SDK would refuse — not JSON, not one object (a batch),
+//     not "jsonrpc": "2.0", an id that is not a string, a number or null
+//     (true, {}, []), a method that is not a string — gets a JSON-RPC
+//     error (-32700 Parse error, -32600 Invalid Request) and the server
+//     goes on: the SDK ends the connection at the first message it cannot
+//     read, and with it every call in flight, unanswered;
+//   - a request whose id is that of a request still in flight is refused
+//     with an error naming the id (the SDK would drop it without an
+//     answer), and an id is free again once its request is answered;
 //   - the end of in does not cut off the answers: a client that writes its
 //     requests and closes its end of the pipe — a script, a one-shot
 //     inspector call — gets an answer to each, since at the end of the
-//     input the server waits until every request it read is answered (at
-//     most drainLimit) before it sees the end.
+//     input the server waits until every request in flight is answered
+//     (at most drainLimit) before it sees the end; with none in flight it
+//     ends at once.
 func Stdio(in io.ReadCloser, out io.WriteCloser) mcp.Transport {
-	p := &pending{idle: make(chan struct{})}
-	close(p.idle)
+	p := newPending()
 	w := &answerWriter{w: out, p: p}
 	return &mcp.IOTransport{Reader: &lineGuard{br: bufio.NewReader(in), in: in, p: p, out: w}, Writer: w, MaxLineLength: -1}
 }
 
-// pending counts the requests read and not yet answered.
+// pending holds the ids of the requests read and not yet answered. An
+// id is free again as its answer is written, and the end of the input
+// waits until that write is done.
 type pending struct {
-	mu   sync.Mutex
-	n    int
-	idle chan struct{} // closed while n is 0
+	mu      sync.Mutex
+	ids     map[jsonrpc.ID]bool
+	writing int           // answers being written
+	idle    chan struct{} // closed while nothing is in flight or being written
+	broken  bool          // the output failed: no answer will leave
 }
 
-func (p *pending) add() {
+func newPending() *pending {
+	p := &pending{ids: map[jsonrpc.ID]bool{}, idle: make(chan struct{})}
+	close(p.idle)
+	return p
+}
+
+// busy says whether anything is in flight or being written; p.mu held.
+func (p *pending) busy() bool { return len(p.ids) > 0 || p.writing > 0 }
+
+// add counts a request in flight; false if its id is already in flight.
+func (p *pending) add(id jsonrpc.ID) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.n == 0 {
+	if p.ids[id] {
+		return false
+	}
+	if !p.busy() && !p.broken {
 		p.idle = make(chan struct{})
 	}
-	p.n++
+	p.ids[id] = true
+	return true
 }
 
-func (p *pending) done() {
+// answering frees the ids of answers about to be written.
+func (p *pending) answering(ids []jsonrpc.ID) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.n == 0 {
-		return
+	for _, id := range ids {
+		if p.ids[id] {
+			delete(p.ids, id)
+			p.writing++
+		}
 	}
-	if p.n--; p.n == 0 {
+}
+
+// written counts the answers whose write is done (n of what answering
+// freed), or the output broken.
+func (p *pending) written(n int, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.writing = max(0, p.writing-n)
+	wasBusy := !p.broken
+	if err != nil {
+		p.broken = true
+	}
+	if wasBusy && (p.broken || !p.busy()) && !isClosed(p.idle) {
 		close(p.idle)
+	}
+}
+
+func isClosed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -75,30 +126,14 @@ func (p *pending) waitIdle(limit time.Duration) {
 	}
 }
 
-// message is what telling requests from answers takes of a line.
-type message struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  string          `json:"method"`
-	Result  json.RawMessage `json:"result"`
-	Error   json.RawMessage `json:"error"`
-}
+// maxMethod bounds a method's name: the longest MCP method has 33
+// characters, and a longer name is refused with its head quoted, not
+// echoed whole by the SDK's "method not found".
+const maxMethod = 200
 
-// hasID says whether m carries an id that an answer can name.
-func (m message) hasID() bool { return hasID(m.ID) }
-
-func hasID(id json.RawMessage) bool { return len(id) > 0 && string(id) != "null" }
-
-// outgoing is what counting answers takes of the server's own lines: not
-// their result, which can be long and is only skipped over.
-type outgoing struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-}
-
-// lineGuard hands the SDK one well-formed message per line, answers what
-// is not one itself, counts the requests, and holds back the end of the
-// input until they are answered.
+// lineGuard hands the SDK one message per line that it can read, answers
+// what is not one itself, counts the requests, and holds back the end of
+// the input until they are answered.
 type lineGuard struct {
 	br  *bufio.Reader
 	in  io.Closer
@@ -121,7 +156,7 @@ func (g *lineGuard) Read(b []byte) (int, error) {
 		case errors.Is(err, io.EOF):
 			g.eof = true
 		case errors.Is(err, errLineTooLong):
-			g.out.refuse(-32700, fmt.Sprintf("Parse error: a message over %d bytes", maxLine))
+			g.out.refuse(nil, jsonrpc.CodeParseError, fmt.Sprintf("Parse error: a message over %d bytes", maxLine))
 			continue
 		case err != nil:
 			return 0, err
@@ -130,35 +165,110 @@ func (g *lineGuard) Read(b []byte) (int, error) {
 		if len(line) == 0 {
 			continue
 		}
-		var m message
-		if line[0] != '{' {
-			if json.Valid(line) {
-				g.out.refuse(-32600, "Invalid Request: a message is one JSON object per line")
-			} else {
-				g.out.refuse(-32700, "Parse error: the line is not JSON")
+		msg, r := checkLine(line)
+		if r != nil {
+			g.out.refuse(r.id, r.code, r.msg)
+			continue
+		}
+		if req, ok := msg.(*jsonrpc.Request); ok {
+			id, _ := json.Marshal(req.ID.Raw())
+			if n := utf8.RuneCountInString(req.Method); n > maxMethod {
+				if req.IsCall() {
+					g.out.refuse(id, jsonrpc.CodeMethodNotFound, "Method not found: "+quoteCut(req.Method, quoted))
+				}
+				continue
 			}
-			continue
-		}
-		if err := json.Unmarshal(line, &m); err != nil {
-			g.out.refuse(-32700, "Parse error: "+err.Error())
-			continue
-		}
-		switch {
-		case m.JSONRPC != "2.0":
-			g.out.refuseID(m.ID, -32600, `Invalid Request: "jsonrpc" must be "2.0"`)
-			continue
-		case m.Method == "" && (!m.hasID() || (m.Result == nil && m.Error == nil)):
-			g.out.refuseID(m.ID, -32600, `Invalid Request: a message has a "method", or an "id" and a "result" or "error"`)
-			continue
-		}
-		if m.hasID() && m.Method != "" {
-			g.p.add()
+			if req.IsCall() && !g.p.add(req.ID) {
+				g.out.refuse(id, jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid Request: id %s is taken by a request still in flight; it is free again once that one is answered: send this one with another id", id))
+				continue
+			}
 		}
 		g.buf = append(line, '\n')
 	}
 	n := copy(b, g.buf)
 	g.buf = g.buf[n:]
 	return n, nil
+}
+
+// refusal is the JSON-RPC error answering a line the SDK cannot take.
+type refusal struct {
+	id   json.RawMessage // the line's id if usable, else nil (null)
+	code int
+	msg  string
+}
+
+// checkLine reads a line as the SDK will, and says why it cannot if it
+// cannot. The SDK's own decoder decides; the words are ours.
+func checkLine(line []byte) (jsonrpc.Message, *refusal) {
+	if !json.Valid(line) {
+		return nil, &refusal{code: jsonrpc.CodeParseError, msg: "Parse error: the line is not JSON"}
+	}
+	if line[0] != '{' {
+		return nil, &refusal{code: jsonrpc.CodeInvalidRequest, msg: "Invalid Request: a message is one JSON object per line (batches are not taken)"}
+	}
+	// Keys as the SDK reads them: case and all.
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(line, &m); err != nil {
+		return nil, &refusal{code: jsonrpc.CodeParseError, msg: "Parse error: " + quoteCut(err.Error(), quoted)}
+	}
+	id, idOK := usableID(m["id"])
+	var method string
+	_, hasMethod := m["method"]
+	methodOK := !hasMethod || json.Unmarshal(m["method"], &method) == nil
+	var version string
+	json.Unmarshal(m["jsonrpc"], &version)
+	r := &refusal{id: id, code: jsonrpc.CodeInvalidRequest}
+	switch {
+	case version != "2.0":
+		r.msg = `Invalid Request: "jsonrpc" must be "2.0"`
+	case !idOK:
+		r.msg = fmt.Sprintf(`Invalid Request: an "id" is a string, a number or null, not %s`, jsonKind(m["id"]))
+	case !methodOK:
+		r.msg = fmt.Sprintf(`Invalid Request: "method" is a string, not %s`, jsonKind(m["method"]))
+	case !hasMethod && (id == nil || (m["result"] == nil && m["error"] == nil)):
+		r.msg = `Invalid Request: a message has a "method", or an "id" and a "result" or "error"`
+	}
+	if r.msg != "" {
+		return nil, r
+	}
+	msg, err := jsonrpc.DecodeMessage(line)
+	if err != nil {
+		r.msg = "Invalid Request: " + quoteCut(err.Error(), quoted)
+		return nil, r
+	}
+	return msg, nil
+}
+
+// usableID returns an id an answer can name (a string or a number), or
+// nil; ok is false for an id JSON-RPC does not allow (true, {}, []).
+func usableID(raw json.RawMessage) (id json.RawMessage, ok bool) {
+	switch jsonKind(raw) {
+	case "a string", "a number":
+		return raw, true
+	case "", "null":
+		return nil, true
+	}
+	return nil, false
+}
+
+// jsonKind names the kind of a JSON value: "a string", "true", "an
+// object"...; "" for none.
+func jsonKind(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return ""
+	}
+	switch raw[0] {
+	case '"':
+		return "a string"
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case 't', 'f', 'n':
+		return string(raw)
+	}
+	return "a number"
 }
 
 func (g *lineGuard) Close() error { return g.in.Close() }
@@ -188,6 +298,38 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 	}
 }
 
+// outgoing is what counting answers takes of the server's own lines: not
+// their result, which can be long and is only skipped over.
+type outgoing struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+}
+
+// maxErrorLine is the length past which an outgoing line is looked at
+// for an error message to cut: no error of the SDK's own words is as long.
+const maxErrorLine = 2000
+
+// shortError returns line with its error message cut, if it is an error
+// answer whose message is longer than errorText; ok is false otherwise.
+func shortError(line []byte) ([]byte, bool) {
+	var m struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   *struct {
+			Code    int             `json:"code"`
+			Message string          `json:"message"`
+			Data    json.RawMessage `json:"data,omitempty"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(line, &m) != nil || m.Error == nil || utf8.RuneCountInString(m.Error.Message) <= errorText {
+		return nil, false
+	}
+	m.Error.Message = cutText(m.Error.Message, errorText)
+	m.Error.Data = nil
+	b, err := json.Marshal(m)
+	return b, err == nil
+}
+
 // answerWriter passes the output on, counting the answers in it.
 type answerWriter struct {
 	mu      sync.Mutex // the SDK and the guard both write, a message at a time
@@ -199,43 +341,69 @@ type answerWriter struct {
 func (a *answerWriter) Write(b []byte) (int, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	n, err := a.w.Write(b)
-	rest := b[:n]
-	for len(rest) > 0 {
-		i := bytes.IndexByte(rest, '\n')
-		if i < 0 {
-			a.partial = append(a.partial, rest...)
-			break
+	out := b
+	if len(a.partial) == 0 && len(b) > maxErrorLine && bytes.IndexByte(b, '\n') == len(b)-1 {
+		// One whole message, as the SDK writes them: an error in it
+		// that quotes a long input is cut (unknown methods, prompts...).
+		if short, ok := shortError(b[:len(b)-1]); ok {
+			out = append(short, '\n')
 		}
-		line := rest[:i]
-		if len(a.partial) > 0 {
+	}
+	// The ids answered are freed before the answers leave, so that a
+	// client reusing one at once finds it free.
+	var ids []jsonrpc.ID
+	lines := bytes.Split(b, []byte("\n"))
+	for i, line := range lines[:len(lines)-1] {
+		if i == 0 && len(a.partial) > 0 {
 			line = append(a.partial, line...)
 		}
-		var m outgoing
-		if json.Unmarshal(line, &m) == nil && hasID(m.ID) && m.Method == "" {
-			a.p.done()
+		if id, ok := answerID(line); ok {
+			ids = append(ids, id)
 		}
-		a.partial = a.partial[:0]
-		rest = rest[i+1:]
 	}
-	return n, err
+	a.p.answering(ids)
+	_, err := a.w.Write(out)
+	a.p.written(len(ids), err)
+	if len(lines) > 1 {
+		a.partial = a.partial[:0]
+	}
+	a.partial = append(a.partial, lines[len(lines)-1]...)
+	if err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }
 
-// refuse answers a line that is no message, as JSON-RPC asks: an error
-// with a null id, since none could be read.
-func (a *answerWriter) refuse(code int, msg string) { a.refuseID(nil, code, msg) }
+// answerID is the id of an answer the server writes; ok is false for
+// any other line.
+func answerID(line []byte) (jsonrpc.ID, bool) {
+	var m outgoing
+	if json.Unmarshal(line, &m) != nil || m.Method != "" {
+		return jsonrpc.ID{}, false
+	}
+	var v any
+	if json.Unmarshal(m.ID, &v) != nil {
+		return jsonrpc.ID{}, false
+	}
+	id, err := jsonrpc.MakeID(v)
+	return id, err == nil && id.IsValid()
+}
 
-// refuseID answers a malformed message that carried id (nil: none).
-func (a *answerWriter) refuseID(id json.RawMessage, code int, msg string) {
+// refuse answers a line the SDK cannot take, as JSON-RPC asks: an error
+// naming its id, or a null id when none could be read.
+func (a *answerWriter) refuse(id json.RawMessage, code int, msg string) {
 	var idv any
 	if len(id) > 0 && json.Valid(id) {
 		idv = id
 	}
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": idv, "error": map[string]any{"code": code, "message": msg}})
-	// Not counted as an answer: the message it answers was never counted.
+	// Not counted as an answer: the message it answers was never counted,
+	// or (an id in flight again) is still to be answered.
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.w.Write(append(b, '\n'))
+	if _, err := a.w.Write(append(b, '\n')); err != nil {
+		a.p.written(0, err)
+	}
 }
 
 func (a *answerWriter) Close() error { return a.w.Close() }
