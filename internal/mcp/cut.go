@@ -1,8 +1,11 @@
 package mcp
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/polyrepl/polyrepl/internal/bound"
@@ -15,7 +18,6 @@ const (
 	quoted    = 200  // characters of an input a reply quotes
 	labelMax  = 100  // characters of a client's name its cells are labelled with
 	errorText = 4000 // characters of a tool error's or a JSON-RPC error's text
-	argMax    = 4096 // characters of an argument other than code and text (PATH_MAX)
 )
 
 // quoteCut quotes s as %q does, at most n of its characters, saying how
@@ -71,4 +73,53 @@ func commas(n int) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// echoCut bounds what an error text repeats of a call's arguments: each
+// argument's name and each string value over quoted characters, as the
+// text has it (plain or quoted), becomes its head and its length; then
+// the text as a whole is cut to errorText. Refusals are written in many
+// places (the client's checks, the daemon's, the runtimes'); this is the
+// one door they all leave the MCP server by.
+func echoCut(text string, args json.RawMessage) string {
+	var long []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case string:
+			if len(v) > quoted {
+				long = append(long, v)
+			}
+		case map[string]any:
+			for k, x := range v {
+				walk(k)
+				walk(x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	if len(text) > quoted {
+		var v any
+		if json.Unmarshal(args, &v) == nil {
+			walk(v)
+		}
+	}
+	// The longest first: a value that holds another is cut whole.
+	slices.SortFunc(long, func(a, b string) int { return len(b) - len(a) })
+	for _, v := range long {
+		q := strconv.Quote(v)
+		if strings.Contains(text, q) {
+			text = strings.ReplaceAll(text, q, quoteCut(v, quoted))
+		}
+		if strings.Contains(text, v) {
+			text = strings.ReplaceAll(text, v, headRunes(v, quoted)+"… ("+characters(utf8.RuneCountInString(v))+")")
+		}
+	}
+	if utf8.RuneCountInString(text) > errorText {
+		text = cutText(text, errorText)
+	}
+	return text
 }

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/polyrepl/polyrepl/internal/api"
@@ -71,6 +72,8 @@ type Server struct {
 	mu    sync.Mutex
 	conns map[*mcp.ServerSession]string          // each connection's place in the records
 	sent  map[*mcp.ServerSession]map[string]bool // images each connection was sent, by hash
+
+	decoding sync.Mutex // held while an image is decoded: one at a time
 }
 
 // New makes the server. Sessions it creates start in cwd with env, the
@@ -84,7 +87,28 @@ func New(c *client.Client, cwd string, env []string) *Server {
 	s.server = mcp.NewServer(&mcp.Implementation{Name: "polyrepl", Title: "polyrepl", Version: version.Version},
 		&mcp.ServerOptions{Instructions: Instructions, Capabilities: &mcp.ServerCapabilities{}})
 	s.addTools()
+	s.server.AddReceivingMiddleware(knownTools)
 	return s
+}
+
+// knownTools answers a call of a tool the server does not have itself,
+// naming the tools there are and quoting at most the head of the name
+// (the SDK's answer quotes it whole: a 5 MB name, 5 MB back).
+func knownTools(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && method == "tools/call" && p != nil {
+			var names []string
+			for _, t := range tools {
+				if t.Name == p.Name {
+					return next(ctx, method, req)
+				}
+				names = append(names, t.Name)
+			}
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+				Message: fmt.Sprintf("unknown tool %s: the tools are %s", quoteCut(p.Name, quoted), strings.Join(names, ", "))}
+		}
+		return next(ctx, method, req)
+	}
 }
 
 // Run serves one client over t until it disconnects.
@@ -192,21 +216,24 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, h handler[In, Out]) {
 	s.server.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var args In
 		if err := decodeArgs(req.Params.Arguments, &args, in); err != nil {
-			return toolError(fmt.Sprintf("%s: %v. Send the arguments as described by the tool's input schema.", t.Name, err)), nil
+			return toolError(echoCut(fmt.Sprintf("%s: %v. Send the arguments as described by the tool's input schema.", t.Name, err), req.Params.Arguments)), nil
 		}
 		res, text, err := h(ctx, req, args)
 		if err != nil {
-			return toolError(s.errorText(err)), nil
+			return toolError(echoCut(s.errorText(err), req.Params.Arguments)), nil
 		}
 		content := []mcp.Content{&mcp.TextContent{Text: text}}
+		structured := structuredOf(res)
 		if r, ok := any(res).(api.CellResult); ok && len(r.Rich) > 0 {
-			images, said := s.images(req, r)
-			if said != "" {
+			images, rep := s.images(req, r)
+			if said := imagesText(rep); said != "" {
 				content[0] = &mcp.TextContent{Text: text + "\n" + said}
 			}
 			content = append(content, images...)
+			r.Rich = trueRich(r.Rich)
+			structured = structuredOf(r)
 		}
-		return &mcp.CallToolResult{Content: content, StructuredContent: structuredOf(res)}, nil
+		return &mcp.CallToolResult{Content: content, StructuredContent: structured}, nil
 	})
 }
 
@@ -290,10 +317,12 @@ func (s *Server) who(req *mcp.CallToolRequest) api.Client {
 		s.mu.Unlock()
 		c.Conn = id
 		if p := req.Session.InitializeParams(); p != nil && p.ClientInfo != nil {
+			// The client names itself: bounded here, where it enters, as
+			// every label is (a 3 MB name labelled every cell whole).
 			if p.ClientInfo.Title != "" {
-				c.Who = p.ClientInfo.Title
+				c.Who = labelCut(p.ClientInfo.Title, labelMax)
 			} else if p.ClientInfo.Name != "" {
-				c.Who = p.ClientInfo.Name
+				c.Who = labelCut(p.ClientInfo.Name, labelMax)
 			}
 		}
 	}

@@ -17,9 +17,82 @@ var modelStyle = render.Style{Voice: model, ActivityHeader: render.ActivityHeade
 // text writes a cell result for a model, laid out as for a person but in
 // the model's terms.
 func (s *Server) text(r api.CellResult) string {
+	r.Rich = trueRich(r.Rich)
 	var b strings.Builder
 	render.Result(&b, r, modelStyle)
 	return strings.TrimRight(b.String(), "\n") + s.versionNote()
+}
+
+// imagesText says what a reply did not send of its images and why, or
+// changed; "" if it sent each one as it is.
+func imagesText(rep imageReport) string {
+	var said []string
+	if rep.Unshown > 0 {
+		said = append(said, fmt.Sprintf("%s not shown inline (a reply shows the first %d and the last); their files are listed above.", render.Plural(rep.Unshown, "image"), imagesInline-1))
+	}
+	if len(rep.Again) > 0 {
+		said = append(said, fmt.Sprintf("Image %s is the same as one you were already sent: not sent again.", numbers(rep.Again)))
+	}
+	if len(rep.Scaled) > 0 {
+		var sizes []string
+		for _, x := range rep.Scaled {
+			sizes = append(sizes, fmt.Sprintf("%d to %d×%d", x.N, x.Width, x.Height))
+		}
+		said = append(said, fmt.Sprintf("Scaled down for you (the file keeps the full size): image %s.", strings.Join(sizes, ", ")))
+	}
+	if len(rep.Over) > 0 {
+		said = append(said, fmt.Sprintf("Image %s would pass this reply's budget of %d KB of images: not sent; its file is listed above.", numbers(rep.Over), imageBudget/1000))
+	}
+	for _, x := range rep.Unsent {
+		said = append(said, unsentText(x))
+	}
+	if len(said) == 0 {
+		return ""
+	}
+	return "[" + strings.Join(said, " ") + "]"
+}
+
+// unsentText says why an image was not sent, what it is and where its
+// file is.
+func unsentText(x imageNote) string {
+	f := x.Facts
+	said := strings.ToUpper(strings.TrimPrefix(x.Said, "image/"))
+	what := said
+	if f.Format != "" {
+		what = strings.ToUpper(f.Format)
+		if f.mime() != x.Said {
+			what += " (the runtime called it " + said + ")"
+		}
+	}
+	if f.Corrupt == "" && f.Width > 0 && f.Height > 0 {
+		what = fmt.Sprintf("%d×%d %s", f.Width, f.Height, what)
+	}
+	switch {
+	case x.Err != "" && f.Format == "":
+		return fmt.Sprintf("Image %d cannot be read (%s): not sent.", x.N, x.Err)
+	case f.Corrupt != "" && f.Format == "":
+		return fmt.Sprintf("Image %d is corrupt: its bytes are no PNG, JPEG or GIF image (%s); not sent, its file is %s.", x.N, f.Corrupt, x.File)
+	case f.Corrupt != "":
+		return fmt.Sprintf("Image %d is corrupt: a %s that cannot be read (%s); not sent, its file is %s.", x.N, what, f.Corrupt, x.File)
+	case f.Decoded > decodeLimit:
+		return fmt.Sprintf("Image %d is a %s: decoding it would take %s, over the %s an image may take here; not sent, and left as its file %s.",
+			x.N, what, render.Megabytes(uint64(f.Decoded)), render.Megabytes(decodeLimit), x.File)
+	case x.Bytes > readLimit:
+		return fmt.Sprintf("Image %d is a %s of %s, over the %s of file an image may have here; not sent, and left as its file %s.",
+			x.N, what, render.Kilobytes(x.Bytes), render.Kilobytes(readLimit), x.File)
+	case x.Err != "":
+		return fmt.Sprintf("Image %d is a %s whose file cannot be read (%s): not sent; its file is %s.", x.N, what, x.Err, x.File)
+	}
+	return fmt.Sprintf("Image %d is a %s: not sent; its file is %s.", x.N, what, x.File)
+}
+
+// numbers lists image numbers: "1, 3".
+func numbers(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = fmt.Sprint(n)
+	}
+	return strings.Join(s, ", ")
 }
 
 // historyText lists a record, or shows one entry whole.
