@@ -20,9 +20,11 @@ import (
 // only when what its header says decoding takes fits decodeLimit — a
 // 3.5 MB PNG can say 60000×60000 pixels, 3.4 GB decoded — and its file
 // is read whole only up to readLimit. Past them it is described, its
-// file named, and not sent. One image is decoded at a time.
+// file named, and not sent. The limit lets a 50-megapixel RGB image
+// (200 MB as Go decodes it) be scaled down and seen. One image is
+// decoded at a time.
 const (
-	decodeLimit = 100 << 20
+	decodeLimit = 256 << 20
 	readLimit   = 64 << 20
 )
 

@@ -107,8 +107,8 @@ func TestInspectImage(t *testing.T) {
 		{"valid JPEG", goodJPEG, "jpeg", 320, 240, false, false, true},
 		{"PNG bomb 60000×60000", bomb, "png", 60000, 60000, false, true, false},
 		{"PNG 20000×20000", craftPNG(20000, 20000, 1, false), "png", 20000, 20000, false, true, false},
-		{"PNG 10000×10000 gray, 100 MB", craftPNG(10000, 10000, 1, false), "png", 10000, 10000, false, false, false},
-		{"interlaced PNG 10000×10000 gray", craftPNG(10000, 10000, 1, true), "png", 10000, 10000, false, true, false},
+		{"PNG 16000×16000 gray, 256 MB", craftPNG(16000, 16000, 1, false), "png", 16000, 16000, false, false, false},
+		{"interlaced PNG 16000×16000 gray", craftPNG(16000, 16000, 1, true), "png", 16000, 16000, false, true, false},
 		{"corrupt PNG", badPNG, "png", 300, 200, false, false, false},
 		{"truncated PNG", truncPNG, "png", 300, 200, false, false, false},
 		{"corrupt JPEG", badJPEG, "jpeg", 0, 0, true, false, false},
@@ -200,7 +200,7 @@ func TestImagesReply(t *testing.T) {
 	}
 	said := imagesText(rep)
 	for _, want := range []string{
-		"Image 2 is a 60000×60000 PNG: decoding it would take 3433 MB, over the 100 MB an image may take here; not sent, and left as its file " + bomb,
+		"Image 2 is a 60000×60000 PNG: decoding it would take 3433 MB, over the 256 MB an image may take here; not sent, and left as its file " + bomb,
 		"Image 3 is corrupt: a JPEG that cannot be read",
 		"its file is " + corrupt,
 		"Image 4 is corrupt: a PNG that cannot be read (",
