@@ -7,6 +7,7 @@ import (
 	"image"
 	"io"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -65,6 +66,10 @@ func (s *Server) images(req *mcp.CallToolRequest, r api.CellResult) ([]mcp.Conte
 	}
 	var out []mcp.Content
 	budget := imageBudget
+	// One reply's images at a time: each can take decodeLimit, and its
+	// file readLimit.
+	s.decoding.Lock()
+	defer s.decoding.Unlock()
 	for _, i := range pick {
 		x := r.Rich[i]
 		note := imageNote{N: i + 1, File: x.File, Bytes: x.Bytes, Said: x.MIME}
@@ -132,13 +137,15 @@ func readImage(path string) (b []byte, facts imageFacts, size int64, err error) 
 	return b, facts, size, nil
 }
 
-// prepare decodes an image (one at a time: each can take decodeLimit)
-// and returns what to send: its own bytes if they fit, or it scaled
+// prepare decodes an image and returns what to send: its own bytes if they fit, or it scaled
 // down (size is then the new size). An error from decoding says the
 // image is corrupt.
 func (s *Server) prepare(b []byte, facts imageFacts, budget int) ([]byte, string, image.Point, error) {
-	s.decoding.Lock()
-	defer s.decoding.Unlock()
+	if facts.Decoded > 32<<20 {
+		// Give back what a large image took once it is sent, rather
+		// than hold it until the heap grows again.
+		defer debug.FreeOSMemory()
+	}
 	img, err := decodeImage(b)
 	if err != nil {
 		return nil, "", image.Point{}, err

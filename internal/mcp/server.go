@@ -73,7 +73,7 @@ type Server struct {
 	conns map[*mcp.ServerSession]string          // each connection's place in the records
 	sent  map[*mcp.ServerSession]map[string]bool // images each connection was sent, by hash
 
-	decoding sync.Mutex // held while an image is decoded: one at a time
+	decoding sync.Mutex // held while a reply's images are read and decoded: one at a time
 }
 
 // New makes the server. Sessions it creates start in cwd with env, the

@@ -342,7 +342,7 @@ func (a *answerWriter) Write(b []byte) (int, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	out := b
-	if len(a.partial) == 0 && len(b) > maxErrorLine && bytes.IndexByte(b, '\n') == len(b)-1 {
+	if len(a.partial) == 0 && len(b) > maxErrorLine && bytes.IndexByte(b, '\n') == len(b)-1 && bytes.Contains(b, []byte(`"error"`)) {
 		// One whole message, as the SDK writes them: an error in it
 		// that quotes a long input is cut (unknown methods, prompts...).
 		if short, ok := shortError(b[:len(b)-1]); ok {

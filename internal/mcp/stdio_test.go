@@ -247,3 +247,28 @@ func FuzzCheckLine(f *testing.F) {
 		}
 	})
 }
+
+// An error answer whose message quotes a long input leaves cut, its id
+// counted as answered; a long result leaves whole.
+func TestAnswerWriterCutsLongErrors(t *testing.T) {
+	out := nopWriteCloser{&bytes.Buffer{}}
+	p := newPending()
+	w := &answerWriter{w: out, p: p}
+	id, _ := jsonrpc.MakeID(float64(3))
+	p.add(id)
+	long := strings.Repeat("q", 100_000)
+	w.Write([]byte(`{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"unknown prompt \"` + long + `\""}}` + "\n"))
+	var a answer
+	if err := json.Unmarshal(out.Bytes(), &a); err != nil || a.Error == nil || len(a.Error.Message) > 2*errorText || !strings.Contains(a.Error.Message, "characters cut") || string(a.ID) != "3" {
+		t.Errorf("wrote %.300s (%v)", out.String(), err)
+	}
+	if p.busy() {
+		t.Errorf("the answer to id 3 was not counted")
+	}
+	out.Reset()
+	result := `{"jsonrpc":"2.0","id":4,"result":{"text":"` + long + `","error":"x"}}` + "\n"
+	w.Write([]byte(result))
+	if out.String() != result {
+		t.Errorf("a long result was changed")
+	}
+}
