@@ -179,7 +179,7 @@ func (g *lineGuard) Read(b []byte) (int, error) {
 				continue
 			}
 			if req.IsCall() && !g.p.add(req.ID) {
-				g.out.refuse(id, jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid Request: id %s is taken by a request still in flight; it is free again once that one is answered: send this one with another id", id))
+				g.out.refuse(id, jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid Request: id %s is taken by a request still in flight; it is free again once that one is answered: send this one with another id", labelCut(string(id), quoted)))
 				continue
 			}
 		}
