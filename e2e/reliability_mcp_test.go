@@ -340,6 +340,8 @@ func TestReliabilityMCPImageBomb(t *testing.T) {
 	var jb bytes.Buffer
 	jpeg.Encode(&jb, image.NewGray(image.Rect(0, 0, 320, 240)), nil)
 	files["photo.jpg"] = jb.Bytes()
+	// 2550338678×680730779, if read from the bytes after the signature.
+	files["garbage.png"] = append([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR"), 0x98, 0x01, 0xf6, 0x76, 0x28, 0x92, 0x6f, 0x9b, 8, 0, 0, 0, 0, 1, 2, 3, 4)
 	for name, b := range files {
 		if err := os.WriteFile(filepath.Join(e.home, name), b, 0o600); err != nil {
 			t.Fatal(err)
@@ -424,11 +426,22 @@ func TestReliabilityMCPImageBomb(t *testing.T) {
 	if mime != "image/jpeg" || !strings.Contains(photoText, "320×240 JPEG") || strings.Contains(photoText, "PNG") {
 		t.Errorf("a JPEG from _repr_png_ sent as %q: %s", mime, photoText)
 	}
+	_, res = call("garbage.png")
+	garbageText := toolText(res)
+	if strings.Contains(garbageText, "2550338678") || !strings.Contains(garbageText, "is corrupt: a PNG") {
+		t.Errorf("a garbage PNG header through MCP: %s", garbageText)
+	}
+	// The CLI lists what the runtime kept as the bytes say, too.
+	cliGarbage, _, _ := e.run("exec", "img", fmt.Sprintf("B(%q)", filepath.Join(e.home, "garbage.png")))
+	cliPhoto, _, _ := e.run("exec", "img", fmt.Sprintf("B(%q)", filepath.Join(e.home, "photo.jpg")))
+	if strings.Contains(cliGarbage, "2550338678") || !strings.Contains(cliGarbage, "[image 1: PNG") || !strings.Contains(cliPhoto, "[image 1: JPEG") {
+		t.Errorf("the CLI lists a garbage PNG header as %q and a JPEG from _repr_png_ as %q", cliGarbage, cliPhoto)
+	}
 	if r, _ := s.cell("exec", map[string]any{"session": "img", "code": "1+1"}); r.Value != "2" {
 		t.Errorf("exec after the images: %+v", r)
 	}
-	report(t, mcpSection, "`_repr_png_` returning a 3 KB PNG whose header says 60000×60000 (3.4 GB decoded); a real 10000×5000 RGB PNG; a corrupt JPEG; a JPEG from `_repr_png_`",
-		"the server peaked at %d MB with the bomb; the reply says %q and names the file; the 10000×5000 image is scaled to 1568×784 and sent (peak %d MB); the corrupt one is \"corrupt: a JPEG that cannot be read\" with its file; the JPEG is sent and listed as a 320×240 JPEG",
+	report(t, mcpSection, "`_repr_png_` returning a 3 KB PNG whose header says 60000×60000 (3.4 GB decoded); a real 10000×5000 RGB PNG; a corrupt JPEG; a JPEG from `_repr_png_`; a PNG signature followed by garbage",
+		"the server peaked at %d MB with the bomb; the reply says %q and names the file; the 10000×5000 image is scaled to 1568×784 and sent (peak %d MB); the corrupt one is \"corrupt: a JPEG that cannot be read\" with its file; the JPEG is sent and listed as a 320×240 JPEG (by the CLI too); the garbage header is \"corrupt: a PNG\", its size not read from it (it was 2550338678×680730779)",
 		peak>>20, sentenceFrom(bombText, "Image 1"), bigPeak>>20)
 }
 

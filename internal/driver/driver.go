@@ -6,9 +6,10 @@
 package driver
 
 import (
+	"bufio"
 	"context"
-	"encoding/binary"
 	"fmt"
+	"image/png"
 	"io"
 	"os"
 	"sort"
@@ -354,16 +355,17 @@ func Getenv(env []string, key string) string {
 }
 
 // PNGSize reads a PNG file's width and height from its header; 0, 0 if
-// it is not a PNG.
+// it is not a PNG, or its header is not a PNG's (its checksum fails, or
+// it says no size a PNG can have): a size is never read from garbage.
 func PNGSize(path string) (int, int) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, 0
 	}
 	defer f.Close()
-	var head [24]byte
-	if _, err := io.ReadFull(f, head[:]); err != nil || string(head[:8]) != "\x89PNG\r\n\x1a\n" {
+	cfg, err := png.DecodeConfig(bufio.NewReaderSize(f, 64))
+	if err != nil {
 		return 0, 0
 	}
-	return int(binary.BigEndian.Uint32(head[16:20])), int(binary.BigEndian.Uint32(head[20:24]))
+	return cfg.Width, cfg.Height
 }

@@ -585,6 +585,12 @@ def save_bundle(rich, bundle, text):
 
 def save_rich(rich, mime, data, text):
     """Keep one rich output as a new private file in the spool."""
+    if mime in ("image/png", "image/jpeg"):
+        # An image is what its bytes are: a _repr_png_ can return a JPEG.
+        if data[:8] == b"\x89PNG\r\n\x1a\n":
+            mime = "image/png"
+        elif data[:3] == b"\xff\xd8\xff":
+            mime = "image/jpeg"
     spool = _spool[0]
     if not spool or len(rich) >= FIGURES_LIMIT:
         return
@@ -636,9 +642,17 @@ def show_figures(result):
 
 
 def png_size(path):
-    """A PNG's width and height, from its header."""
+    """A PNG's width and height, from its header; 0, 0 when the header is
+    not a PNG's (bytes called PNG can be anything: their size is then
+    unknown, not read from garbage as 2550338678x680730779)."""
     with open(path, "rb") as f:
-        head = f.read(24)
-    if head[:8] != b"\x89PNG\r\n\x1a\n":
+        head = f.read(33)
+    if len(head) < 33 or head[:8] != b"\x89PNG\r\n\x1a\n" or head[12:16] != b"IHDR":
         return 0, 0
-    return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+    import zlib
+    if zlib.crc32(head[12:29]) != int.from_bytes(head[29:33], "big"):
+        return 0, 0
+    width, height = int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+    if not (0 < width < 2 ** 31 and 0 < height < 2 ** 31):
+        return 0, 0
+    return width, height
