@@ -2,8 +2,10 @@
 // interrupt, restart, kill, history, sessions), forwarded to the daemon through the
 // same client as the CLI, so an agent's sessions are the ones a person sees.
 // It owns the tool schemas, the text written for a model to read, progress
-// notifications on long calls and the labelling of each call with the MCP
-// client's name.
+// notifications on long calls, the labelling of each call with the MCP
+// client's name, the guard on the JSON-RPC lines it reads (stdio.go), and
+// the images it sends a model, read by their headers before they are
+// decoded (picture.go).
 package mcp
 
 import (
