@@ -101,7 +101,7 @@ func (x *attachCmd) run(e *env, pos []string) int {
 	a.me.Quiet = true // the console shows the whole record anyway
 
 	s := info[0]
-	fmt.Fprintf(t, "Attached to session '%s' (%s, %s, cwd %s) as %s.\n", name, render.Runtime(s.Runtime, s.Version), render.Place(s), s.Cwd, a.me.Who)
+	fmt.Fprintf(t, "Attached to session '%s' (%s, %s, cwd %s) as %s.\n", name, render.Runtime(s.Runtime, s.Version), render.Place(s), s.Cwd, api.Clip(a.me.Who, api.LabelLimit, "label"))
 	fmt.Fprintf(t, "Enter runs a line; Ctrl-C interrupts the running cell; Ctrl-D or Ctrl-] detaches (the session keeps running).\n")
 	p := &entryPrinter{w: t, tty: true}
 	recent := hist.Entries[max(0, len(hist.Entries)-5):]
@@ -215,7 +215,7 @@ func (e *env) attachRaw(name string, in *os.File) int {
 		return ExitUsage
 	}
 	defer term.Restore(int(in.Fd()), state)
-	fmt.Fprintf(e.stdout, "Attached to the terminal of session '%s' as %s; Ctrl-] detaches (the session keeps running).\r\n", name, me.Who)
+	fmt.Fprintf(e.stdout, "Attached to the terminal of session '%s' as %s; Ctrl-] detaches (the session keeps running).\r\n", name, api.Clip(me.Who, api.LabelLimit, "label"))
 	ended := make(chan struct{})
 	go func() {
 		// The terminal is in raw mode: a line feed alone would not

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"errors"
-	"io"
 	"os"
 
 	"github.com/polyrepl/polyrepl/internal/api"
@@ -19,7 +18,8 @@ func init() {
 (default 30, at most 600). If the cell is still running then, exec returns
 with status 124 and the cell goes on: ` + "`polyrepl wait NAME`" + ` collects the rest.
 -t 0 starts the cell and returns at once (status 124 while it runs).
-With "-", the code is read from standard input.
+With "-", the code is read from standard input; code over 2 MiB is
+refused with its size (exit status 2), and nothing is run.
 
 The first exec under a name creates the session, in the current directory
 (or --cwd) with the caller's environment, in runtime --runtime (default
@@ -75,12 +75,10 @@ func (x *execCmd) run(e *env, pos []string) int {
 	}
 	name, src := pos[0], pos[1]
 	if src == "-" {
-		b, err := io.ReadAll(io.LimitReader(e.stdin, api.MaxCodeBytes+1))
-		if err != nil {
-			e.errorf("cannot read the code from standard input: %v", err)
-			return ExitUsage
+		var status int
+		if src, status = e.readStdin(false, "the code"); status != 0 {
+			return status
 		}
-		src = string(b)
 	}
 	x.spawn.Base, _ = os.Getwd() // "" if it is gone: only relative paths need it
 	x.spawn.Env = os.Environ()

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"io"
 	"strings"
 
 	"github.com/polyrepl/polyrepl/internal/api"
@@ -15,7 +14,8 @@ func init() {
 		help: `When a cell asks for input (Python's input(), a debugger's prompt, a
 kernel's input request), exec and wait return at once with status input,
 the prompt, and exit status 3. input sends TEXT as the line it reads (with
-"-", the first line of standard input), or end of file with --eof, then
+"-", the first line of standard input: one over 2 MiB is refused with its
+size, exit status 2, and nothing is sent), or end of file with --eof, then
 waits up to -t seconds like exec: it prints the rest of the cell, or its
 next question. A session whose cell waits for input runs no other code:
 exec is refused until the question is answered or interrupt ends it.
@@ -57,12 +57,10 @@ func (x *inputCmd) run(e *env, pos []string) int {
 	if !x.eof {
 		text = pos[1]
 		if text == "-" {
-			b, err := io.ReadAll(io.LimitReader(e.stdin, api.MaxCodeBytes+1))
-			if err != nil {
-				e.errorf("cannot read the answer from standard input: %v", err)
-				return ExitUsage
+			var status int
+			if text, status = e.readStdin(true, "the answer"); status != 0 {
+				return status
 			}
-			text, _, _ = strings.Cut(string(b), "\n")
 		}
 		if strings.ContainsAny(text, "\r\n") {
 			return e.usageError(c, "an answer is one line; send each line with its own input")

@@ -239,7 +239,7 @@ func (d *Daemon) raw(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	who := api.Client{Who: q.Get("who"), How: "attach", Conn: q.Get("conn")}
+	who := api.Client{Who: q.Get("who"), How: "attach", Conn: q.Get("conn")}.Bounded()
 	in, out, detach, err := d.sessions.Raw(r.PathValue("name"), who)
 	if err != nil {
 		fail(w, err)

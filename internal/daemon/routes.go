@@ -135,6 +135,7 @@ func (d *Daemon) exec(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
+	req.Client = req.Client.Bounded()
 	st := &stream{w: w, on: req.Progress > 0}
 	res, err := d.sessions.Exec(r.Context(), r.PathValue("name"), req, st.progress())
 	st.finish(res, err)
@@ -145,6 +146,7 @@ func (d *Daemon) wait(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
+	req.Client = req.Client.Bounded()
 	st := &stream{w: w, on: req.Progress > 0}
 	res, err := d.sessions.Wait(r.Context(), r.PathValue("name"), req, st.progress())
 	st.finish(res, err)
@@ -155,6 +157,7 @@ func (d *Daemon) input(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
+	req.Client = req.Client.Bounded()
 	st := &stream{w: w, on: req.Progress > 0}
 	res, err := d.sessions.Input(r.Context(), r.PathValue("name"), req, st.progress())
 	st.finish(res, err)
@@ -214,6 +217,7 @@ func (d *Daemon) interrupt(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
+	req.Client = req.Client.Bounded()
 	res, err := d.sessions.Interrupt(r.Context(), r.PathValue("name"), req)
 	if err != nil {
 		fail(w, err)
@@ -227,6 +231,7 @@ func (d *Daemon) restart(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
+	req.Client = req.Client.Bounded()
 	res, err := d.sessions.Restart(r.Context(), r.PathValue("name"), req)
 	if err != nil {
 		fail(w, err)
@@ -240,6 +245,7 @@ func (d *Daemon) kill(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
+	req.Client = req.Client.Bounded()
 	res, err := d.sessions.Kill(r.PathValue("name"), req)
 	if err != nil {
 		fail(w, err)
@@ -279,7 +285,11 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 			return false
 		}
 		if errors.As(err, &mbe) {
-			fail(w, &session.Error{Code: api.CodeBadRequest, Msg: fmt.Sprintf("the request is over %d bytes", maxBody), Hint: "keep code under 2 MiB"})
+			size := fmt.Sprintf("over %d bytes", maxBody)
+			if r.ContentLength > 0 {
+				size = fmt.Sprintf("%d bytes; the limit is %d bytes", r.ContentLength, maxBody)
+			}
+			fail(w, &session.Error{Code: api.CodeBadRequest, Msg: "the request is " + size, Hint: "keep code and answers under 2 MiB"})
 			return false
 		}
 		fail(w, &session.Error{Code: api.CodeBadRequest, Msg: fmt.Sprintf("malformed request body: %v", err), Hint: "send one JSON object as the API describes"})

@@ -20,6 +20,9 @@ func (m *Manager) Input(ctx context.Context, name string, req api.InputRequest, 
 	if err != nil {
 		return api.CellResult{}, err
 	}
+	if len(req.Text) > api.MaxAnswerBytes {
+		return api.CellResult{}, badRequest("put the data in a file and read it from the cell", "the answer is %d bytes; the limit is %d bytes (2 MiB); nothing was sent", len(req.Text), api.MaxAnswerBytes)
+	}
 	if strings.ContainsAny(req.Text, "\r\n") {
 		return api.CellResult{}, badInput("", "send each line with its own input", "an answer is one line, and this one has a line break")
 	}
