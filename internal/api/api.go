@@ -67,6 +67,10 @@ type Prompt struct {
 	// NoEOF: the question takes lines only; end of file would end the
 	// runtime's console (R).
 	NoEOF bool `json:"no_eof,omitempty"`
+	// Total is how many characters the runtime's prompt had when it
+	// was longer than PromptLimit (or PromptBrief, in a listing): Text
+	// keeps its head and tail, and says the cut between them.
+	Total int `json:"total,omitempty"`
 }
 
 // InputRequest answers the question a running cell asks: one line (Text,
@@ -284,7 +288,10 @@ type SessionInfo struct {
 	LimitBy     string   `json:"limit_by,omitempty"`
 	Cwd         string   `json:"cwd"`
 	Names       []string `json:"names"`
-	Running     *Running `json:"running,omitempty"`
+	// NamesTotal is how many names the session has when Names lists
+	// only the first ListedNames of them.
+	NamesTotal int      `json:"names_total,omitempty"`
+	Running    *Running `json:"running,omitempty"`
 	// Stopped: the runtime is stopped by a signal (SIGSTOP, SIGTSTP) and
 	// runs nothing, its cell included, until SIGCONT (interrupt sends it).
 	Stopped    bool   `json:"stopped,omitempty"`

@@ -32,7 +32,9 @@ const (
 	// NoteAttached: a record entry, Client attached a terminal to the
 	// session's runtime.
 	NoteAttached = "attached"
-	// NoteOthers: other sessions need attention. Others; Next collects.
+	// NoteOthers: other sessions need attention. Others (at most
+	// MaxOthers of them); Count, how many more need it, told in later
+	// replies; Next collects.
 	NoteOthers = "others"
 	// NoteIdle: the session printed while no cell ran. Output, OutputCut,
 	// and Err if the whole output could not be saved.

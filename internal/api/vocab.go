@@ -58,6 +58,7 @@ const (
 	DoExec      = "exec"      // start a fresh session under the name
 	DoHistory   = "history"   // list the session's record
 	DoRuntimes  = "runtimes"  // see which runtimes there are
+	DoSessions  = "sessions"  // list every session
 	// DoStop stops the daemon and every session: only a person can, and
 	// only to end a version mismatch.
 	DoStop = "stop"

@@ -141,6 +141,9 @@ type Prompt struct {
 	// NoEOF: the runtime reads its console here, where end of file would
 	// end it, so the question takes lines only (R).
 	NoEOF bool `json:"no_eof,omitempty"`
+	// Total is how many characters the prompt had when the runtime's
+	// worker cut it to api.PromptLimit (Text says the cut); 0 if whole.
+	Total int `json:"total,omitempty"`
 }
 
 // Asker is a Handler that can pass a cell's question on: a driver whose

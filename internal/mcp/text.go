@@ -165,6 +165,8 @@ func (modelVoice) Step(a api.Action) string {
 		return fmt.Sprintf("the exec tool with session %q", a.Session)
 	case api.DoRuntimes:
 		return "the runtimes tool"
+	case api.DoSessions:
+		return "the sessions tool"
 	case api.DoStop:
 		return "the user stopping the polyrepl daemon"
 	}

@@ -257,7 +257,7 @@ func others(n api.Note, v Voice) string {
 				how = append(how, o.Death.Cause)
 			}
 			if len(o.Names) > 0 {
-				how = append(how, "lost names: "+strings.Join(o.Names, ", "))
+				how = append(how, "lost names: "+namesUpTo(o.Names, othersNames))
 			}
 			cause := ""
 			if len(how) > 0 {
@@ -273,6 +273,14 @@ func others(n api.Note, v Voice) string {
 		text += " " + names[0] + " collects it."
 	} else if len(names) > 1 {
 		text += " " + strings.Join(names, ", ") + " collect them."
+	}
+	if n.Count > 0 {
+		needs := fmt.Sprintf("%d more sessions need", n.Count)
+		if n.Count == 1 {
+			needs = "1 more session needs"
+		}
+		text += fmt.Sprintf(" %s attention, not listed here: later replies tell them, and %s lists them all.",
+			needs, v.Step(api.Action{Do: api.DoSessions}))
 	}
 	return text
 }

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -127,5 +128,23 @@ func TestAnswersCut(t *testing.T) {
 	if first < 0 || gap < first || last < gap ||
 		!strings.Contains(got, "[answers cut: 450 answers in all; showing the first 1 and the last 1; every answer whole is in /r/output/s-2.answers.jsonl]") {
 		t.Errorf("the entry:\n%s", got)
+	}
+}
+// TestOthersNoteCountsTheRest: a note that lists some of the sessions
+// needing attention says how many more there are and where they are all
+// listed; a dead one's lost names are few.
+func TestOthersNoteCountsTheRest(t *testing.T) {
+	var names []string
+	for i := range 50 {
+		names = append(names, fmt.Sprintf("v%d", i))
+	}
+	n := api.Note{Kind: api.NoteOthers, Count: 140,
+		Others: []api.Other{{Session: "b", State: api.StateDead, Names: names, Unread: true}},
+		Next:   []api.Action{{Do: api.DoWait, Session: "b"}}}
+	text := Note(n, People)
+	for _, want := range []string{"140 more sessions need attention", "`polyrepl sessions` lists them all", "v9 … and 40 more"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the note does not say %q: %s", want, text)
+		}
 	}
 }

@@ -327,18 +327,28 @@ func Session(w io.Writer, s api.SessionInfo, now time.Time, v Voice) {
 	if len(s.Names) > 0 {
 		names := s.Names
 		more := ""
+		total := max(len(names), s.NamesTotal)
 		if len(names) > MaxListedNames {
-			more = fmt.Sprintf(" … and %d more", len(names)-MaxListedNames)
 			names = names[:MaxListedNames]
+		}
+		if total > len(names) {
+			more = fmt.Sprintf(" … and %d more", total-len(names))
 		}
 		fmt.Fprintf(w, "    names: %s%s\n", strings.Join(names, ", "), more)
 	}
 }
 
 // Names joins names, at most MaxListedNames of them.
-func Names(names []string) string {
-	if len(names) > MaxListedNames {
-		return strings.Join(names[:MaxListedNames], ", ") + fmt.Sprintf(" … and %d more", len(names)-MaxListedNames)
+func Names(names []string) string { return namesUpTo(names, MaxListedNames) }
+
+// othersNames bounds the lost names a note about other sessions tells of
+// each: it may tell of several.
+const othersNames = 10
+
+// namesUpTo joins at most max names, counting the rest.
+func namesUpTo(names []string, max int) string {
+	if len(names) > max {
+		return strings.Join(names[:max], ", ") + fmt.Sprintf(" … and %d more", len(names)-max)
 	}
 	return strings.Join(names, ", ")
 }

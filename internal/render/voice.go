@@ -42,6 +42,8 @@ func (people) Step(a api.Action) string {
 		return fmt.Sprintf("`polyrepl input %s TEXT`", a.Session)
 	case api.DoRuntimes:
 		return "`polyrepl runtimes`"
+	case api.DoSessions:
+		return "`polyrepl sessions`"
 	case api.DoStop:
 		return "`polyrepl stop`"
 	}
@@ -63,7 +65,7 @@ func stepPurpose(a api.Action) string {
 		return "starts a fresh session under that name"
 	case api.DoHistory:
 		return "lists the entries"
-	case api.DoRuntimes:
+	case api.DoRuntimes, api.DoSessions:
 		return "lists them"
 	case api.DoStop:
 		return "ends the daemon and every session, so the next call starts this client's version"

@@ -120,7 +120,7 @@ func (m *Manager) adopt(p *holder.Process) (string, error) {
 		keep = c.Seq
 	}
 	s := m.sessionOf(name, hi.Generation, hi.Created, hi.Spawn, drv, m.openRecord(name, keep))
-	s.state, s.p, s.cells, s.names, s.lastActive, s.limit = Idle, p, hi.Cells, hi.Names, hi.LastActive, limit.Restore(hi.Limit)
+	s.state, s.p, s.cells, s.names, s.lastActive, s.limit = Idle, p, hi.Cells, boundNames(hi.Names), hi.LastActive, limit.Restore(hi.Limit)
 	curN := 0
 	if c := hi.Cur; c != nil {
 		curN = c.Cell
@@ -134,6 +134,9 @@ func (m *Manager) adopt(p *holder.Process) (string, error) {
 			// it came: the entry is written again, whole, and a reply
 			// gets what no reply took yet.
 			cl.status, cl.skip, cl.prompt = api.StatusRunning, c.Delivered, c.Prompt
+			if q := cl.prompt; q != nil {
+				*q = boundQuestion(*q)
+			}
 			if !s.entryIs(c.Seq, api.EntryCell, c.Cell) || !s.rec.Rewrite(c.Seq) {
 				cl.seq = s.rec.Add(api.Entry{Kind: api.EntryCell, Generation: s.Generation, Runtime: s.Runtime, Cell: c.Cell,
 					Who: c.Client.Who, How: c.Client.How, Conn: c.Client.Conn, Code: c.Code, Status: api.StatusRunning, Started: c.Started})

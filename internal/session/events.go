@@ -75,6 +75,7 @@ func (s *Session) InputAsked(q driver.Prompt) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if c := s.cur; c != nil && c.n == q.Cell && !c.finished() {
+		q = boundQuestion(q)
 		c.prompt = &q
 		s.notifyLocked()
 	}
@@ -186,9 +187,10 @@ func (s *Session) CellDone(r driver.Result) {
 		e.Status, e.Ended, e.Display, e.Prompt, e.Error, e.Rich = r.Status, &ended, display, prompt, r.Error, r.Rich
 	})
 	s.lastActive = c.ended
-	changed := r.Names != nil && !slices.Equal(r.Names, s.names)
+	names := boundNames(r.Names)
+	changed := names != nil && !slices.Equal(names, s.names)
 	if changed {
-		s.names = r.Names
+		s.names, s.namesTotal = names, len(r.Names)
 	}
 	if s.state == Running {
 		s.state = Idle

@@ -85,6 +85,7 @@ type Session struct {
 	state      string
 	cells      int
 	names      []string
+	namesTotal int // how many names the runtime reported, when past api.MaxNames
 	lastActive time.Time
 	cur        *cell       // the running cell, or the last one
 	idle       *bound.Sink // output printed while no cell ran, for quiet clients
@@ -185,7 +186,8 @@ func (s *Session) Exec(ctx context.Context, code string, client api.Client, time
 		err := s.busyErrorLocked(client)
 		if q := s.cur.prompt; q != nil && !s.cur.finished() {
 			// Code is never fed to a question as its answer by accident.
-			asked := fmt.Sprintf("it asked %q", q.Text)
+			text, _ := api.BoundPrompt(q.Text, q.Total, api.PromptBrief)
+			asked := fmt.Sprintf("it asked %q", text)
 			if q.Text == "" {
 				asked = "on its standard input"
 			}
@@ -367,7 +369,7 @@ func (s *Session) takeLocked(c *cell, asker api.Client) api.CellResult {
 	if q := c.prompt; q != nil && !c.finished() {
 		r.Status = api.StatusInput
 		r.Elapsed = time.Since(c.started).Seconds()
-		r.Prompt = &api.Prompt{Text: q.Text, Password: q.Password, NoEOF: q.NoEOF}
+		r.Prompt = &api.Prompt{Text: q.Text, Password: q.Password, NoEOF: q.NoEOF, Total: q.Total}
 		n := api.Note{Kind: api.NoteInput, Session: s.Name, Cell: c.n, Said: q.Text,
 			Next: []api.Action{{Do: api.DoInput, Session: s.Name}, {Do: api.DoInterrupt, Session: s.Name}}}
 		switch {
@@ -555,8 +557,11 @@ func (s *Session) info(full, withMemory bool) api.SessionInfo {
 	info := api.SessionInfo{
 		Name: s.Name, Generation: s.Generation, Runtime: s.Runtime,
 		Created: s.Created, LastActive: s.lastActive, Cells: s.cells,
-		Cwd: s.Spawn.Cwd, Names: append([]string(nil), s.names...),
+		Cwd: s.Spawn.Cwd, Names: append([]string(nil), s.names[:min(len(s.names), api.ListedNames)]...),
 		State: s.state, Death: s.death, Transcript: s.Transcript,
+	}
+	if len(s.names) > api.ListedNames {
+		info.NamesTotal = max(len(s.names), s.namesTotal)
 	}
 	if s.limit != nil {
 		info.MemoryLimit, info.LimitBy = s.limit.Bytes, s.limit.By
@@ -575,7 +580,9 @@ func (s *Session) info(full, withMemory bool) api.SessionInfo {
 		if !c.finished() {
 			info.Running = &api.Running{Cell: c.n, Started: c.started, Client: c.client, Code: firstLine(c.code)}
 			if q := c.prompt; q != nil {
-				info.Running.Input = &api.Prompt{Text: q.Text, Password: q.Password, NoEOF: q.NoEOF}
+				// A listing tells many sessions: each prompt in brief.
+				text, total := api.BoundPrompt(q.Text, q.Total, api.PromptBrief)
+				info.Running.Input = &api.Prompt{Text: text, Password: q.Password, NoEOF: q.NoEOF, Total: total}
 			}
 		}
 		info.Unread = (c.finished() && !c.delivered) || c.out.Len() > 0

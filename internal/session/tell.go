@@ -54,7 +54,9 @@ func (m *Manager) tell(r *api.CellResult, name string, asker api.Client) {
 // something nobody collected, so no client forgets work in flight: each
 // once to each client, when it begins (a cell starts; it ends with
 // output or a result nobody collected), not again on every call while it
-// lasts.
+// lasts. A note lists at most api.MaxOthers of them and counts the rest,
+// which later replies list: with hundreds of sessions holding results,
+// a reply stays small.
 //
 // A session that died with a cell nobody collected is mentioned with what
 // its death lost, once to each client: it is the first this client hears
@@ -70,7 +72,7 @@ func (m *Manager) othersNotes(except string, asker api.Client) []api.Note {
 		case i.Running != nil:
 			what = fmt.Sprintf("running %s %d", i.Generation, i.Running.Cell)
 		case i.State == Dead && i.Unread:
-			if !m.told.first(i.Name, i.Generation, asker) {
+			if m.told.has(i.Name, i.Generation, asker) {
 				continue
 			}
 			what = "dead " + i.Generation
@@ -80,8 +82,19 @@ func (m *Manager) othersNotes(except string, asker api.Client) []api.Note {
 			continue
 		}
 		attention[i.Name] = true
+		if len(n.Others) == api.MaxOthers {
+			// Counted, not listed, and not marked told: a later reply
+			// lists it.
+			if m.othersTold.isNews(asker, i.Name, what) {
+				n.Count++
+			}
+			continue
+		}
 		if !m.othersTold.news(asker, i.Name, what) {
 			continue
+		}
+		if i.State == Dead {
+			m.told.first(i.Name, i.Generation, asker)
 		}
 		o := api.Other{Session: i.Name, State: i.State, Running: i.Running, Death: i.Death, Unread: i.Unread}
 		if i.State == Dead {

@@ -87,6 +87,14 @@ func (o *othersTold) news(c api.Client, name, what string) bool {
 	return true
 }
 
+// isNews reports whether what is news to c about session name, without
+// remembering it told.
+func (o *othersTold) isNews(c api.Client, name, what string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.told[clientKey(c)][name] != what
+}
+
 // settled forgets what c was told of sessions not in attention, so that
 // the next cell running there is news again.
 func (o *othersTold) settled(c api.Client, attention map[string]bool) {

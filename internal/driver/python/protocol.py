@@ -51,6 +51,9 @@ NOTE_LIMIT = 10000
 NAME_LIMIT = 200
 TYPE_LIMIT = 200
 NAMES_LIMIT = 500
+# A question's prompt, in characters (the daemon's api.PromptLimit): the
+# "input" event says how long the whole was, and stays small.
+PROMPT_LIMIT = 2000
 
 SENTINEL_VAR = "POLYREPL_WORKER_SENTINEL"
 # Where the worker saves the whole of an error it cuts (a private
@@ -178,12 +181,19 @@ def install_stdin(commands, send, current, mark):
     import builtins
 
     def ask(prompt, password=False, shown=False):
-        event = {"op": "input", "cell": current["cell"], "prompt": prompt, "password": password, "shown": shown}
+        # The fields the daemon reads from the head of an event come
+        # first, the prompt last: held to PROMPT_LIMIT, it stays small,
+        # and even an event too long to take would say what it was.
+        event = {"op": "input", "cell": current["cell"]}
         if current["nonce"] is not None:
             event["nonce"] = current["nonce"]
         # What the cell printed so far goes out first, ended by the
         # marker, so that the question comes after it.
         event["flushed"] = mark()
+        event["password"], event["shown"] = password, shown
+        if len(prompt) > PROMPT_LIMIT:
+            event["prompt_total"] = len(prompt)
+        event["prompt"] = cut(prompt, PROMPT_LIMIT)
         send(event)
         header = commands.readline()
         parts = header.split()

@@ -44,13 +44,14 @@ func readLine(r *bufio.Reader, buf []byte, max int) (line []byte, n int, err err
 
 // head is what the start of an event line says about it.
 type head struct {
-	op, status, nonce string
-	cell              int
+	op, status, nonce        string
+	cell                     int
+	flushed, password, shown bool
 }
 
-// eventHead reads the top-level op, cell, nonce and status of an event
-// from its first bytes (the Python worker sends them first), as far as
-// they go.
+// eventHead reads the top-level op, cell, nonce, status, flushed,
+// password and shown of an event from its first bytes (the Python worker
+// sends them first), as far as they go.
 func eventHead(b []byte) head {
 	var h head
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -64,14 +65,21 @@ func eventHead(b []byte) head {
 		}
 		key, _ := t.(string)
 		var v any
-		if key == "op" || key == "cell" || key == "nonce" || key == "status" {
+		switch key {
+		case "op", "cell", "nonce", "status", "flushed", "password", "shown":
 			if dec.Decode(&v) != nil {
 				return h
 			}
-		} else {
+		default:
 			return h // the first long field: what follows is cut
 		}
 		switch key {
+		case "flushed":
+			h.flushed, _ = v.(bool)
+		case "password":
+			h.password, _ = v.(bool)
+		case "shown":
+			h.shown, _ = v.(bool)
 		case "op":
 			h.op, _ = v.(string)
 		case "status":
@@ -88,9 +96,11 @@ func eventHead(b []byte) head {
 }
 
 // parseInput reads a cell's question, {"op":"input","cell":N,
-// "nonce":…,"prompt":…,"password":…,"shown":…,"flushed":…} (flushed:
-// the worker wrote the end marker to its output first); ok is false for
-// any other event.
+// "nonce":…,"flushed":…,"password":…,"shown":…,"prompt":…,
+// "prompt_total":…} (flushed: the worker wrote the end marker to its
+// output first; prompt_total: the prompt had that many characters, and
+// the worker cut it to its head and tail); ok is false for any other
+// event.
 func parseInput(line []byte) (q driver.Prompt, nonce string, flushed, ok bool) {
 	if !bytes.Contains(line, []byte(`"op": "input"`)) && !bytes.Contains(line, []byte(`"op":"input"`)) {
 		return q, "", false, false
@@ -103,11 +113,14 @@ func parseInput(line []byte) (q driver.Prompt, nonce string, flushed, ok bool) {
 		Password bool   `json:"password"`
 		Shown    bool   `json:"shown"`
 		Flushed  bool   `json:"flushed"`
+		Total    int    `json:"prompt_total"`
 	}
 	if json.Unmarshal(line, &m) != nil || m.Op != "input" {
 		return q, "", false, false
 	}
-	return driver.Prompt{Cell: m.Cell, Text: m.Prompt, Password: m.Password, Shown: m.Shown}, m.Nonce, m.Flushed, true
+	q = driver.Prompt{Cell: m.Cell, Text: m.Prompt, Password: m.Password, Shown: m.Shown, Total: max(m.Total, 0)}
+	q.Text, q.Total = api.BoundPrompt(q.Text, q.Total, api.PromptLimit)
+	return q, m.Nonce, m.Flushed, true
 }
 
 // maxNames bounds the names a worker may report for one cell.

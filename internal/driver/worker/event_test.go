@@ -19,11 +19,15 @@ func FuzzEvent(f *testing.F) {
 		`{"op":"done","cell":3,"value_head":"aaa","value_tail":"zzz","value_total":-5}`,
 		`{"op":"done","cell":4,"status":"exploded"}`, `{"op":"done","status":"error"}`,
 		`{"op":"done","cell":"x"}`, `{"op":5}`, `not json`, ``, `{"op":"done","value":"\udc80"}`,
+		`{"op":"input","cell":1,"nonce":"n","flushed":true,"password":false,"shown":false,"prompt_total":-3,"prompt":"? "}`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
 		eventHead(line) // the head of a line too long to take: never a panic
+		if q, _, _, ok := parseInput(line); ok && (utf8.RuneCountInString(q.Text) > api.PromptLimit+64 || q.Total < 0) {
+			t.Fatalf("%q: a question of %d characters, total %d", line, utf8.RuneCountInString(q.Text), q.Total)
+		}
 		hello, done, _, _ := parseEvent(line)
 		if hello != nil && done != nil {
 			t.Fatalf("%q parsed as both a hello and a result", line)

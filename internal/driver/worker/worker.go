@@ -495,10 +495,21 @@ func (p *process) result(r driver.Result, nonce string, flushed bool) {
 }
 
 // tooLong reports an event line of n bytes, over maxEvent, from its head:
-// a result for the cell in flight ends that cell, saying what was lost;
-// anything else is a stray.
+// a result for the cell in flight ends that cell, saying what was lost; a
+// question of the cell in flight is asked with a text that says its
+// prompt was too long to take (the cell waits for its answer: nobody
+// would know, else); anything else is a stray.
 func (p *process) tooLong(head []byte, n int) {
 	h := eventHead(head)
+	if h.op == "input" {
+		q := driver.Prompt{Cell: h.cell, Password: h.password, Shown: h.shown,
+			Text: fmt.Sprintf("[the runtime's question was too long to take (%d bytes), and its prompt is not shown]", n)}
+		if h.shown {
+			q.Text = "" // the cell printed it: its last line is the text
+		}
+		p.asked(q, h.nonce, h.flushed)
+		return
+	}
 	if h.op != "done" {
 		p.evMu.Lock()
 		p.stray++
