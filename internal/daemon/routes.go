@@ -287,7 +287,7 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 		if errors.As(err, &mbe) {
 			size := fmt.Sprintf("over %d bytes", maxBody)
 			if r.ContentLength > 0 {
-				size = fmt.Sprintf("%d bytes; the limit is %d bytes", r.ContentLength, maxBody)
+				size = fmt.Sprintf("%d bytes, over the limit of %d bytes", r.ContentLength, maxBody)
 			}
 			fail(w, &session.Error{Code: api.CodeBadRequest, Msg: "the request is " + size, Hint: "keep code and answers under 2 MiB"})
 			return false
