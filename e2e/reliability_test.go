@@ -84,6 +84,7 @@ Fuzz targets, with their seed corpora in the f.Add calls (run as plain tests by 
 		"`internal/driver/terminal` FuzzSplitter — the terminal family's framing: a REPL's stream split at marks, prompts dropped, across any reads",
 		"`internal/driver/terminal` FuzzCellNames — cell file paths in a REPL's output rewritten to `<cell N>`, across any reads",
 		"`internal/client` FuzzReadStream — the client's reader of streamed replies",
+		"`internal/cli` FuzzReadLine — an answer on standard input: its first line whole, or refused with its real length",
 	} {
 		b.WriteString("- " + target + "\n")
 	}
