@@ -258,3 +258,42 @@ func kb(n int) string {
 	}
 	return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
 }
+
+// TestBoundsWorkerErrors: a cell that raises an error of 6 M characters
+// in a worker runtime ends with the error cut and said, and the session
+// goes on. The event carrying it was over the daemon's 4 MiB limit, its
+// head named no nonce, and it was dropped as a stray: the cell stayed
+// running for good (Ruby, Node) — each worker now cuts its error (and
+// saves the whole where it can) and sends the cell, nonce and status
+// first.
+func TestBoundsWorkerErrors(t *testing.T) {
+	for _, c := range []struct{ runtime, install, code, next, want string }{
+		{"ruby", "ruby", `raise "x"*6_000_000`, "1+1", "2"},
+		{"node", "nodejs", `throw new Error("x".repeat(6000000))`, "1+1", "2"},
+		{"java", "default-jdk-headless", `throw new RuntimeException("x".repeat(6000000));`, "1+1", "2"},
+	} {
+		t.Run(c.runtime, func(t *testing.T) {
+			e := newEnv(t)
+			needRuntime(t, e, c.runtime, c.install)
+			start := time.Now()
+			r := e.runJSON("exec", "w", "--runtime", c.runtime, "-t", "120", c.code)
+			took := time.Since(start)
+			msgCut, _ := r.raw["error"].(map[string]any)
+			cutInfo, _ := msgCut["message_cut"].(map[string]any)
+			if cutInfo == nil {
+				cutInfo, _ = msgCut["traceback_cut"].(map[string]any)
+			}
+			total, _ := cutInfo["total"].(float64)
+			if r.Status != "error" || total < 6_000_000 || len(r.raw) == 0 {
+				t.Errorf("the cell: %s", clip(r.String()))
+			}
+			n := e.runJSON("exec", "w", c.next)
+			if n.Value != c.want && !strings.Contains(n.Output, c.want) {
+				t.Errorf("the session after it: %s", n)
+			}
+			file, _ := cutInfo["file"].(string)
+			report(t, boundsSection, fmt.Sprintf("%s: a cell raising an error of 6,000,000 characters (once left running for good)", c.runtime),
+				"status %s after %s, the cut said (%d characters in all; whole file: %v); the next cell ran", r.Status, took.Round(100*time.Millisecond), int(total), file != "")
+		})
+	}
+}

@@ -407,8 +407,11 @@ __polyrepl_end_cell() {
 	if builtin printf '%s' "$__polyrepl_sentinel" >&62; then
 		__polyrepl_flushed=true
 	fi
-	builtin local __polyrepl_msg="{\"op\":\"done\",\"cell\":$__polyrepl_cell,\"status\":\"$__polyrepl_result\""
+	# The cell, its nonce and status first: the daemon reads them from the
+	# head of an event too long to take.
+	builtin local __polyrepl_msg="{\"op\":\"done\",\"cell\":$__polyrepl_cell"
 	[[ -z ${__polyrepl_nonce-} ]] || __polyrepl_msg+=",\"nonce\":\"$__polyrepl_nonce\""
+	__polyrepl_msg+=",\"status\":\"$__polyrepl_result\""
 	[[ -z $__polyrepl_err ]] || __polyrepl_msg+=",\"error\":$__polyrepl_err"
 	__polyrepl_msg+=",\"names\":$__polyrepl_names_json"
 	if [[ -n $__polyrepl_note ]]; then

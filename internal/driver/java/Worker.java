@@ -65,7 +65,7 @@ class PolyreplWorker {
             int cell = Integer.parseInt(f[1]);
             int limit = Integer.parseInt(f[2]);
             byte[] code = cmds.readNBytes(Integer.parseInt(f[3]));
-            String done = run(cell, limit, new String(code, StandardCharsets.UTF_8));
+            String done = run(cell, limit, new String(code, StandardCharsets.UTF_8), nonce);
             out.flush();
             err.flush();
             boolean flushed = true;
@@ -75,12 +75,15 @@ class PolyreplWorker {
             } catch (Exception e) {
                 flushed = false;
             }
-            send(done + (nonce != null ? ",\"nonce\":\"" + nonce + "\"" : "") + ",\"flushed\":" + flushed + "}");
+            send(done + ",\"flushed\":" + flushed + "}");
         }
     }
 
     // run evaluates a cell and returns its done event, without the closing brace.
-    static String run(int cell, int limit, String code) {
+    // run runs a cell and returns its "done" event but its end: the cell,
+    // the nonce and the status first, which the daemon reads from the
+    // head of an event too long to take.
+    static String run(int cell, int limit, String code, String nonce) {
         String status = "done", value = null, name = null, error = null;
         interrupted = false;
         running = true;
@@ -126,11 +129,11 @@ class PolyreplWorker {
                 if (interrupted || error != null) break;
             }
         } catch (Throwable t) {
-            error = "{\"type\":" + json(t.getClass().getName()) + ",\"message\":" + json(String.valueOf(t.getMessage())) + "}";
+            error = error(t.getClass().getName(), String.valueOf(t.getMessage()), null);
         } finally {
             running = false;
         }
-        StringBuilder b = new StringBuilder("{\"op\":\"done\",\"cell\":" + cell);
+        StringBuilder b = new StringBuilder();
         if (interrupted) {
             status = "interrupted";
             value = null;
@@ -139,7 +142,6 @@ class PolyreplWorker {
             value = null;
             b.append(",\"error\":").append(error);
         }
-        b.append(",\"status\":\"").append(status).append('"');
         if (value != null) {
             b.append(",\"value_name\":").append(json(name));
             int n = value.codePointCount(0, value.length());
@@ -157,7 +159,8 @@ class PolyreplWorker {
         js.methods().filter(m -> js.status(m).isActive()).map(MethodSnippet::name).distinct().forEach(names::add);
         js.types().filter(t -> js.status(t).isActive()).map(TypeDeclSnippet::name).forEach(names::add);
         b.append(",\"names\":[").append(names.stream().map(PolyreplWorker::json).collect(Collectors.joining(","))).append(']');
-        return b.toString();
+        return "{\"op\":\"done\",\"cell\":" + cell + (nonce != null ? ",\"nonce\":\"" + nonce + "\"" : "")
+            + ",\"status\":\"" + status + "\"" + b;
     }
 
     // exception returns the error object of a failed snippet, its
@@ -177,7 +180,7 @@ class PolyreplWorker {
         if (x instanceof UnresolvedReferenceException ure) {
             msg = "attempted to use " + describe(ure.getSnippet()) + " which cannot be used until its unresolved references are declared";
         }
-        return "{\"type\":" + json(type) + ",\"message\":" + json(msg) + ",\"traceback\":" + json(tb.toString()) + "}";
+        return error(type, msg, tb.toString());
     }
 
     // rejected returns the error object of a snippet that did not compile,
@@ -201,7 +204,34 @@ class PolyreplWorker {
             tb.append("|  ").append(" ".repeat((int) pos - ls)).append("^").append("-".repeat((int) Math.max(0, end - pos - 2))).append(end - pos > 1 ? "^" : "").append('\n');
         }
         if (msg.length() == 0) msg.append("the snippet was rejected: ").append(src.strip());
-        return "{\"type\":\"CompileError\",\"message\":" + json(msg.toString()) + ",\"traceback\":" + json(tb.toString()) + "}";
+        return error("CompileError", msg.toString(), tb.toString());
+    }
+
+    // Bounds of a cell's error in the "done" event, in characters, as the
+    // Python worker's: an exception's message can be of any size, and the
+    // event must stay small enough for the daemon to take it whole.
+    static final int MESSAGE_LIMIT = 10000, TRACEBACK_LIMIT = 30000, TYPE_LIMIT = 200;
+
+    // error is an error object, each text cut to its bound with the cut
+    // said and its length given (traceback null: none).
+    static String error(String type, String msg, String tb) {
+        StringBuilder b = new StringBuilder("{\"type\":").append(json(cut(type, TYPE_LIMIT, " ")));
+        b.append(",\"message\":").append(json(cut(msg, MESSAGE_LIMIT, "\n")));
+        if (msg.length() > MESSAGE_LIMIT) b.append(",\"message_total\":").append(msg.length());
+        if (tb != null) {
+            b.append(",\"traceback\":").append(json(cut(tb, TRACEBACK_LIMIT, "\n")));
+            if (tb.length() > TRACEBACK_LIMIT) b.append(",\"traceback_total\":").append(tb.length());
+        }
+        return b.append('}').toString();
+    }
+
+    // cut is text, or its head and tail with the cut said between them,
+    // as the daemon's bound.Marker says it.
+    static String cut(String text, int limit, String sep) {
+        if (text.length() <= limit) return text;
+        int head = limit / 2, tail = limit - head, n = text.length() - limit;
+        String count = n == 1 ? "1 character" : String.format(Locale.ROOT, "%,d characters", n);
+        return text.substring(0, head) + sep + "[\u2026 " + count + " cut \u2026]" + sep + text.substring(text.length() - tail);
     }
 
     // unresolved says what a declaration still needs, as jshell does.

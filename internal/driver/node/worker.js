@@ -56,6 +56,8 @@ const NativeError = Error;
 const BufferFrom = Buffer.from.bind(Buffer);
 const BufferConcat = Buffer.concat.bind(Buffer);
 const writeSync = fs.writeSync;
+const writeFileSync = fs.writeFileSync;
+const pathJoin = path.join;
 const inspect = util.inspect;
 const isNativeError = util.types.isNativeError;
 const stdout = process.stdout;
@@ -70,6 +72,14 @@ const showOptions = { showProxy: true, colors: false };
 // this (inspect's default breakLength when not on a terminal).
 const breakLength = 128;
 const nameLimit = 500;
+// Bounds of a cell's error in the "done" event, in characters, as the
+// Python worker's: a cell can throw a message of any size, and the event
+// must stay small enough for the daemon to take it whole. The whole error
+// is saved first to a file in the spool directory the daemon gives.
+const messageLimit = 10000;
+const tracebackLimit = 30000;
+const typeLimit = 200;
+const spool = process.env.POLYREPL_WORKER_SPOOL || '';
 const interruptMessage = 'Script execution was interrupted by `SIGINT`';
 // A cell's error stack keeps frames down to the cell's own code.
 const cellFrame = /^\s+at\s.*<cell \d+>:\d+:\d+\)?$/;
@@ -281,7 +291,15 @@ function pump() {
 // The result echoes the exec's nonce, so the daemon takes no event a cell
 // forged for it.
 function finish(result, job) {
-  if (job.nonce) result.nonce = job.nonce;
+  // What the daemon reads from the head of an event too long to take
+  // comes first: which cell, its nonce, its status.
+  const head = { op: result.op, cell: result.cell };
+  if (job.nonce) head.nonce = job.nonce;
+  head.status = result.status;
+  for (const k of ObjectKeys(result)) {
+    if (!ObjectHasOwn(head, k)) head[k] = result[k];
+  }
+  result = bounded(head);
   setImmediate(() => flush((ok) => {
     result.flushed = ok;
     send(result);
@@ -313,6 +331,44 @@ function flush(cb) {
   } catch {
     done(false);
   }
+}
+
+// bounded holds a result's error to the bounds above, saying each cut
+// and how long the text was, with the whole saved to a file.
+function bounded(result) {
+  const e = result.error;
+  if (!e || typeof e !== 'object') return result;
+  const message = typeof e.message === 'string' ? e.message : '';
+  const tb = typeof e.traceback === 'string' ? e.traceback : '';
+  if (message.length > messageLimit || tb.length > tracebackLimit) {
+    const whole = tb && tb.includes(message) ? tb : `${e.type}: ${message}\n\n${tb}`;
+    if (spool) {
+      try {
+        const file = pathJoin(spool, `error-${process.pid}-${Date.now()}-${(Math.random() * 1e9) | 0}.txt`);
+        writeFileSync(file, whole, { mode: 0o600, flag: 'wx' });
+        e.whole = file;
+      } catch (err) {
+        e.whole_err = String(err && err.message);
+      }
+    }
+    if (message.length > messageLimit) e.message_total = message.length;
+    if (tb.length > tracebackLimit) e.traceback_total = tb.length;
+  }
+  e.type = cutText(typeof e.type === 'string' ? e.type : String(e.type), typeLimit, ' ');
+  e.message = cutText(message, messageLimit, '\n');
+  e.traceback = cutText(tb, tracebackLimit, '\n');
+  return result;
+}
+
+// cutText is text, or its head and tail with the cut said between them,
+// as the daemon's bound.Marker says it.
+function cutText(text, limit, sep) {
+  if (text.length <= limit) return text;
+  const head = limit >> 1;
+  const tail = limit - head;
+  const n = text.length - limit;
+  const count = n === 1 ? '1 character' : `${String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',')} characters`;
+  return `${text.slice(0, head)}${sep}[\u2026 ${count} cut \u2026]${sep}${text.slice(text.length - tail)}`;
 }
 
 function send(obj) {

@@ -465,12 +465,18 @@ run_loop <- function() {
   quit(save = "no", status = 70L, runLast = FALSE)
 }
 
+# head_first puts a result's op, cell, nonce and status first.
+head_first <- function(res, nonce) {
+  rest <- res[setdiff(names(res), c("op", "cell", "nonce", "status"))]
+  c(list(op = "done", cell = res$cell, nonce = nonce, status = res$status), rest)
+}
+
 # abandoned reports the cell in flight as ended by why.
 abandoned <- function(why) {
   res <- list(op = "done", cell = st$cell, status = "error",
               error = list(type = "abort", message = why, traceback = why),
               names = user_names())
-  res$nonce <- st$nonce
+  res <- head_first(res, st$nonce)
   st$cell <- NULL
   res$flushed <- flush_all()
   send(res)
@@ -507,8 +513,10 @@ serve <- function() {
     st$nonce <- cmd$nonce
     res <- run_cell(cmd$cell, cmd$code, cmd$limit)
     st$cell <- NULL
-    # The exec's nonce, so the daemon takes no event a cell forged.
-    res$nonce <- cmd$nonce
+    # The exec's nonce, so the daemon takes no event a cell forged; with
+    # the cell and status first, which the daemon reads from the head of
+    # an event too long to take.
+    res <- head_first(res, cmd$nonce)
     res$flushed <- flush_all()
     send(res)
   }

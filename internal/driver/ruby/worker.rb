@@ -22,6 +22,16 @@
 # milliseconds on every session's start, so the few shapes sent are encoded
 # by hand. pp is loaded only when a wide value is first shown.
 Module.new do
+  # Bounds of a cell's error in the "done" event, in characters, as the
+  # Python worker's: a cell can raise a message of any size, and the event
+  # must stay small enough for the daemon to take it whole. The whole
+  # error is saved first to a file in the spool directory the daemon
+  # gives.
+  @message_limit = 10_000
+  @traceback_limit = 30_000
+  @type_limit = 200
+  @spool = ENV["POLYREPL_WORKER_SPOOL"]
+
   @escapes = {
     '"' => '\\"', '\\' => '\\\\', "\n" => '\\n', "\r" => '\\r',
     "\t" => '\\t', "\b" => '\\b', "\f" => '\\f'
@@ -99,9 +109,13 @@ Module.new do
         Kernel.exit!(0)
       end
       result["flushed"] = flush_all(true)
-      # The exec's nonce, so the daemon takes no event a cell forged.
-      result["nonce"] = parts[4] if parts[4]
-      send_event(result)
+      # The exec's nonce, so the daemon takes no event a cell forged; it
+      # comes first with the cell and status, which the daemon reads from
+      # the head of an event too long to take.
+      head = { "op" => "done", "cell" => cell }
+      head["nonce"] = parts[4] if parts[4]
+      head["status"] = result["status"]
+      send_event(bounded(head.merge(result) { |_k, first, _| first }))
     end
   end
 
@@ -313,6 +327,43 @@ Module.new do
     rescue StandardError
       false # fd 1 was closed by the cell; the daemon won't wait
     end
+  end
+
+  # bounded holds a result's error to the bounds above, saying each cut
+  # and how long the text was, with the whole saved to a file.
+  def self.bounded(result)
+    e = result["error"]
+    return result unless e.is_a?(Hash)
+    message, tb = e["message"].to_s, e["traceback"].to_s
+    if message.length > @message_limit || tb.length > @traceback_limit
+      if @spool
+        whole = tb.include?(message) ? tb : "#{e["type"]}: #{message}\n\n#{tb}"
+        begin
+          path = File.join(@spool, "error-#{Process.pid}-#{Random.new.rand(1 << 48).to_s(16)}.txt")
+          File.open(path, File::WRONLY | File::CREAT | File::EXCL, 0o600) { |f| f.write(whole) }
+          e["whole"] = path
+        rescue StandardError => err
+          e["whole_err"] = err.message.to_s
+        end
+      end
+      e["message_total"] = message.length if message.length > @message_limit
+      e["traceback_total"] = tb.length if tb.length > @traceback_limit
+    end
+    e["type"] = cut(e["type"].to_s, @type_limit, " ")
+    e["message"] = cut(message, @message_limit, "\n")
+    e["traceback"] = cut(tb, @traceback_limit, "\n")
+    result
+  end
+
+  # cut is text, or its head and tail with the cut said between them, as
+  # the daemon's bound.Marker says it.
+  def self.cut(text, limit, sep)
+    return text if text.length <= limit
+    head = limit / 2
+    tail = limit - head
+    n = text.length - limit
+    count = n == 1 ? "1 character" : "#{n.to_s.reverse.scan(/\d{1,3}/).join(",").reverse} characters"
+    "#{text[0, head]}#{sep}[\u2026 #{count} cut \u2026]#{sep}#{text[text.length - tail, tail]}"
   end
 
   def self.send_event(obj)
