@@ -151,3 +151,17 @@ func TestNamesBounded(t *testing.T) {
 		t.Errorf("a long name is not cut, or the cut not said: %.300q", first)
 	}
 }
+
+// TestNoSessionHintBounded: a refusal for a name with no session names at
+// most api.MaxOthers of the sessions there are, and counts the rest.
+func TestNoSessionHintBounded(t *testing.T) {
+	m := newTestManager(t)
+	for i := range 14 {
+		execOK(t, m, fmt.Sprintf("s%02d", i), req("print hi"))
+	}
+	_, err := m.Wait(context.Background(), "nobody", api.WaitRequest{Client: alice}, nil)
+	e := wantCode(t, err, api.CodeNoSession)
+	if !strings.HasSuffix(e.Hint, "s09 … and 4 more") || strings.Contains(e.Hint, "s10") {
+		t.Errorf("hint %q", e.Hint)
+	}
+}

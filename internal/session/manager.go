@@ -334,7 +334,10 @@ func (m *Manager) noSession(name string, asker api.Client) error {
 		live = append(live, i.Name)
 	}
 	hint := ""
-	if len(live) > 0 {
+	if len(live) > api.MaxOthers {
+		// Hundreds of sessions would make the refusal a listing.
+		hint = fmt.Sprintf("sessions now: %s … and %d more", strings.Join(live[:api.MaxOthers], ", "), len(live)-api.MaxOthers)
+	} else if len(live) > 0 {
 		hint = "sessions now: " + strings.Join(live, ", ")
 	}
 	return &Error{Code: api.CodeNoSession, Msg: fmt.Sprintf("no session named %q", name), Hint: hint,
