@@ -32,7 +32,7 @@ func Note(n api.Note, v Voice) string {
 			text += fmt.Sprintf(" Cell %d was running: the restart ended it.", n.Cell)
 		}
 		if len(n.Names) > 0 {
-			text += " Lost names: " + strings.Join(n.Names, ", ") + "."
+			text += " Lost names: " + Names(n.Names) + "."
 		} else {
 			text += " It held no names."
 		}
@@ -190,7 +190,7 @@ func Note(n api.Note, v Voice) string {
 	case api.NoteUpgraded:
 		kept := "it had no sessions"
 		if len(n.Names) > 0 {
-			kept = fmt.Sprintf("its %s went on: %s", Plural(len(n.Names), "session"), strings.Join(n.Names, ", "))
+			kept = fmt.Sprintf("its %s went on: %s", Plural(len(n.Names), "session"), Names(n.Names))
 		}
 		return fmt.Sprintf("Replaced the daemon of polyrepl %s with this %s (pid %d); %s.", n.Version, n.ClientVersion, n.PID, kept)
 	case api.NoteUnread:
@@ -225,7 +225,7 @@ func Loss(n api.Note, now time.Time) string {
 	}
 	b.WriteString(".")
 	if len(n.Names) > 0 {
-		fmt.Fprintf(&b, " Lost names: %s.", strings.Join(n.Names, ", "))
+		fmt.Fprintf(&b, " Lost names: %s.", Names(n.Names))
 	} else {
 		b.WriteString(" It held no names.")
 	}

@@ -148,3 +148,18 @@ func TestOthersNoteCountsTheRest(t *testing.T) {
 		}
 	}
 }
+
+// TestLostNamesCounted: a death that lost a thousand names says forty and
+// counts the rest.
+func TestLostNamesCounted(t *testing.T) {
+	var names []string
+	for i := range 1000 {
+		names = append(names, fmt.Sprintf("v%d", i))
+	}
+	for _, kind := range []string{api.NoteLost, api.NoteRestarted} {
+		text := Note(api.Note{Kind: kind, Session: "a", Names: names, Death: &api.Death{Cause: "killed"}}, People)
+		if !strings.Contains(text, "v39 … and 960 more") || strings.Contains(text, "v40,") {
+			t.Errorf("%s: %.300s", kind, text)
+		}
+	}
+}
