@@ -195,3 +195,38 @@ func resultOf(dm doneMsg) driver.Result {
 	}
 	return r
 }
+
+// tooLong reports an event line of n bytes, over maxEvent, from its head:
+// a result for the cell in flight ends that cell, saying what was lost; a
+// question of the cell in flight is asked with a text that says its
+// prompt was too long to take (the cell waits for its answer: nobody
+// would know, else); anything else is a stray.
+func (p *process) tooLong(head []byte, n int) {
+	h := eventHead(head)
+	if h.op == "input" {
+		q := driver.Prompt{Cell: h.cell, Password: h.password, Shown: h.shown,
+			Text: fmt.Sprintf("[the runtime's question was too long to take (%d bytes), and its prompt is not shown]", n)}
+		if h.shown {
+			q.Text = "" // the cell printed it: its last line is the text
+		}
+		p.asked(q, h.nonce, h.flushed)
+		return
+	}
+	if h.op != "done" {
+		p.evMu.Lock()
+		p.stray++
+		p.evMu.Unlock()
+		return
+	}
+	r := driver.Result{Cell: h.cell, Status: h.status, Dropped: n}
+	switch r.Status {
+	case api.StatusDone, api.StatusError, api.StatusInterrupted:
+	default:
+		r.Status = api.StatusError
+	}
+	if r.Status == api.StatusError {
+		r.Error = &api.CellError{Type: "Error", Message: fmt.Sprintf(
+			"the cell failed, and the runtime's report of it (%d bytes) was too long to take", n)}
+	}
+	p.result(r, h.nonce, true)
+}
