@@ -250,13 +250,18 @@ func EOF(who int, close func() error, keep *os.File) (*os.File, error) {
 const maxTail = 512
 
 // Tail keeps the last line (so far) of what a cell printed: the text of
-// a question whose runtime shows its prompt and does not say it.
-type Tail struct{ b []byte }
+// a question whose runtime shows its prompt and does not say it. A line
+// longer than maxTail keeps its end, and says that its start was cut (the
+// whole line is in the cell's output).
+type Tail struct {
+	b   []byte
+	cut bool // the line's start was let go
+}
 
 // Add takes more of what the cell printed.
 func (t *Tail) Add(b []byte) {
 	if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
-		t.b = append(t.b[:0], b[i+1:]...)
+		t.b, t.cut = append(t.b[:0], b[i+1:]...), false
 	} else {
 		t.b = append(t.b, b...)
 	}
@@ -265,12 +270,21 @@ func (t *Tail) Add(b []byte) {
 		for cut < len(t.b) && t.b[cut]&0xC0 == 0x80 {
 			cut++ // not in the middle of a character
 		}
-		t.b = append(t.b[:0], t.b[cut:]...)
+		t.b, t.cut = append(t.b[:0], t.b[cut:]...), true
 	}
 }
 
 // Reset forgets it: a cell starts, or a question was answered.
-func (t *Tail) Reset() { t.b = t.b[:0] }
+func (t *Tail) Reset() { t.b, t.cut = t.b[:0], false }
 
-// String is the line so far.
-func (t *Tail) String() string { return string(t.b) }
+// String is the line so far; "[… the start of the line is in the
+// output …]" before its end when it was longer than maxTail.
+func (t *Tail) String() string {
+	if t.cut {
+		return tailCut + string(t.b)
+	}
+	return string(t.b)
+}
+
+// tailCut says that a prompt is the end of a longer line.
+const tailCut = "[… the line's start is in the output …]"
