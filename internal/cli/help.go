@@ -64,7 +64,13 @@ Commands:
       print the version
 
 Every command takes --label NAME: who you are in the shared record
-(default $POLYREPL_LABEL, else $USER).
+(default $POLYREPL_LABEL, else $USER; the daemon keeps 100 characters
+of it and says the cut).
+
+Exit status of exec, wait and input: 0 the cell finished, 1 it raised
+or the session died, 2 the request was refused (usage, bad input, code or
+an answer over 2 MiB) or no daemon could be reached, 3 the cell waits for
+input, 124 the cell still runs.
 
 Examples:
   polyrepl exec chirp 'import json; data = json.load(open("big.json"))'
