@@ -252,12 +252,6 @@ func TestBoundsOthersNote(t *testing.T) {
 }
 
 // kb says a size for a report row.
-func kb(n int) string {
-	if n < 1<<10 {
-		return fmt.Sprintf("%d B", n)
-	}
-	return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
-}
 
 // TestBoundsWorkerErrors: a cell that raises an error of 6 M characters
 // in a worker runtime ends with the error cut and said, and the session

@@ -286,7 +286,14 @@ func TestReliabilityRecordHugeAnswer(t *testing.T) {
 		door, filepath.Base(asked.AnswersCut.File), kb(fi.Size()))
 }
 
-func kb(n int64) string { return fmt.Sprintf("%d KB", (n+512)>>10) }
+// kb says a size in bytes as a person reads it: bytes below a KiB,
+// else KiB with one decimal.
+func kb[N int | int64](n N) string {
+	if n < 1<<10 {
+		return fmt.Sprintf("%d B", n)
+	}
+	return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
+}
 
 // TestReliabilityRecordPlantedLines: lines planted in a record's file
 // while no daemon runs — garbage and an over-long line in the middle, a
