@@ -231,7 +231,7 @@ func TestReliabilityMCPRefusedLines(t *testing.T) {
 		t.Errorf("the ping after the refused lines: %+v", got[`"after"`].Error)
 	}
 	hist, _, _ := e.run("history", "r")
-	if strings.Contains(hist, strings.Repeat("n", 101)) || !strings.Contains(hist, "(100 of 3,000,000 characters)") {
+	if strings.Contains(hist, strings.Repeat("n", 101)) || !strings.Contains(hist, "[label cut: 3,000,000 characters in all; showing the first 100]") {
 		t.Errorf("the record labels the 3 MB client as: %s", clip(hist))
 	}
 	start := time.Now()
@@ -247,7 +247,7 @@ func TestReliabilityMCPRefusedLines(t *testing.T) {
 	report(t, mcpSection, "lines the SDK cannot read sent while an exec runs: an id `true`, `{}` or `[]`, a batch, `\"jsonrpc\":\"1.0\"`, a cut line, the exec's own id again, a 5 MB method, a 5 MB tool name",
 		"each answered with a JSON-RPC error of at most 2,000 bytes (%s); the exec answered with its output; the server went on (a ping answered), and ended %s after its input closed", strings.Join(said, "; "), time.Since(start).Round(100*time.Millisecond))
 	report(t, mcpSection, "a 12 MB argument value, a 12 MB argument name, a 3 MB clientInfo.name",
-		"the refusals quote 200 characters and say \"(12,000,000 characters)\"; the client's cells are labelled with 100 characters of its name and \"(100 of 3,000,000 characters)\"")
+		"the refusals quote 200 characters and say \"(12,000,000 characters)\"; the client's cells are labelled with 100 characters of its name and \"[label cut: 3,000,000 characters in all; showing the first 100]\"")
 }
 
 // The end of the input: with nothing in flight the server ends at once;

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -45,8 +46,16 @@ const (
 // limit characters and, in brackets, what was cut ("[label cut: 3,000,000
 // characters in all; showing the first 100]"). what names the text.
 // Invalid UTF-8 becomes U+FFFD, as every bounded text does.
+//
+// A text Clip already cut for the same limit and noun is returned as it
+// is, so that a client that bounds a text where it enters (the MCP
+// server, a client's name) and the daemon that bounds it again at its
+// own door say the cut once, with the whole text's length.
 func Clip(s string, limit int, what string) string {
 	if len(s) <= limit && utf8.ValidString(s) {
+		return s
+	}
+	if clipped(s, limit, what) {
 		return s
 	}
 	v := strings.ToValidUTF8(s, "\uFFFD")
@@ -64,6 +73,25 @@ func Clip(s string, limit int, what string) string {
 		i++
 	}
 	return head + "… " + bound.Cut{Total: n, Head: limit}.Describe(what)
+}
+
+// clipped reports whether s is exactly what Clip makes of a longer text
+// for limit and what.
+func clipped(s string, limit int, what string) bool {
+	mark := "… [" + what + " cut: "
+	i := strings.LastIndex(s, mark)
+	if i < 0 || !utf8.ValidString(s) {
+		return false
+	}
+	head, rest := s[:i], s[i+len(mark):]
+	j := strings.Index(rest, " character")
+	if j <= 0 {
+		return false
+	}
+	total, err := strconv.Atoi(strings.ReplaceAll(rest[:j], ",", ""))
+	h := utf8.RuneCountInString(head)
+	return err == nil && h <= limit && total > h &&
+		s == head+"… "+bound.Cut{Total: total, Head: h}.Describe(what)
 }
 
 // Bounded returns c with its label held to LabelLimit and its other

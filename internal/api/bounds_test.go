@@ -18,6 +18,9 @@ func TestClip(t *testing.T) {
 		{"runes", strings.Repeat("é", 101), 100, strings.Repeat("é", 100) + "… [label cut: 101 characters in all; showing the first 100]"},
 		{"invalid", "a\xffb", 100, "a\uFFFDb"},
 		{"empty", "", 100, ""},
+		{"clipped once", Clip(strings.Repeat("a", 3_000_000), 100, "label"), 100, strings.Repeat("a", 100) + "… [label cut: 3,000,000 characters in all; showing the first 100]"},
+		{"clipped for a larger limit", Clip(strings.Repeat("a", 300), 200, "label"), 100, strings.Repeat("a", 100) + "… [label cut: 259 characters in all; showing the first 100]"},
+		{"a marker that lies", strings.Repeat("a", 100) + "… [label cut: 5 characters in all; showing the first 100]", 100, strings.Repeat("a", 100) + "… [label cut: 157 characters in all; showing the first 100]"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := Clip(c.in, c.limit, "label"); got != c.want {

@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,7 +15,6 @@ import (
 // client that sends megabytes is told so in a line, not sent them back.
 const (
 	quoted    = 200  // characters of an input a reply quotes
-	labelMax  = 100  // characters of a client's name its cells are labelled with
 	errorText = 4000 // characters of a tool error's or a JSON-RPC error's text
 )
 
@@ -28,16 +26,6 @@ func quoteCut(s string, n int) string {
 		return strconv.Quote(s)
 	}
 	return strconv.Quote(headRunes(s, n)+"…") + " (" + characters(total) + ")"
-}
-
-// labelCut bounds a name from outside used as a label: at most n
-// characters, and the cut said in it.
-func labelCut(s string, n int) string {
-	total := utf8.RuneCountInString(s)
-	if total <= n {
-		return s
-	}
-	return headRunes(s, n) + fmt.Sprintf("… (%d of %s)", n, characters(total))
 }
 
 // cutText keeps the head and tail of a long text, the cut said in it.

@@ -322,9 +322,9 @@ func (s *Server) who(req *mcp.CallToolRequest) api.Client {
 			// The client names itself: bounded here, where it enters, as
 			// every label is (a 3 MB name labelled every cell whole).
 			if p.ClientInfo.Title != "" {
-				c.Who = labelCut(p.ClientInfo.Title, labelMax)
+				c.Who = api.Clip(p.ClientInfo.Title, api.LabelLimit, "label")
 			} else if p.ClientInfo.Name != "" {
-				c.Who = labelCut(p.ClientInfo.Name, labelMax)
+				c.Who = api.Clip(p.ClientInfo.Name, api.LabelLimit, "label")
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/polyrepl/polyrepl/internal/api"
 	"io"
 	"sync"
 	"time"
@@ -179,7 +180,7 @@ func (g *lineGuard) Read(b []byte) (int, error) {
 				continue
 			}
 			if req.IsCall() && !g.p.add(req.ID) {
-				g.out.refuse(id, jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid Request: id %s is taken by a request still in flight; it is free again once that one is answered: send this one with another id", labelCut(string(id), quoted)))
+				g.out.refuse(id, jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid Request: id %s is taken by a request still in flight; it is free again once that one is answered: send this one with another id", api.Clip(string(id), quoted, "id")))
 				continue
 			}
 		}
