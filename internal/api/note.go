@@ -120,6 +120,12 @@ const (
 	// (the first RecordLinesTold of them), File (the file as it was,
 	// kept aside; "" with Err if it could not be).
 	NoteUnread = "unread"
+	// NoteElsewhere: no daemon listens at the socket this client's
+	// environment names (OwnSocket: its XDG_RUNTIME_DIR differs from
+	// the daemon's), and the client reached the daemon that keeps its
+	// state directory (StateDir) where that one listens: Socket, PID.
+	// Said to a client once.
+	NoteElsewhere = "elsewhere"
 )
 
 // Why a record's loader left a line out (RecordLine.Why).
@@ -224,6 +230,12 @@ type Note struct {
 	Err       string     `json:"err,omitempty"`
 	// Said is words from outside polyrepl: what a runtime said.
 	Said string `json:"said,omitempty"`
+	// Socket is where the daemon listens, OwnSocket where the client's
+	// environment says it would, StateDir the state directory the
+	// daemon keeps: in an elsewhere note.
+	Socket    string `json:"socket,omitempty"`
+	OwnSocket string `json:"own_socket,omitempty"`
+	StateDir  string `json:"state_dir,omitempty"`
 	// ClientVersion is the client's version, in a version note.
 	ClientVersion string   `json:"client_version,omitempty"`
 	Next          []Action `json:"next,omitempty"`

@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/signal"
 	"os/user"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -80,6 +79,9 @@ func Main(args []string) int {
 	defer cancel()
 	defer cancelOnSignal(ctx, cancel)()
 	e := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, ctx: ctx, client: client.New()}
+	// Said once per command (and once per MCP server, on its standard
+	// error, which its client logs): the daemon was reached elsewhere.
+	e.client.Elsewhere = func(n api.Note) { fmt.Fprintf(e.stderr, "polyrepl: %s\n", render.Note(n, render.People)) }
 	return e.main(args)
 }
 
@@ -182,7 +184,7 @@ func (e *env) fail(err error) int {
 		return ExitUsage
 	case errors.As(err, &ce):
 		e.errorf("cannot reach the polyrepl daemon: %v", ce.Err)
-		e.hintf("see the daemon log %s, or run `polyrepl daemon` to see it fail in the foreground", filepath.Join(filepath.Dir(e.client.Socket), paths.LogName))
+		e.hintf("see the daemon log %s, or run `polyrepl daemon` to see it fail in the foreground", e.client.LogPath())
 		return ExitUsage
 	case errors.Is(err, context.Canceled):
 		e.errorf("interrupted; the cell (if any) goes on: `polyrepl wait` collects it")
@@ -211,7 +213,7 @@ func (e *env) failJSON(err error) int {
 		body = api.ErrorReply{Error: err.Error(), Code: api.CodeUnreachable}
 	case errors.As(err, &ce):
 		body = api.ErrorReply{Error: "cannot reach the polyrepl daemon: " + ce.Err.Error(), Code: api.CodeUnreachable,
-			Hint: fmt.Sprintf("see the daemon log %s, or run `polyrepl daemon` to see it fail in the foreground", filepath.Join(filepath.Dir(e.client.Socket), paths.LogName))}
+			Hint: fmt.Sprintf("see the daemon log %s, or run `polyrepl daemon` to see it fail in the foreground", e.client.LogPath())}
 	}
 	printJSON(e.stdout, body)
 	return status

@@ -22,7 +22,12 @@ func init() {
 ` + "`polyrepl stop`" + `. SIGTERM, SIGINT or SIGHUP end the daemon alone: its sessions
 go on in their holders, and the next daemon takes them up. Clients
 normally start it by themselves, detached, logging to daemon.log beside
-the socket.`,
+the socket.
+
+One daemon keeps a state directory: while one runs, another refuses to
+start on it (exit status 2), naming the one that runs and its socket.
+A client whose own socket path has no daemon (its XDG_RUNTIME_DIR points
+elsewhere) reaches the one the state directory names.`,
 		new: func() runner { return plain(runDaemon) },
 	})
 	register(&command{
@@ -64,9 +69,11 @@ func runDaemon(e *env, pos []string) int {
 	log.SetPrefix(fmt.Sprintf("polyrepl[%d] ", os.Getpid()))
 	err := daemon.Run()
 	if errors.Is(err, daemon.ErrRunning) {
-		// Another client started one first: that is the one we wanted.
-		log.Printf("%v; leaving it be", err)
-		return ExitOK
+		// A refusal, not a failure: the client that started this one
+		// (having lost a race to another) reaches the one that runs,
+		// and tells this exit status from a failure's.
+		e.errorf("%v", err)
+		return ExitUsage
 	}
 	if err != nil {
 		e.errorf("%v", err)
@@ -156,10 +163,10 @@ func runStatus(e *env, pos []string, asJSON bool) int {
 		// An answer, not a failure to reach one: exit 1, as the
 		// exit-status table has it for status.
 		if asJSON {
-			printJSON(e.stdout, api.ErrorReply{Error: "no daemon is running (socket " + e.client.Socket + ")", Hint: "the next command starts one", Code: api.CodeUnreachable})
+			printJSON(e.stdout, api.ErrorReply{Error: "no daemon is running (socket " + e.client.Socket + ", state directory " + e.client.StateDir + ")", Hint: "the next command starts one", Code: api.CodeUnreachable})
 			return ExitFailed
 		}
-		fmt.Fprintf(e.stdout, "No daemon is running (socket %s); the next command starts one.\n", e.client.Socket)
+		fmt.Fprintf(e.stdout, "No daemon is running (socket %s, state directory %s); the next command starts one.\n", e.client.Socket, e.client.StateDir)
 		return ExitFailed
 	}
 	if err != nil {
@@ -168,8 +175,14 @@ func runStatus(e *env, pos []string, asJSON bool) int {
 	if asJSON {
 		printJSON(e.stdout, st)
 	} else {
+		socket := st.Socket
+		if st.Socket != e.client.Socket {
+			// Reached through the state directory (the note on stderr
+			// says so too).
+			socket += fmt.Sprintf(" (this environment's socket path %s has no daemon; the state directory names this one)", e.client.Socket)
+		}
 		fmt.Fprintf(e.stdout, "polyrepl daemon pid %d, version %s, up %s, %s\nsocket: %s\nlog:    %s\nstate:  %s\n",
-			st.PID, st.Version, render.Ago(time.Since(st.Started)), render.Plural(st.Sessions, "session"), st.Socket, st.Log, st.StateDir)
+			st.PID, st.Version, render.Ago(time.Since(st.Started)), render.Plural(st.Sessions, "session"), socket, st.Log, st.StateDir)
 		if st.Memory != "" {
 			fmt.Fprintf(e.stdout, "memory: %s\n", st.Memory)
 		}

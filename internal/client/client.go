@@ -21,9 +21,20 @@ import (
 
 // Client talks to the daemon of the current user.
 type Client struct {
+	// Socket is where this client's environment says the daemon
+	// listens, and where a daemon it starts listens.
 	Socket string
+	// StateDir is the state directory whose daemon this client reaches:
+	// when none answers at Socket, the daemon that keeps StateDir is
+	// reached where it says it listens (paths.Keeper), as when a
+	// client's XDG_RUNTIME_DIR differs from the daemon's. "" looks
+	// nowhere but Socket.
+	StateDir string
 	// AutoStart starts the daemon when none answers.
 	AutoStart bool
+	// Elsewhere is told, once, that this client reached the daemon at
+	// another socket than Socket (a note of kind api.NoteElsewhere).
+	Elsewhere func(api.Note)
 
 	mu            sync.Mutex
 	daemonVersion string
@@ -31,6 +42,8 @@ type Client struct {
 	upgraded      bool    // this client replaced the daemon once already
 	warned        string  // the daemon version this client was warned of, once
 	idle          []*conn // connections kept open for the next request
+	at            string  // the socket the daemon was reached at, if not Socket
+	toldAt        bool    // Elsewhere was told
 }
 
 // conn is one connection to the daemon. Requests on it are written and
@@ -44,10 +57,11 @@ type conn struct {
 // maxIdle bounds the connections kept open between requests.
 const maxIdle = 16
 
-// New makes a client for the default socket that starts the daemon on
-// first use.
+// New makes a client for the default socket and state directory that
+// starts the daemon on first use.
 func New() *Client {
-	return &Client{Socket: paths.Socket(), AutoStart: true}
+	stateDir, _ := paths.StateDir() // "": the daemon says why it cannot start
+	return &Client{Socket: paths.Socket(), StateDir: stateDir, AutoStart: true}
 }
 
 // APIError is a refusal from the daemon: bad input, no such session, busy.
@@ -81,31 +95,95 @@ func (c *Client) VersionMismatch() *api.Note {
 	return &api.Note{Kind: api.NoteVersion, Version: dv, ClientVersion: version.Version, Next: []api.Action{{Do: api.DoStop}}}
 }
 
-// dial connects to the socket after checking its directory, and checks
-// that the daemon is our own user.
+// dial connects to the daemon: at Socket, or, when none listens there,
+// at the socket the daemon that keeps StateDir names.
 func (c *Client) dial(ctx context.Context) (net.Conn, error) {
-	if err := paths.CheckPrivateDir(filepath.Dir(c.Socket)); err != nil {
+	conn, err := dialAt(ctx, c.Socket, 0)
+	if err == nil || !isNotRunning(err) || c.StateDir == "" {
+		if err == nil {
+			c.setAt(paths.Keeper{})
+		}
+		return conn, err
+	}
+	// A daemon that keeps the state directory and listens elsewhere is
+	// the one to reach (a second one would take its sessions). Its file
+	// is believed only if a daemon of ours with its pid answers there;
+	// else no daemon runs, as far as this client can tell, and the one
+	// it starts says so if the lock says otherwise.
+	k, kerr := paths.ReadKeeper(c.StateDir)
+	if kerr != nil || k.Socket == c.Socket {
 		return nil, err
 	}
-	if err := paths.CheckSocketPath(c.Socket); err != nil {
+	if paths.CheckSocket(k.Socket) != nil {
+		return nil, err
+	}
+	kc, kerr := dialAt(ctx, k.Socket, k.PID)
+	if kerr != nil {
+		return nil, err
+	}
+	c.setAt(k)
+	return kc, nil
+}
+
+// dialAt connects to the socket at path after checking its directory,
+// and checks that the daemon is our own user, and, if pid is not 0, the
+// process pid.
+func dialAt(ctx context.Context, path string, pid int) (net.Conn, error) {
+	if err := paths.CheckPrivateDir(filepath.Dir(path)); err != nil {
+		return nil, err
+	}
+	if err := paths.CheckSocketPath(path); err != nil {
 		return nil, err
 	}
 	var d net.Dialer
-	conn, err := d.DialContext(ctx, "unix", c.Socket)
+	conn, err := d.DialContext(ctx, "unix", path)
 	if err != nil {
 		return nil, err
 	}
-	uid, err := paths.PeerUID(conn.(*net.UnixConn))
+	uid, peer, err := paths.Peer(conn.(*net.UnixConn))
 	if err != nil {
 		conn.Close()
 		return nil, err
 	}
 	if uid != os.Getuid() {
 		conn.Close()
-		return nil, fmt.Errorf("refusing the daemon at %s: it runs as uid %d, not as you (uid %d); do not send it your environment", c.Socket, uid, os.Getuid())
+		return nil, fmt.Errorf("refusing the daemon at %s: it runs as uid %d, not as you (uid %d); do not send it your environment", path, uid, os.Getuid())
+	}
+	if pid != 0 && peer != pid {
+		conn.Close()
+		return nil, fmt.Errorf("the process at %s is pid %d, not the daemon (pid %d) the state directory names", path, peer, pid)
 	}
 	return conn, nil
 }
+
+// setAt notes where the daemon was reached: k.Socket, or Socket when k
+// is zero; and tells Elsewhere the first time it is not Socket.
+func (c *Client) setAt(k paths.Keeper) {
+	c.mu.Lock()
+	c.at = k.Socket
+	tell := k.Socket != "" && !c.toldAt && c.Elsewhere != nil
+	if tell {
+		c.toldAt = true
+	}
+	c.mu.Unlock()
+	if tell {
+		c.Elsewhere(api.Note{Kind: api.NoteElsewhere, PID: k.PID, Socket: k.Socket, OwnSocket: c.Socket, StateDir: c.StateDir})
+	}
+}
+
+// Reached is the socket at which this client last reached the daemon:
+// Socket, or the one the state directory named.
+func (c *Client) Reached() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.at != "" {
+		return c.at
+	}
+	return c.Socket
+}
+
+// LogPath is the daemon's log: beside the socket it was reached at.
+func (c *Client) LogPath() string { return filepath.Join(filepath.Dir(c.Reached()), paths.LogName) }
 
 func (c *Client) getConn(ctx context.Context) (*conn, bool, error) {
 	c.mu.Lock()

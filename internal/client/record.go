@@ -115,7 +115,7 @@ func (c *Client) startAgain(ctx context.Context) error {
 // heldElsewhere reports whether the session of generation gen lives on
 // in its holder: its socket is there.
 func (c *Client) heldElsewhere(gen string) bool {
-	_, err := os.Stat(filepath.Join(paths.HoldersDir(filepath.Dir(c.Socket)), gen+".sock"))
+	_, err := os.Stat(filepath.Join(paths.HoldersDir(filepath.Dir(c.Reached())), gen+".sock"))
 	return err == nil
 }
 

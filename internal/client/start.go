@@ -32,10 +32,22 @@ func IsNotRunning(err error) bool {
 	return errors.As(err, &ce) && isNotRunning(ce.Err)
 }
 
+// probeEvery is how often a client waiting for a daemon that refused to
+// start looks at the locks: each look takes them for an instant, when
+// a daemon starting would be refused.
+const probeEvery = 50 * time.Millisecond
+
+// refusedStatus is the exit status of `polyrepl daemon` when another
+// daemon keeps the state directory or holds the socket (cli.ExitUsage):
+// not a failure for a client that raced to start one.
+const refusedStatus = 2
+
 // startDaemon launches `polyrepl daemon` detached — its own process
 // session, stdin from /dev/null, output to the log beside the socket — and
-// waits until it answers. Two clients racing here end up with one daemon:
-// the daemon takes a lock, and the loser exits quietly.
+// waits until it answers, at Socket or where the daemon that keeps
+// StateDir says. Two clients racing here end up with one daemon: the
+// daemon takes the state directory's lock and the socket's, and the
+// loser refuses to run.
 func (c *Client) startDaemon(ctx context.Context) error {
 	dir := filepath.Dir(c.Socket)
 	if err := paths.EnsurePrivateDir(dir); err != nil {
@@ -73,6 +85,7 @@ func (c *Client) startDaemon(ctx context.Context) error {
 	}
 
 	deadline := time.Now().Add(startWait)
+	var probed time.Time
 	for time.Now().Before(deadline) {
 		conn, err := c.dial(ctx)
 		if err == nil {
@@ -82,20 +95,25 @@ func (c *Client) startDaemon(ctx context.Context) error {
 		if !isNotRunning(err) {
 			return err
 		}
-		select {
-		case err := <-exited:
-			// It may have lost the race to another daemon; keep polling
-			// unless it failed.
-			if err != nil {
-				return fmt.Errorf("the daemon failed to start (%v): %s", err, logTail(logPath))
-			}
-			exited = nil
-			// Or the daemon holding the lock was on its way out (it was
-			// just stopped) and has let go of it since: start another.
-			if lockFree(filepath.Join(dir, paths.LockName)) {
+		if exited == nil && time.Since(probed) > probeEvery {
+			// The daemon that refused ours may have been on its way out
+			// (it was just stopped): once it has let go, start another.
+			probed = time.Now()
+			if c.Gone() {
 				if exited, err = spawn(); err != nil {
 					return err
 				}
+			}
+		}
+		select {
+		case err := <-exited:
+			exited = nil
+			// It refused: another daemon holds a lock, and answers
+			// soon (keep polling) or is leaving (start another once it
+			// is gone).
+			var ee *exec.ExitError
+			if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == refusedStatus) {
+				return fmt.Errorf("the daemon failed to start (%v): %s", err, logTail(logPath))
 			}
 		case <-ctx.Done():
 			return ctx.Err()
@@ -120,11 +138,14 @@ func logTail(path string) string {
 
 // lockFree reports whether no daemon holds the lock at path. It takes the
 // lock for an instant to know; a daemon starting in that instant loses
-// the race and exits quietly, and its client starts another.
+// the race and refuses to run, and its client starts another. A file
+// there that is not a lock of the user's (a planted link or FIFO) is
+// not opened, and counts as free: the daemon started next refuses it,
+// saying why.
 func lockFree(path string) bool {
-	f, err := os.Open(path)
+	f, err := paths.OpenFile(path, os.O_RDONLY)
 	if err != nil {
-		return errors.Is(err, fs.ErrNotExist)
+		return !errors.Is(err, fs.ErrPermission)
 	}
 	defer f.Close()
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
@@ -134,6 +155,14 @@ func lockFree(path string) bool {
 	return true
 }
 
-// Gone reports whether no daemon holds this client's daemon lock: the one
-// it stopped has exited, not only stopped answering.
-func (c *Client) Gone() bool { return lockFree(filepath.Join(filepath.Dir(c.Socket), paths.LockName)) }
+// Gone reports whether no daemon holds the locks this client's daemon
+// held — its socket directory's, where it was reached, and the state
+// directory's — so the one it stopped has exited, not only stopped
+// answering, and one this client starts is not refused.
+func (c *Client) Gone() bool {
+	if !lockFree(filepath.Join(filepath.Dir(c.Reached()), paths.LockName)) ||
+		!lockFree(filepath.Join(filepath.Dir(c.Socket), paths.LockName)) {
+		return false
+	}
+	return c.StateDir == "" || lockFree(filepath.Join(c.StateDir, paths.StateLockName))
+}

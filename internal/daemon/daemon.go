@@ -1,8 +1,9 @@
 // Package daemon is the long-lived process that owns every session: it
-// holds the socket (one daemon per user per host, enforced by a lock), checks
-// each peer's uid, serves the v1 API over HTTP on a unix socket, and on
-// stop ends every session, says which, and removes what it wrote for the
-// runtimes.
+// keeps the state directory (one daemon per state directory, enforced by
+// a lock there, where it says where it listens) and holds the socket (a
+// lock beside it), checks each peer's uid, serves the v1 API over HTTP on
+// a unix socket, and on stop ends every session, says which, and removes
+// what it wrote for the runtimes.
 package daemon
 
 import (
@@ -28,15 +29,42 @@ import (
 	"github.com/polyrepl/polyrepl/internal/proc"
 	"github.com/polyrepl/polyrepl/internal/session"
 	"github.com/polyrepl/polyrepl/internal/state"
-	"golang.org/x/sys/unix"
 
 	// The runtimes the daemon can start.
 	_ "github.com/polyrepl/polyrepl/internal/driver/all"
 )
 
-// ErrRunning means another daemon already holds the lock: not a failure
-// for a client that raced to start one.
+// ErrRunning means another daemon keeps the state directory or holds
+// the socket: this one must not run beside it (it would take up, list
+// as unreachable and end the other's sessions). errors.Is tells it; a
+// *RunningError says which daemon.
 var ErrRunning = errors.New("a polyrepl daemon is already running")
+
+// RunningError is the refusal to start beside another daemon: PID (0 if
+// unknown) keeps StateDir and listens at Socket, or, when StateDir is
+// "", holds the lock of Socket's directory.
+type RunningError struct {
+	PID      int
+	Socket   string
+	StateDir string
+}
+
+func (e *RunningError) Error() string {
+	who := "another polyrepl daemon"
+	if e.PID > 0 {
+		who = fmt.Sprintf("another polyrepl daemon (pid %d)", e.PID)
+	}
+	if e.StateDir == "" {
+		return fmt.Sprintf("%s listens at %s; not starting a second one there", who, e.Socket)
+	}
+	at := ""
+	if e.Socket != "" {
+		at = " and listens at " + e.Socket
+	}
+	return fmt.Sprintf("%s keeps the state directory %s%s; not starting a second one on it (it would take its sessions from it): clients reach that one, and `polyrepl stop` ends it", who, e.StateDir, at)
+}
+
+func (e *RunningError) Is(target error) bool { return target == ErrRunning }
 
 // Daemon is one running daemon.
 type Daemon struct {
@@ -46,8 +74,9 @@ type Daemon struct {
 	started   time.Time
 	sessions  *session.Manager
 	server    *http.Server
-	lock      *os.File
-	runtimes  string // the runtimes' files, removed on stop
+	lock      *os.File // the socket directory's
+	stateLock *os.File // the state directory's, held from start to end
+	runtimes  string   // the runtimes' files, removed on stop
 
 	stopOnce sync.Once
 	stopped  chan struct{}
@@ -86,35 +115,62 @@ func procs(cpus int) int {
 	return max(1, cpus/2)
 }
 
-// Listen takes the daemon lock, prepares the directories and binds the
-// socket. It returns ErrRunning if another daemon holds the lock.
+// Listen takes the state directory's lock and the socket directory's,
+// prepares the directories and binds the socket. It returns a
+// *RunningError if another daemon holds either lock.
 func Listen() (*Daemon, error) {
-	dir := paths.SocketDir()
-	if err := paths.EnsurePrivateDir(dir); err != nil {
-		return nil, err
-	}
-	lock, err := paths.OpenFile(filepath.Join(dir, paths.LockName), os.O_RDWR|os.O_CREATE)
-	if err != nil {
-		return nil, fmt.Errorf("cannot open the daemon lock: %w", err)
-	}
-	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		lock.Close()
-		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, ErrRunning
-		}
-		return nil, fmt.Errorf("cannot lock %s: %w", lock.Name(), err)
-	}
 	stateDir, err := paths.StateDir()
 	if err != nil {
-		lock.Close()
 		return nil, err
 	}
 	st, err := state.Open(stateDir)
 	if err != nil {
-		lock.Close()
+		return nil, err
+	}
+	// One daemon per state directory, whatever socket its clients'
+	// environments compute: a second one would find the first one's
+	// sessions in the live notes, call them unreachable and end them.
+	stateLock, err := paths.Lock(filepath.Join(stateDir, paths.StateLockName))
+	if errors.Is(err, paths.ErrLocked) {
+		re := &RunningError{StateDir: stateDir}
+		if k, kerr := paths.ReadKeeper(stateDir); kerr == nil {
+			re.PID, re.Socket = k.PID, k.Socket
+		}
+		return nil, re
+	}
+	if err != nil {
+		return nil, err
+	}
+	d, err := listen(stateDir, st, stateLock)
+	if err != nil {
+		stateLock.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// listen takes the socket directory's lock, binds the socket, takes up
+// the holders' sessions and serves, for the daemon that keeps stateDir
+// (its lock held as stateLock).
+func listen(stateDir string, st *state.Dir, stateLock *os.File) (*Daemon, error) {
+	dir := paths.SocketDir()
+	if err := paths.EnsurePrivateDir(dir); err != nil {
 		return nil, err
 	}
 	sock := filepath.Join(dir, paths.SocketName)
+	// A daemon of another state directory may listen here: this socket
+	// and the holders' directory beside it are its.
+	lock, err := paths.Lock(filepath.Join(dir, paths.LockName))
+	if errors.Is(err, paths.ErrLocked) {
+		re := &RunningError{Socket: sock}
+		if b, err := os.ReadFile(filepath.Join(dir, paths.LockName)); err == nil && len(b) < 32 {
+			fmt.Sscanf(string(b), "%d", &re.PID)
+		}
+		return nil, re
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot open the daemon lock: %w", err)
+	}
 	// We hold the lock, so a socket file left here is stale.
 	if err := os.Remove(sock); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		lock.Close()
@@ -133,12 +189,20 @@ func Listen() (*Daemon, error) {
 		lock.Close()
 		return nil, err
 	}
+	// Clients whose environments name another socket find this one
+	// through the state directory.
+	started := time.Now()
+	if err := paths.WriteKeeper(stateDir, paths.Keeper{PID: os.Getpid(), Socket: sock, Started: started}); err != nil {
+		// It serves all the same: clients of its socket reach it, and
+		// its lock keeps a second daemon off the state directory.
+		log.Printf("cannot say in the state directory where the daemon listens (clients whose XDG_RUNTIME_DIR differs will not find it): %v", err)
+	}
 	cfg := managerConfig(st, runtimes)
 	cfg.Log = filepath.Join(dir, paths.LogName)
 	cfg.HoldersDir = paths.HoldersDir(dir)
 	d := &Daemon{
-		socketDir: dir, socket: sock, stateDir: stateDir, started: time.Now(), runtimes: runtimes,
-		sessions: session.NewManager(cfg), lock: lock, stopped: make(chan struct{}),
+		socketDir: dir, socket: sock, stateDir: stateDir, started: started, runtimes: runtimes,
+		sessions: session.NewManager(cfg), lock: lock, stateLock: stateLock, stopped: make(chan struct{}),
 	}
 	keepLogSmall(dir)
 	// The sessions the holders kept while no daemon ran are taken up
@@ -271,7 +335,12 @@ func (d *Daemon) Stop(cause string, keep bool) (ended, kept []api.SessionInfo) {
 					log.Printf("cannot remove the runtimes' files: %v", err)
 				}
 			}
+			// Then the locks, the state directory's last: a client
+			// that waits for it to be free (Gone) may start a daemon
+			// on this socket at once.
+			os.Remove(filepath.Join(d.stateDir, paths.KeeperName))
 			d.lock.Close()
+			d.stateLock.Close()
 			close(d.stopped)
 		}()
 	})

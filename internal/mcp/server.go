@@ -16,7 +16,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -28,7 +27,6 @@ import (
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/client"
 	"github.com/polyrepl/polyrepl/internal/driver"
-	"github.com/polyrepl/polyrepl/internal/paths"
 	"github.com/polyrepl/polyrepl/internal/render"
 	"github.com/polyrepl/polyrepl/internal/version"
 )
@@ -282,7 +280,7 @@ func (s *Server) errorText(err error) string {
 		return t
 	case errors.As(err, &ce):
 		return "Error: cannot reach the polyrepl daemon: " + ce.Err.Error() + "\nWhat to do: tell the user; the daemon log " +
-			filepath.Join(filepath.Dir(s.client.Socket), paths.LogName) + " shows why, and the tools work again once the daemon runs."
+			s.client.LogPath() + " shows why, and the tools work again once the daemon runs."
 	case errors.Is(err, context.Canceled):
 		return "Cancelled: the call stopped waiting; any cell goes on running, and wait collects it."
 	}

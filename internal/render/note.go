@@ -195,6 +195,8 @@ func Note(n api.Note, v Voice) string {
 		return fmt.Sprintf("Replaced the daemon of polyrepl %s with this %s (pid %d); %s.", n.Version, n.ClientVersion, n.PID, kept)
 	case api.NoteUnread:
 		return unread(n)
+	case api.NoteElsewhere:
+		return fmt.Sprintf("Reached the daemon (pid %d) that keeps the state directory %s at %s: none listens at %s, where this environment's XDG_RUNTIME_DIR points.", n.PID, n.StateDir, n.Socket, n.OwnSocket)
 	case api.NoteAdopted:
 		return fmt.Sprintf("Session '%s' was taken up by a new daemon (polyrepl %s, pid %d): its runtime went on, with its namespace.", n.Session, n.Version, n.PID)
 	}

@@ -48,6 +48,7 @@ func TestEveryNoteKindIsWorded(t *testing.T) {
 		{Kind: api.NoteVersion, Version: "1.0", ClientVersion: "1.1", Err: "the daemon did not answer", Next: []api.Action{{Do: api.DoStop}}},
 		{Kind: api.NoteUpgraded, Version: "1.0", ClientVersion: "1.1", PID: 9, Names: []string{"a", "b"}},
 		{Kind: api.NoteAdopted, Session: "s", PID: 9, Version: "1.1"},
+		{Kind: api.NoteElsewhere, PID: 9, Socket: "/run/user/1000/polyrepl/daemon.sock", OwnSocket: "/tmp/polyrepl-1000/daemon.sock", StateDir: "/home/me/.local/state/polyrepl/h"},
 		{Kind: api.NoteStuck, Session: "s", Cell: 3, Elapsed: 5, Why: api.StuckIgnoresSIGINT, Next: []api.Action{{Do: api.DoKill, Session: "s"}}},
 		{Kind: api.NoteStuck, Session: "s", Cell: 3, Elapsed: 5, Why: api.StuckStopped, Next: []api.Action{{Do: api.DoKill, Session: "s"}}},
 		{Kind: api.NoteRunning, Session: "s", Cell: 3, Elapsed: 30, Why: api.StuckStopped, Next: wait},
