@@ -306,6 +306,11 @@ func (e *ProtoError) Error() string {
 		e.Hello.Name, e.Hello.Polyrepl, e.Hello.Proto, MinProto, Proto)
 }
 
+// ErrHeld is a holder's refusal to serve a daemon because another one
+// holds its session now: a session another daemon keeps, which this one
+// must neither take nor end.
+var ErrHeld = errors.New("another daemon holds its session")
+
 // Dial takes up the session a holder keeps, at its socket: the holder
 // must run as this user, and speak a protocol this daemon does. The
 // events it kept for this daemon come once the Process is Started.
@@ -337,7 +342,7 @@ func Dial(path string) (*Process, error) {
 		var f failure
 		json.Unmarshal(b, &f)
 		w.close()
-		return nil, fmt.Errorf("the holder at %s refused: %s", path, f.Err)
+		return nil, fmt.Errorf("the holder at %s refused (%s): %w", path, f.Err, ErrHeld)
 	default:
 		w.close()
 		return nil, fmt.Errorf("the holder at %s answered with a frame of type %q", path, typ)

@@ -94,6 +94,9 @@ func (p *Process) Note() string { return p.hello.Note }
 // for this machine.
 func (p *Process) Where() string { return p.hello.Where }
 
+// Socket is where the holder listens for a later daemon.
+func (p *Process) Socket() string { return p.socket }
+
 // Holder is the holder process.
 func (p *Process) Holder() proc.Proc { return p.holder }
 

@@ -79,6 +79,14 @@ func (m *Manager) adoptAt(path string) (string, error) {
 			tree: proc.Tree{Leader: hi.Leader, Cookie: hi.Cookie}, holder: pe.Holder, socket: pe.Socket,
 		})
 		return "", err
+	case errors.Is(err, holder.ErrHeld):
+		// Another daemon runs and holds it (one of a polyrepl that
+		// takes no lock on the state directory): its session, not this
+		// daemon's to list as unreachable or to end.
+		m.mu.Lock()
+		m.heldElsewhere[path] = true
+		m.mu.Unlock()
+		return "", err
 	case errors.Is(err, syscall.ECONNREFUSED):
 		// Nobody listens: its holder died without removing it. The
 		// session is reported lost from its live note.

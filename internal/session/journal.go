@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/holder"
+	"github.com/polyrepl/polyrepl/internal/paths"
 	"github.com/polyrepl/polyrepl/internal/proc"
 	"github.com/polyrepl/polyrepl/internal/state"
 )
@@ -28,7 +30,7 @@ func (m *Manager) life(s *Session) state.Life {
 	if s.p != nil {
 		l.PID, l.Start = s.p.Tree().Leader.PID, s.p.Tree().Leader.Start
 		l.Version, l.Exe = s.p.Version(), s.p.Exe()
-		l.Holder = s.p.Holder()
+		l.Holder, l.Socket = s.p.Holder(), s.p.Socket()
 	}
 	return l
 }
@@ -127,11 +129,29 @@ func (m *Manager) RecoverLost() {
 		}
 		tree := proc.Tree{Leader: proc.Proc{PID: l.PID, Start: l.Start}, Cookie: l.Cookie}
 		if l.Holder.PID > 0 && proc.Alive(l.Holder) {
+			sock := m.holderSocket(l)
+			if filepath.Dir(sock) != m.holdersDir {
+				// Its holder listens beside the socket of the daemon
+				// that started it, which is not this one's.
+				name, err := m.adoptAt(sock)
+				if err == nil {
+					log.Printf("session %s taken up from its holder at %s", name, sock)
+					continue
+				}
+				log.Printf("cannot take up the session whose holder is at %s: %v", sock, err)
+			}
+			m.mu.Lock()
+			held := m.heldElsewhere[sock]
+			m.mu.Unlock()
+			if held {
+				log.Printf("session %s (generation %s) is held by another daemon; left to it", l.Name, l.Generation)
+				continue
+			}
 			m.addUnreachable(&unreachable{
 				info: api.SessionInfo{Name: l.Name, Generation: l.Generation, Runtime: l.Runtime, Version: l.Version, Exe: l.Exe,
 					PID: l.PID, Created: l.Created, Cells: l.Cells, Cwd: l.Cwd, Names: l.Names, Transcript: l.Transcript, Holder: l.Holder.PID,
 					Problem: fmt.Sprintf("kept by a holder (pid %d) that runs but does not answer at its socket", l.Holder.PID)},
-				tree: tree, holder: l.Holder, socket: holder.SocketName(m.holdersDir, l.Generation),
+				tree: tree, holder: l.Holder, socket: sock,
 			})
 			continue
 		}
@@ -169,6 +189,23 @@ func (m *Manager) RecoverLost() {
 		}
 		log.Printf("session %s was lost with the previous daemon: %s", l.Name, l.Death.Cause)
 	}
+}
+
+// holderSocket is where the holder of life l listens: where its live
+// note says, if that is a socket of the user's in a private directory
+// named as holders name theirs; else in this daemon's holders'
+// directory.
+func (m *Manager) holderSocket(l state.Life) string {
+	own := holder.SocketName(m.holdersDir, l.Generation)
+	s := l.Socket
+	if s == "" || s == own || !filepath.IsAbs(s) || filepath.Clean(s) != s || filepath.Base(s) != filepath.Base(own) {
+		return own
+	}
+	if err := paths.CheckSocket(s); err != nil {
+		log.Printf("session %s: not taking it up at %s, where its live note says its holder listens: %v", l.Name, s, err)
+		return own
+	}
+	return s
 }
 
 // lossNote says what a life's death lost, and where its code is.

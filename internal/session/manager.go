@@ -87,6 +87,9 @@ type Manager struct {
 	// unreach are the sessions holders keep that this daemon cannot take
 	// up, by name.
 	unreach map[string]*unreachable
+	// heldElsewhere are the holders' sockets whose holders said another
+	// daemon holds their session: not this daemon's to list or end.
+	heldElsewhere map[string]bool
 }
 
 // entry serializes the lifecycle (create, restart, kill) of one name.
@@ -129,7 +132,7 @@ func NewManager(c Config) *Manager {
 	return &Manager{state: c.State, runtimeDir: c.RuntimeDir, outputDir: c.State.OutputDir(),
 		holdersDir: hd, launcher: l, log: c.Log, leaving: make(chan struct{}),
 		defaultMemory: c.DefaultMemory, limits: limit.Limiter{Want: c.MemoryBy},
-		entries: map[string]*entry{}, records: map[string]*record.Record{}, unreach: map[string]*unreachable{}}
+		entries: map[string]*entry{}, records: map[string]*record.Record{}, unreach: map[string]*unreachable{}, heldElsewhere: map[string]bool{}}
 }
 
 // Memory says the default memory limit in bytes (0: none) and how limits

@@ -114,6 +114,10 @@ type Life struct {
 	// Holder is the process that keeps the runtime, so that a daemon
 	// that finds no holder to take the session up from can tell why.
 	Holder proc.Proc `json:"holder"`
+	// Socket is where the holder listens: beside the socket of the
+	// daemon that started it, which a later daemon's may not be (its
+	// clients' XDG_RUNTIME_DIR differs).
+	Socket string `json:"socket,omitempty"`
 }
 
 // SaveLive records a live session, replacing an earlier record of it.
