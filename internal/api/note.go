@@ -120,10 +120,10 @@ const (
 	// (the first RecordLinesTold of them), File (the file as it was,
 	// kept aside; "" with Err if it could not be).
 	NoteUnread = "unread"
-	// NoteElsewhere: no daemon listens at the socket this client's
-	// environment names (OwnSocket: its XDG_RUNTIME_DIR differs from
-	// the daemon's), and the client reached the daemon that keeps its
-	// state directory (StateDir) where that one listens: Socket, PID.
+	// NoteElsewhere: the daemon that keeps the client's state directory
+	// (StateDir) listens at Socket (pid PID), not at the socket this
+	// client's environment names (OwnSocket: its XDG_RUNTIME_DIR
+	// differs from the daemon's), and the client reached it there.
 	// Said to a client once.
 	NoteElsewhere = "elsewhere"
 )

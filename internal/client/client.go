@@ -95,34 +95,38 @@ func (c *Client) VersionMismatch() *api.Note {
 	return &api.Note{Kind: api.NoteVersion, Version: dv, ClientVersion: version.Version, Next: []api.Action{{Do: api.DoStop}}}
 }
 
-// dial connects to the daemon: at Socket, or, when none listens there,
-// at the socket the daemon that keeps StateDir names.
+// dial connects to the daemon that keeps StateDir, where that one says
+// it listens; else to the one at Socket. The state directory comes
+// first: it is what a client's sessions are, and a daemon at Socket
+// may keep another one (its clients' XDG_STATE_HOME differs).
 func (c *Client) dial(ctx context.Context) (net.Conn, error) {
-	conn, err := dialAt(ctx, c.Socket, 0)
-	if err == nil || !isNotRunning(err) || c.StateDir == "" {
-		if err == nil {
-			c.setAt(paths.Keeper{})
+	if k, ok := c.keeper(); ok {
+		if conn, err := dialAt(ctx, k.Socket, k.PID); err == nil {
+			c.setAt(k)
+			return conn, nil
 		}
-		return conn, err
 	}
-	// A daemon that keeps the state directory and listens elsewhere is
-	// the one to reach (a second one would take its sessions). Its file
-	// is believed only if a daemon of ours with its pid answers there;
-	// else no daemon runs, as far as this client can tell, and the one
-	// it starts says so if the lock says otherwise.
-	k, kerr := paths.ReadKeeper(c.StateDir)
-	if kerr != nil || k.Socket == c.Socket {
-		return nil, err
+	conn, err := dialAt(ctx, c.Socket, 0)
+	if err == nil {
+		c.setAt(paths.Keeper{})
 	}
-	if paths.CheckSocket(k.Socket) != nil {
-		return nil, err
+	return conn, err
+}
+
+// keeper is the daemon the state directory says keeps it, when it says
+// it listens at a socket of the user's other than Socket. It is
+// believed only if a daemon of ours with its pid answers there (a file
+// a dead daemon left names a socket nobody listens at, or another
+// process now); else the client goes on as if it named none.
+func (c *Client) keeper() (paths.Keeper, bool) {
+	if c.StateDir == "" {
+		return paths.Keeper{}, false
 	}
-	kc, kerr := dialAt(ctx, k.Socket, k.PID)
-	if kerr != nil {
-		return nil, err
+	k, err := paths.ReadKeeper(c.StateDir)
+	if err != nil || k.Socket == c.Socket || paths.CheckSocket(k.Socket) != nil {
+		return paths.Keeper{}, false
 	}
-	c.setAt(k)
-	return kc, nil
+	return k, true
 }
 
 // dialAt connects to the socket at path after checking its directory,

@@ -47,6 +47,9 @@ type RunningError struct {
 	PID      int
 	Socket   string
 	StateDir string
+	// Unlocked: the other daemon answers at Socket, but its lock file
+	// was removed.
+	Unlocked bool
 }
 
 func (e *RunningError) Error() string {
@@ -60,6 +63,9 @@ func (e *RunningError) Error() string {
 	at := ""
 	if e.Socket != "" {
 		at = " and listens at " + e.Socket
+	}
+	if e.Unlocked {
+		at += " (its lock file there was removed, but it runs)"
 	}
 	return fmt.Sprintf("%s keeps the state directory %s%s; not starting a second one on it (it would take its sessions from it): clients reach that one, and `polyrepl stop` ends it", who, e.StateDir, at)
 }
@@ -140,6 +146,13 @@ func Listen() (*Daemon, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	// The lock file may have been removed under a daemon that still
+	// runs (a cleaner, a person): then the lock taken here is a new
+	// file's, and the daemon the state directory names still answers.
+	if k, err := paths.ReadKeeper(stateDir); err == nil && k.Answers() {
+		stateLock.Close()
+		return nil, &RunningError{PID: k.PID, Socket: k.Socket, StateDir: stateDir, Unlocked: true}
 	}
 	d, err := listen(stateDir, st, stateLock)
 	if err != nil {

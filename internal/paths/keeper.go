@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -144,6 +145,22 @@ func WriteKeeper(stateDir string, k Keeper) error {
 		return err
 	}
 	return WriteFile(filepath.Join(stateDir, KeeperName), append(b, '\n'))
+}
+
+// Answers reports whether the daemon k names listens at its socket: a
+// process of the user's with k's pid (not this one) accepts a connection
+// there. It is what tells a live daemon from a file a dead one left.
+func (k Keeper) Answers() bool {
+	if k.PID == os.Getpid() || CheckSocket(k.Socket) != nil {
+		return false
+	}
+	c, err := net.DialTimeout("unix", k.Socket, 2*time.Second)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	uid, pid, err := Peer(c.(*net.UnixConn))
+	return err == nil && uid == os.Getuid() && pid == k.PID
 }
 
 // CheckSocket checks, without following a symlink, that path is a unix

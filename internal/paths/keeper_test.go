@@ -180,3 +180,34 @@ func FuzzParseKeeper(f *testing.F) {
 		}
 	})
 }
+
+// Answers is false for a daemon that is gone, for another process at
+// its socket, and for this process: a file a dead daemon left must not
+// keep a new one from starting.
+func TestKeeperAnswers(t *testing.T) {
+	dir := shortDir(t)
+	sock := filepath.Join(dir, SocketName)
+	if (Keeper{PID: 12345, Socket: sock}).Answers() {
+		t.Errorf("no socket: answers")
+	}
+	ln, err := Listen(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	if (Keeper{PID: os.Getpid(), Socket: sock}).Answers() {
+		t.Errorf("this process: answers")
+	}
+	if (Keeper{PID: os.Getpid() + 1, Socket: sock}).Answers() {
+		t.Errorf("a socket another pid listens at: answers")
+	}
+}
