@@ -50,6 +50,16 @@ func (e *env) sessionsWith(o runOpts) ([]sessionInfo, string) {
 	return r.Sessions, stderr
 }
 
+// lineWith is the first line of s that holds sub, or "".
+func lineWith(s, sub string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			return l
+		}
+	}
+	return ""
+}
+
 // TestReliabilityTwoRuntimeDirsOneDaemon is the issue's reproduction: a
 // session made under one XDG_RUNTIME_DIR, then `sessions`, `daemon`,
 // `exec` and `stop` under another, on one state directory. The second
@@ -68,7 +78,7 @@ func TestReliabilityTwoRuntimeDirsOneDaemon(t *testing.T) {
 	}
 	first := e.status()
 
-	list, stderr := e.sessionsWith(b)
+	list, noted := e.sessionsWith(b)
 	var victim *sessionInfo
 	for i := range list {
 		if list[i].Name == "victim" {
@@ -78,9 +88,9 @@ func TestReliabilityTwoRuntimeDirsOneDaemon(t *testing.T) {
 	if victim == nil || victim.State != "idle" || !slices.Contains(victim.Names, "important") {
 		t.Fatalf("sessions under the other XDG_RUNTIME_DIR: %+v, want victim idle with the name important", list)
 	}
-	wantContains(t, "the note under the other XDG_RUNTIME_DIR", stderr, "polyrepl: The daemon that keeps the state directory", first.Socket, otherSock, "reached it there")
-	if n := strings.Count(stderr, "reached it there"); n != 1 {
-		t.Errorf("the note was said %d times in one command, want once: %q", n, stderr)
+	wantContains(t, "the note under the other XDG_RUNTIME_DIR", noted, "polyrepl: The daemon that keeps the state directory", first.Socket, otherSock, "reached it there")
+	if n := strings.Count(noted, "reached it there"); n != 1 {
+		t.Errorf("the note was said %d times in one command, want once: %q", n, noted)
 	}
 
 	stdout, stderr, code := e.runWith(b, "status", "--json")
@@ -123,14 +133,15 @@ func TestReliabilityTwoRuntimeDirsOneDaemon(t *testing.T) {
 	}
 	report(t, oneDaemon, "a session made under one XDG_RUNTIME_DIR; `sessions`, `status`, `daemon`, `exec`, `stop` under another, one state directory (the issue's reproduction)",
 		"one daemon (pid %d): the other environment saw `victim` %s with its names (it said once: %q); `important` was still 42 for the first; `polyrepl daemon` there refused (exit 2); its stop stopped the one daemon",
-		first.PID, victim.State, firstLine(strings.TrimPrefix(stderr, "polyrepl: ")))
+		first.PID, victim.State, strings.TrimPrefix(lineWith(noted, "reached it there"), "polyrepl: "))
 }
 
 // TestReliabilityDaemonOnAKeptStateDir starts `polyrepl daemon` by hand
 // on a state directory another daemon keeps, from the same environment
 // and from another XDG_RUNTIME_DIR, also after the lock file was removed
-// under the running daemon (a cleaner, a person): each refuses and never
-// serves, and the sessions go on.
+// under the running daemon (a cleaner, a person), and on its socket with
+// another state directory: each refuses and never serves, and the
+// sessions go on.
 func TestReliabilityDaemonOnAKeptStateDir(t *testing.T) {
 	needPython(t)
 	t.Parallel()
@@ -160,11 +171,23 @@ func TestReliabilityDaemonOnAKeptStateDir(t *testing.T) {
 	if ds := e.daemons(); len(ds) != 1 || ds[0].PID != st.PID {
 		t.Errorf("daemons: %s, want only pid %d", proctest.Describe(ds), st.PID)
 	}
+	// Another state directory, the same socket: that socket, and the
+	// holders' directory beside it, are the running daemon's.
+	otherState := shortTemp(t)
+	t.Cleanup(func() { os.RemoveAll(otherState) })
+	_, sameSocket, code := e.runWith(runOpts{extra: []string{"XDG_STATE_HOME=" + otherState}}, "daemon")
+	if code != 2 {
+		t.Errorf("polyrepl daemon on the same socket with another state directory: exit %d, want 2: %q", code, sameSocket)
+	}
+	wantContains(t, "the refusal on the same socket", sameSocket, fmt.Sprintf("another polyrepl daemon (pid %d) listens at %s", st.PID, st.Socket))
+	if ds := e.daemons(); len(ds) != 1 || ds[0].PID != st.PID {
+		t.Errorf("daemons: %s, want only pid %d", proctest.Describe(ds), st.PID)
+	}
 	if r := e.runJSONWith(b, "exec", "s", "n * 6"); r.Value != "42" {
 		t.Errorf("the session after the refusals: %v", r)
 	}
-	report(t, oneDaemon, "`polyrepl daemon` started by hand on a state directory a daemon keeps: same environment, another XDG_RUNTIME_DIR, and after the lock file was removed under the running daemon",
-		"each refused (exit 2), naming the running daemon and its socket: %q; the session went on", firstLine(strings.TrimPrefix(unlocked, "polyrepl: error: ")))
+	report(t, oneDaemon, "`polyrepl daemon` started by hand on a state directory a daemon keeps: same environment, another XDG_RUNTIME_DIR, after the lock file was removed under the running daemon, and on its socket with another state directory",
+		"each refused (exit 2), naming the running daemon and its socket: %q; the session went on", strings.TrimPrefix(lineWith(unlocked, "polyrepl: error: "), "polyrepl: error: "))
 }
 
 // TestReliabilityStrippedMCPReachesThePersonsDaemon is the TypeScript
@@ -288,4 +311,53 @@ func TestReliabilityHoldersBesideAnotherSocket(t *testing.T) {
 	}
 	report(t, oneDaemon, "a session left to its holder (`stop --keep-sessions`) under one XDG_RUNTIME_DIR; the next daemon started from another",
 		"it took the session up at the holder's socket beside the first daemon's, which the live note names: same pid %d, `important` + 1 = %s, listed %s", before.PID, r.Value, list[0].State)
+}
+
+// TestReliabilityPlantedStateDirFiles plants symlinks at the state
+// directory's lock and at the file that says where the daemon listens:
+// the lock is refused (the daemon does not start, and says what to do),
+// the other is replaced, not written through; the targets stay as they
+// were.
+func TestReliabilityPlantedStateDirFiles(t *testing.T) {
+	needPython(t)
+	t.Parallel()
+	var said []string
+	for _, name := range []string{"daemon.lock", "daemon.json"} {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t)
+			dir := e.stateDir()
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			os.Chmod(filepath.Dir(dir), 0o700)
+			to := filepath.Join(t.TempDir(), "target")
+			os.WriteFile(to, []byte("precious\n"), 0o644)
+			os.Chmod(to, 0o644)
+			os.Symlink(to, filepath.Join(dir, name))
+			_, stderr, code := e.run("exec", "r", "1")
+			if name == "daemon.lock" {
+				if code == 0 {
+					t.Errorf("exec with %s planted as a symlink exited 0", name)
+				}
+				wantContains(t, "the refusal", stderr, "refusing "+filepath.Join(dir, name), "it is a symlink", "remove it")
+				said = append(said, lineWith(stderr, "refusing"))
+			} else {
+				if code != 0 {
+					t.Errorf("exec with %s planted as a symlink: exit %d: %s", name, code, stderr)
+				}
+				fi, err := os.Lstat(filepath.Join(dir, name))
+				if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o600 {
+					t.Errorf("%s after the daemon started: %v %v, want its own 0600 file", name, fi, err)
+				}
+			}
+			if b, _ := os.ReadFile(to); string(b) != "precious\n" {
+				t.Errorf("the target of %s now holds %q", name, b)
+			}
+			if fi, _ := os.Stat(to); fi.Mode().Perm() != 0o644 {
+				t.Errorf("the target of %s now has mode %v", name, fi.Mode().Perm())
+			}
+		})
+	}
+	report(t, oneDaemon, "the state directory's `daemon.lock` and `daemon.json` planted as symlinks to a 0644 file",
+		"the lock refused, the daemon not started (%q); `daemon.json` replaced by the daemon's own 0600 file; the targets untouched", strings.Join(said, ""))
 }

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log"
 	"net"
@@ -18,6 +19,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -162,6 +164,24 @@ func Listen() (*Daemon, error) {
 	return d, nil
 }
 
+// lockPID is the pid the daemon holding the socket directory's lock
+// wrote in it, or 0: read as every file of polyrepl's is (no link, no
+// FIFO followed), and no more of it than a pid.
+func lockPID(path string) int {
+	f, err := paths.OpenFile(path, os.O_RDONLY)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	b := make([]byte, 24)
+	n, _ := io.ReadFull(f, b)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b[:n])))
+	if err != nil || pid <= 0 {
+		return 0
+	}
+	return pid
+}
+
 // listen takes the socket directory's lock, binds the socket, takes up
 // the holders' sessions and serves, for the daemon that keeps stateDir
 // (its lock held as stateLock).
@@ -175,11 +195,7 @@ func listen(stateDir string, st *state.Dir, stateLock *os.File) (*Daemon, error)
 	// and the holders' directory beside it are its.
 	lock, err := paths.Lock(filepath.Join(dir, paths.LockName))
 	if errors.Is(err, paths.ErrLocked) {
-		re := &RunningError{Socket: sock}
-		if b, err := os.ReadFile(filepath.Join(dir, paths.LockName)); err == nil && len(b) < 32 {
-			fmt.Sscanf(string(b), "%d", &re.PID)
-		}
-		return nil, re
+		return nil, &RunningError{Socket: sock, PID: lockPID(filepath.Join(dir, paths.LockName))}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot open the daemon lock: %w", err)

@@ -62,6 +62,9 @@ func Lock(path string) (*os.File, error) {
 	if errors.Is(err, unix.EROFS) {
 		f, err = OpenFile(path, os.O_RDONLY)
 	}
+	if errors.Is(err, ErrUnsafe) {
+		return nil, err // it names the path and says what to do
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot open the lock %s: %w", path, err)
 	}
