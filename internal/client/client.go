@@ -25,10 +25,10 @@ type Client struct {
 	// listens, and where a daemon it starts listens.
 	Socket string
 	// StateDir is the state directory whose daemon this client reaches:
-	// when none answers at Socket, the daemon that keeps StateDir is
-	// reached where it says it listens (paths.Keeper), as when a
-	// client's XDG_RUNTIME_DIR differs from the daemon's. "" looks
-	// nowhere but Socket.
+	// the daemon that keeps it is reached where it says it listens
+	// (paths.Keeper), which is not Socket when the client's
+	// XDG_RUNTIME_DIR differs from the daemon's; Socket only when it
+	// names none that answers. "" looks nowhere but Socket.
 	StateDir string
 	// AutoStart starts the daemon when none answers.
 	AutoStart bool
