@@ -131,6 +131,7 @@ func TestAnswersCut(t *testing.T) {
 		t.Errorf("the entry:\n%s", got)
 	}
 }
+
 // TestOthersNoteCountsTheRest: a note that lists some of the sessions
 // needing attention says how many more there are and where they are all
 // listed; a dead one's lost names are few.
