@@ -218,9 +218,10 @@ func TestBoundsOthersNote(t *testing.T) {
 	for i := range n {
 		e.must(0, "exec", fmt.Sprintf("s%02d", i), "--runtime", "sh", "echo hi")
 	}
-	// Each now runs a cell nobody will collect: its result is news.
+	// Each now runs a cell nobody will collect: its result is news. The
+	// cell outlasts its exec's timeout of 0, so no exec collects it.
 	for i := range n {
-		e.run("exec", fmt.Sprintf("s%02d", i), "-t", "0", "echo done")
+		e.run("exec", fmt.Sprintf("s%02d", i), "-t", "0", "sleep 1; echo done")
 	}
 	if !waitFor(30*time.Second, func() bool {
 		for _, s := range e.sessions() {
