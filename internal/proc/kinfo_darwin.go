@@ -56,18 +56,15 @@ func procStat(pid int) (stat, error) {
 	return statOf(k), nil
 }
 
-// scan reads the whole process table in one sysctl. When cookie is a valid
-// KEY=VALUE string it also reads the environment of every live process
-// whose effective uid is ours (the kernel shows no other user's) and marks
-// those that carry cookie. pid 0, the kernel, is left out as /proc leaves
-// it out on Linux.
-func scan(cookie string) ([]entry, error) {
+// scan reads the whole process table in one sysctl. When key is a
+// cookie's key ("KEY=", see cookieKey) it also reads the environment of
+// every live process whose effective uid is ours (the kernel shows no
+// other user's) and keeps its entries under key as the process's tags.
+// pid 0, the kernel, is left out as /proc leaves it out on Linux.
+func scan(key string) ([]entry, error) {
 	ks, err := unix.SysctlKinfoProcSlice("kern.proc.all")
 	if err != nil {
 		return nil, fmt.Errorf("read the process table (sysctl kern.proc.all): %w", err)
-	}
-	if validCookie(cookie) != nil {
-		cookie = "" // it could match nothing or, if empty-keyed, too much
 	}
 	euid := uint32(os.Geteuid())
 	es := make([]entry, 0, len(ks))
@@ -76,28 +73,34 @@ func scan(cookie string) ([]entry, error) {
 		if e.pid <= 0 {
 			continue
 		}
-		if cookie != "" && ks[i].Eproc.Ucred.Uid == euid && !e.zombie() {
-			e.cookie = carriesCookie(e.proc(), []byte(cookie))
+		if key != "" && ks[i].Eproc.Ucred.Uid == euid && !e.zombie() {
+			e.tags = tagsOf(e.proc(), []byte(key))
 		}
 		es = append(es, e)
 	}
 	return es, nil
 }
 
-// carriesCookie reads p's environment (sysctl kern.procargs2) and reports
-// whether it holds cookie as a whole entry. Unlike Linux's directory fd,
-// nothing binds the read to p, so a match is confirmed by reading p's start
-// time again afterwards: if it still matches, the environment was p's.
+// tagsOf reads p's environment (sysctl kern.procargs2) and returns its
+// entries under key. Unlike Linux's directory fd, nothing binds the read
+// to p, so a match is confirmed by reading p's start time again
+// afterwards: if it still matches, the environment was p's.
 //
 // macOS gives the environment only of processes of the caller's user, and
 // hides it (returning the arguments alone) for processes whose code signature
 // restricts them while System Integrity Protection is on; such a process is
 // never found by its cookie, only by its group or its parent.
-func carriesCookie(p Proc, cookie []byte) bool {
+func tagsOf(p Proc, key []byte) []string {
 	b, err := unix.SysctlRaw("kern.procargs2", p.PID)
-	if err != nil || !hasEntry(procArgsEnv(b), cookie) {
-		return false
+	if err != nil {
+		return nil
 	}
-	s, err := procStat(p.PID)
-	return err == nil && s.start == p.Start
+	tags := entriesUnder(procArgsEnv(b), key)
+	if len(tags) == 0 {
+		return nil
+	}
+	if s, err := procStat(p.PID); err != nil || s.start != p.Start {
+		return nil
+	}
+	return tags
 }

@@ -8,11 +8,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// scan reads stat for every process in /proc, in one pass. When cookie is
-// a valid KEY=VALUE string it also reads the environment of every live process owned by
-// our effective uid and marks those that carry cookie. Processes that vanish
-// during the scan are skipped.
-func scan(cookie string) ([]entry, error) {
+// scan reads stat for every process in /proc, in one pass. When key is a
+// cookie's key ("KEY=", see cookieKey) it also reads the environment of
+// every live process owned by our effective uid and keeps its entries
+// under key as the process's tags. Processes that vanish during the scan
+// are skipped.
+func scan(key string) ([]entry, error) {
 	d, err := os.Open("/proc")
 	if err != nil {
 		return nil, fmt.Errorf("open /proc: %w (is procfs mounted?)", err)
@@ -22,10 +23,7 @@ func scan(cookie string) ([]entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list /proc: %w (is procfs mounted?)", err)
 	}
-	if validCookie(cookie) != nil {
-		cookie = "" // it could match nothing or, if empty-keyed, too much
-	}
-	s := scanner{euid: uint32(os.Geteuid()), cookie: []byte(cookie)}
+	s := scanner{euid: uint32(os.Geteuid()), key: []byte(key)}
 	es := make([]entry, 0, len(names))
 	for _, name := range names {
 		if name == "" || name[0] < '1' || name[0] > '9' {
@@ -45,16 +43,16 @@ func scan(cookie string) ([]entry, error) {
 
 // scanner holds the buffers reused across the processes of one scan.
 type scanner struct {
-	euid   uint32
-	cookie []byte
-	buf    []byte
-	env    []byte
+	euid uint32
+	key  []byte
+	buf  []byte
+	env  []byte
 }
 
 // read reads one process; ok is false when it vanished or is unreadable.
 func (s *scanner) read(pid int, name string) (e entry, ok bool) {
 	var err error
-	if len(s.cookie) == 0 {
+	if len(s.key) == 0 {
 		e.stat, s.buf, err = readStat(unix.AT_FDCWD, "/proc/"+name+"/stat", s.buf)
 		return e, err == nil && e.pid == pid
 	}
@@ -76,7 +74,9 @@ func (s *scanner) read(pid int, name string) (e entry, ok bool) {
 	}
 	if st.Uid == s.euid && !e.zombie() {
 		s.env, err = readFileAt(dfd, "environ", s.env)
-		e.cookie = err == nil && hasEntry(s.env, s.cookie)
+		if err == nil {
+			e.tags = entriesUnder(s.env, s.key)
+		}
 	}
 	return e, true
 }

@@ -2,6 +2,7 @@ package proc
 
 import (
 	"errors"
+	"slices"
 	"testing"
 )
 
@@ -41,6 +42,28 @@ func TestHasEntry(t *testing.T) {
 	}
 }
 
+func TestEntriesUnder(t *testing.T) {
+	for _, c := range []struct {
+		env, key string
+		want     []string
+	}{
+		{"A=1\x00K=v\x00B=2\x00", "K=", []string{"K=v"}},
+		{"A=1\x00K=v\x00K=w", "K=", []string{"K=v", "K=w"}},
+		{"KK=v\x00K\x00=K=v", "K=", nil},
+		{"K=\x00", "K=", []string{"K="}},
+		{"", "K=", nil},
+	} {
+		if got := entriesUnder([]byte(c.env), []byte(c.key)); !slices.Equal(got, c.want) {
+			t.Errorf("entriesUnder(%q, %q) = %q; want %q", c.env, c.key, got, c.want)
+		}
+	}
+	for c, want := range map[string]string{"": "", "K=v": "K=", "POLYREPL_SESSION=ab": "POLYREPL_SESSION=", "=v": "", "Kv": ""} {
+		if got := cookieKey(c); got != want {
+			t.Errorf("cookieKey(%q) = %q; want %q", c, got, want)
+		}
+	}
+}
+
 func TestValidCookie(t *testing.T) {
 	for c, ok := range map[string]bool{"": true, "K=v": true, "K=": true, "=v": false, "Kv": false, "K=\x00": false} {
 		if err := validCookie(c); (err == nil) != ok {
@@ -54,7 +77,13 @@ func TestValidCookie(t *testing.T) {
 func TestSelectMembers(t *testing.T) {
 	const self = 999
 	e := func(pid, ppid, pgid int, start uint64, state byte, cookie bool) entry {
-		return entry{stat: stat{pid: pid, ppid: ppid, pgid: pgid, start: start, state: state}, cookie: cookie}
+		x := entry{stat: stat{pid: pid, ppid: ppid, pgid: pgid, start: start, state: state}}
+		if cookie {
+			x.tags = []string{"K=v"}
+		} else if pid%2 == 0 {
+			x.tags = []string{"K=other"} // another session's cookie
+		}
+		return x
 	}
 	leader := Proc{PID: 100, Start: 5}
 	base := []entry{
@@ -83,7 +112,7 @@ func TestSelectMembers(t *testing.T) {
 		{"no leader", base, Proc{}, []int{104, 105}},
 	}
 	for _, c := range cases {
-		got := selectMembers(c.es, c.leader, self)
+		got := newIndex(c.es).members(c.leader, "K=v", self)
 		var pids []int
 		for _, p := range got {
 			pids = append(pids, p.PID)

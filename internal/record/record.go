@@ -35,6 +35,11 @@ import (
 // saveEvery spaces out the writes of a running cell's output.
 const saveEvery = 2 * time.Second
 
+// fileIdle is how long the record's file stays open after its last write
+// (state.FileIdle, for the same reasons): entries that follow each other
+// pay no open each, and an idle session holds no descriptor for it.
+const fileIdle = 5 * time.Second
+
 // Record is one session name's record, across the lives of the session.
 type Record struct {
 	name string
@@ -59,6 +64,10 @@ type Record struct {
 	finished []int
 	dirty    map[int]bool // entries changed since last saved
 	timer    *time.Timer
+	// lastSave is the last write to f, and closer closes f once it has
+	// been quiet for fileIdle.
+	lastSave time.Time
+	closer   *time.Timer
 	changed  chan struct{}
 	saveErr  error
 	pos      map[string]*position
@@ -396,6 +405,10 @@ func (r *Record) Close() error {
 		r.timer.Stop()
 		r.timer = nil
 	}
+	if r.closer != nil {
+		r.closer.Stop()
+		r.closer = nil
+	}
 	for _, c := range r.clips {
 		c.closeFile()
 	}
@@ -433,6 +446,10 @@ func (r *Record) saveLocked(e *api.Entry) {
 		}
 		r.f = f
 	}
+	r.lastSave = time.Now()
+	if r.closer == nil {
+		r.closer = time.AfterFunc(fileIdle, r.closeIdle)
+	}
 	b, _ := json.Marshal(e)
 	b = append(b, '\n')
 	if r.noNL {
@@ -451,6 +468,25 @@ func (r *Record) saveLocked(e *api.Entry) {
 	r.lines++
 	r.noNL = false
 	r.saveErr = nil
+}
+
+// closeIdle closes the file if it has been quiet for fileIdle, or looks
+// again when it will have been.
+func (r *Record) closeIdle() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closer == nil {
+		return // closed meanwhile
+	}
+	if wait := fileIdle - time.Since(r.lastSave); r.f != nil && wait > 0 {
+		r.closer.Reset(wait)
+		return
+	}
+	r.closer = nil
+	if r.f != nil {
+		r.f.Close()
+		r.f = nil
+	}
 }
 
 // compactLocked rewrites the file with the entries kept, one line each;

@@ -17,6 +17,7 @@ import (
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/holder"
 	"github.com/polyrepl/polyrepl/internal/limit"
+	"github.com/polyrepl/polyrepl/internal/proc"
 	"github.com/polyrepl/polyrepl/internal/record"
 	"github.com/polyrepl/polyrepl/internal/state"
 )
@@ -468,9 +469,14 @@ func (m *Manager) sessions() []*Session {
 	return ss
 }
 
-// List describes every session, sorted by name.
+// List describes every session, sorted by name. Their memory comes from
+// one scan of the process table for them all.
 func (m *Manager) List(withMemory bool) []api.SessionInfo {
-	return m.list("", func(s *Session) api.SessionInfo { return s.Info(withMemory) })
+	var tb *proc.Table
+	if withMemory {
+		tb, _ = proc.ReadTable()
+	}
+	return m.list("", func(s *Session) api.SessionInfo { return s.info(true, withMemory, tb) })
 }
 
 // glances is List for the notes about other sessions: every session but
@@ -521,7 +527,14 @@ func (m *Manager) closeLauncher() {
 	}
 }
 
-// StopAll ends every session, for a daemon that is stopping.
+// stopAtOnce bounds how many sessions StopAll ends at a time: enough that
+// their kills share scans of the process table and wait out their graces
+// together (500 sh sessions end in seconds), few enough that 500 trees
+// are not signalled and polled all at once.
+const stopAtOnce = 32
+
+// StopAll ends every session, for a daemon that is stopping: in
+// parallel, stopAtOnce at a time, each verified ended (Session.kill).
 func (m *Manager) StopAll(cause string) []api.SessionInfo {
 	defer m.closeLauncher()
 	m.mu.Lock()
@@ -534,11 +547,14 @@ func (m *Manager) StopAll(cause string) []api.SessionInfo {
 		wg    sync.WaitGroup
 		mu    sync.Mutex
 		ended []api.SessionInfo
+		slots = make(chan struct{}, stopAtOnce)
 	)
 	for _, e := range es {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			slots <- struct{}{}
+			defer func() { <-slots }()
 			e.life.Lock()
 			defer e.life.Unlock()
 			m.mu.Lock()

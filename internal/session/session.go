@@ -539,7 +539,11 @@ func (s *Session) deadError(asker api.Client) error {
 
 // Info describes the session for listings.
 func (s *Session) Info(withMemory bool) api.SessionInfo {
-	return s.info(true, withMemory)
+	var tb *proc.Table
+	if withMemory {
+		tb, _ = proc.ReadTable()
+	}
+	return s.info(true, withMemory, tb)
 }
 
 // glance is what the notes about other sessions read of s — its state,
@@ -547,12 +551,13 @@ func (s *Session) Info(withMemory bool) api.SessionInfo {
 // /proc would be asked (every exec tells of the others: it must cost
 // little).
 func (s *Session) glance() api.SessionInfo {
-	return s.info(false, false)
+	return s.info(false, false, nil)
 }
 
 // info describes the session; full adds the runtime's process, its
-// version and whether it is stopped.
-func (s *Session) info(full, withMemory bool) api.SessionInfo {
+// version and whether it is stopped; withMemory its memory, from the
+// process table tb (read once for a whole listing).
+func (s *Session) info(full, withMemory bool, tb *proc.Table) api.SessionInfo {
 	s.mu.Lock()
 	info := api.SessionInfo{
 		Name: s.Name, Generation: s.Generation, Runtime: s.Runtime,
@@ -592,7 +597,7 @@ func (s *Session) info(full, withMemory bool) api.SessionInfo {
 	state := s.state
 	s.mu.Unlock()
 	if withMemory && p != nil && state != Dead {
-		info.Memory = proc.RSS(p.Tree().Members(false))
+		info.Memory = proc.RSS(p.Tree().MembersIn(tb))
 	}
 	if full && p != nil && state != Dead {
 		info.Stopped = proc.Stopped(p.Tree().Leader)

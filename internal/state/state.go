@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
@@ -60,11 +61,23 @@ func (d *Dir) TranscriptPath(name, ext string) string {
 }
 
 // Transcript is a session's transcript, open for appending: each cell is
-// one write, with no open and close on the path of every cell.
+// one write, with no open and close on the path of every cell that
+// follows another. A transcript quiet for FileIdle closes its file, so an
+// idle session holds no descriptor for it; the next cell opens it again.
 type Transcript struct {
 	path string
-	f    *os.File
+
+	mu     sync.Mutex
+	f      *os.File
+	last   time.Time   // the last write
+	timer  *time.Timer // closes f once it is quiet
+	closed bool
 }
+
+// FileIdle is how long a file the daemon appends to (a transcript, a
+// record) stays open after its last write: cells that follow each other
+// pay no open each, and 500 idle sessions hold no descriptor for them.
+const FileIdle = 5 * time.Second
 
 // OpenTranscript opens (creating it 0600) the transcript at path.
 func OpenTranscript(path string) (*Transcript, error) {
@@ -72,7 +85,11 @@ func OpenTranscript(path string) (*Transcript, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot open the transcript: %w", err)
 	}
-	return &Transcript{path: path, f: f}, nil
+	t := &Transcript{path: path, f: f}
+	t.mu.Lock()
+	t.wroteLocked()
+	t.mu.Unlock()
+	return t, nil
 }
 
 // Append adds one entry: a comment line with the header, then the code.
@@ -85,14 +102,70 @@ func (t *Transcript) Append(comment, header, code string) error {
 		b.WriteString("\n")
 	}
 	b.WriteString("\n")
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return fmt.Errorf("cannot append to the transcript %s: the session has ended", t.path)
+	}
+	if t.f == nil {
+		f, err := paths.OpenFile(t.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE)
+		if err != nil {
+			return fmt.Errorf("cannot open the transcript: %w", err)
+		}
+		t.f = f
+	}
+	t.wroteLocked()
 	if _, err := t.f.WriteString(b.String()); err != nil {
 		return fmt.Errorf("cannot append to the transcript %s: %w", t.path, err)
 	}
 	return nil
 }
 
-// Close closes the transcript.
-func (t *Transcript) Close() error { return t.f.Close() }
+// wroteLocked notes a write, and that the file closes once quiet.
+func (t *Transcript) wroteLocked() {
+	t.last = time.Now()
+	if t.timer == nil {
+		t.timer = time.AfterFunc(FileIdle, t.closeIdle)
+	}
+}
+
+// closeIdle closes the file if it has been quiet for FileIdle, or looks
+// again when it will have been.
+func (t *Transcript) closeIdle() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.timer == nil {
+		return // closed meanwhile
+	}
+	if t.f == nil {
+		t.timer = nil
+		return
+	}
+	if wait := FileIdle - time.Since(t.last); wait > 0 {
+		t.timer.Reset(wait)
+		return
+	}
+	t.timer = nil
+	t.f.Close()
+	t.f = nil
+}
+
+// Close closes the transcript for good.
+func (t *Transcript) Close() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.closed = true
+	if t.timer != nil {
+		t.timer.Stop()
+		t.timer = nil
+	}
+	if t.f == nil {
+		return nil
+	}
+	err := t.f.Close()
+	t.f = nil
+	return err
+}
 
 // Life describes one life of a session: written while it lives (live/) and
 // kept when it dies (lost/) with how it died.
