@@ -10,8 +10,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -134,4 +137,112 @@ func TestReliabilityManySessions(t *testing.T) {
 		created.Round(100*time.Millisecond), listed.Round(10*time.Millisecond), st.FDs-before.FDs, perSession(), len(stop.Ended), stopped.Round(100*time.Millisecond), left)
 	t.Log(result)
 	report(t, "1 Load and floods", fmt.Sprintf("%d sh sessions at once", n), "%s", result)
+}
+
+// faultsSection is where the wrong-word scenarios report.
+const faultsSection = "4 Faults"
+
+// guesses are words a death's cause must not hold when the daemon's
+// records show who asked for it: a sender it cannot know.
+var guesses = []string{"from outside polyrepl", "out-of-memory killer, often", "often the kernel"}
+
+// TestDaemonKilledMidKill SIGKILLs the daemon while a `kill` waits out
+// its grace (the runtime swallows SIGTERM and says so in a file, so the
+// moment is known, not raced). Whether the runtime then outlives the
+// daemon (the next daemon finishes the kill) or dies by SIGKILL while no
+// daemon runs (the issue's case), the death is told as the kill asked
+// for, never as a SIGKILL from outside or the out-of-memory killer.
+func TestDaemonKilledMidKill(t *testing.T) {
+	needPython(t)
+	t.Parallel()
+	for _, tc := range []struct {
+		name, then, want string
+	}{
+		{"outlives", "pass", "the next daemon finished it"},
+		{"sigkilled", "threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGKILL)).start()", "the runtime had ended when the next daemon started"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			mark := filepath.Join(e.home, "termed")
+			e.must(0, "exec", "doomed", fmt.Sprintf(`import os, signal, threading
+kept = 42
+def on_term(*_):
+    open(%q, "w").close()
+    %s
+signal.signal(signal.SIGTERM, on_term)`, mark, tc.then))
+			pid := e.session("doomed").PID
+			done := make(chan string, 1)
+			go func() {
+				out, errOut, _ := e.run("--label", "alice", "kill", "doomed")
+				done <- out + errOut
+			}()
+			if !waitFor(20*time.Second, func() bool { _, err := os.Stat(mark); return err == nil }) {
+				t.Fatalf("the runtime never got the kill's SIGTERM")
+			}
+			e.killDaemon()
+			said := <-done
+			wantContains(t, "the kill the daemon died in", said, "in flight", "may have been done", "polyrepl sessions doomed")
+			wantLacks(t, "the kill the daemon died in", said, "cannot reach")
+			if tc.name == "sigkilled" && !waitFor(10*time.Second, func() bool { return syscall.Kill(pid, 0) != nil }) {
+				t.Fatalf("the runtime %d did not end by its own SIGKILL", pid)
+			}
+			// The next daemon takes the session up from its holder and
+			// says how it ended.
+			r := e.runJSON("exec", "doomed", "1")
+			lost := strings.Join(r.notesOf("lost"), "\n")
+			wantContains(t, "the loss note after the interrupted kill", lost, "killed by alice", tc.want, "kept")
+			wantLacks(t, "the loss note after the interrupted kill", lost, guesses...)
+			if syscall.Kill(pid, 0) == nil {
+				t.Errorf("the runtime %d outlived the kill", pid)
+			}
+			t.Logf("the kill's caller was told:\n%s\nthe next exec: %s", said, lost)
+			report(t, faultsSection, fmt.Sprintf("the daemon is SIGKILLed while `kill` waits out its grace, and the runtime %s", map[string]string{"outlives": "outlives it", "sigkilled": "then dies by SIGKILL while no daemon runs"}[tc.name]),
+				"the kill's caller is told %q; the next exec opens with %q", firstLineOf(said), lost)
+		})
+	}
+}
+
+// TestDaemonKilledMidExec SIGKILLs the daemon while a new session's
+// first cell runs (it says so in a file first). The exec's caller is
+// told that the cell may have run and how to find out, not that the
+// daemon cannot be reached; and `wait` then collects the cell from the
+// next daemon.
+func TestDaemonKilledMidExec(t *testing.T) {
+	needPython(t)
+	t.Parallel()
+	e := newEnv(t)
+	e.must(0, "exec", "warm", "1") // the daemon runs
+	mark := filepath.Join(e.home, "ran")
+	done := make(chan [2]string, 1)
+	go func() {
+		out, errOut, _ := e.run("exec", "fresh", fmt.Sprintf("import time\nopen(%q, 'w').close()\ntime.sleep(2)\nprint('the cell ran once')", mark))
+		done <- [2]string{out, errOut}
+	}()
+	if !waitFor(20*time.Second, func() bool { _, err := os.Stat(mark); return err == nil }) {
+		t.Fatalf("the cell never ran")
+	}
+	e.killDaemon()
+	said := <-done
+	wantContains(t, "the exec the daemon died in", said[1], "in flight", "the cell may have run", "polyrepl sessions fresh", "polyrepl wait fresh")
+	wantLacks(t, "the exec the daemon died in", said[0]+said[1], "cannot reach")
+	r := e.runJSON("wait", "fresh", "-t", "30")
+	if !strings.Contains(r.Output, "the cell ran once") {
+		t.Errorf("wait after the daemon died mid-exec: want the cell's output: %v", r)
+	}
+	if r := e.runJSON("exec", "fresh", "1"); r.Status != "done" {
+		t.Errorf("the session after: %v", r)
+	}
+	t.Logf("the exec's caller was told:\n%s", said[1])
+	report(t, faultsSection, "the daemon is SIGKILLed while a new session's first cell runs",
+		"the exec's caller is told %q and %q; `polyrepl wait` then collected the cell's output from the next daemon", firstLineOf(said[1]), secondLineOf(said[1]))
+}
+
+func firstLineOf(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return line
+}
+
+func secondLineOf(s string) string {
+	_, rest, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return firstLineOf(rest)
 }

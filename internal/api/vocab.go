@@ -26,6 +26,7 @@ const (
 	// Codes a client gives, for the errors no daemon sent.
 	CodeUsage       = "usage"       // the command line was wrong; nothing was sent
 	CodeUnreachable = "unreachable" // no daemon could be reached or started
+	CodeInFlight    = "in-flight"   // the daemon took the call and ended before it answered: it may have been done
 )
 
 // Death causes: how a session's life ended (Death.By).
@@ -58,7 +59,7 @@ const (
 	DoExec      = "exec"      // start a fresh session under the name
 	DoHistory   = "history"   // list the session's record
 	DoRuntimes  = "runtimes"  // see which runtimes there are
-	DoSessions  = "sessions"  // list every session
+	DoSessions  = "sessions"  // list the sessions (Session: that one's state: alive, running, with a result to collect)
 	// DoStop stops the daemon and every session: only a person can, and
 	// only to end a version mismatch.
 	DoStop = "stop"

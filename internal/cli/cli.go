@@ -165,6 +165,7 @@ func (e *env) hintf(format string, a ...any) {
 func (e *env) fail(err error) int {
 	var ae *client.APIError
 	var ce *client.ConnError
+	var fe *client.InFlightError
 	if e.json {
 		return e.failJSON(err)
 	}
@@ -181,6 +182,11 @@ func (e *env) fail(err error) int {
 		return ExitUsage
 	case errors.Is(err, paths.ErrUnsafe):
 		e.errorf("%v", err)
+		return ExitUsage
+	case errors.As(err, &fe):
+		msg, hint := render.InFlight(fe.Op, fe.Session, fe.Err, render.People)
+		e.errorf("%s", msg)
+		e.hintf("%s", hint)
 		return ExitUsage
 	case errors.As(err, &ce):
 		e.errorf("cannot reach the polyrepl daemon: %v", ce.Err)
@@ -200,6 +206,7 @@ func (e *env) fail(err error) int {
 func (e *env) failJSON(err error) int {
 	var ae *client.APIError
 	var ce *client.ConnError
+	var fe *client.InFlightError
 	body := api.ErrorReply{Error: err.Error(), Code: api.CodeInternal}
 	status := ExitUsage
 	switch {
@@ -211,6 +218,10 @@ func (e *env) failJSON(err error) int {
 		}
 	case errors.Is(err, paths.ErrUnsafe):
 		body = api.ErrorReply{Error: err.Error(), Code: api.CodeUnreachable}
+	case errors.As(err, &fe):
+		msg, hint := render.InFlight(fe.Op, fe.Session, fe.Err, render.People)
+		body = api.ErrorReply{Error: msg, Hint: hint, Code: api.CodeInFlight,
+			Next: []api.Action{{Do: api.DoSessions, Session: fe.Session}, {Do: api.DoWait, Session: fe.Session}}}
 	case errors.As(err, &ce):
 		body = api.ErrorReply{Error: "cannot reach the polyrepl daemon: " + ce.Err.Error(), Code: api.CodeUnreachable,
 			Hint: fmt.Sprintf("see the daemon log %s, or run `polyrepl daemon` to see it fail in the foreground", e.client.LogPath())}

@@ -47,16 +47,52 @@ func call[T any](ctx context.Context, c *Client, r request) (T, error) {
 			return out, fmt.Errorf("cannot encode the request: %w", err)
 		}
 	}
-	err = c.roundTrip(ctx, r.method, path, body, &out, r.prog)
+	op := r.changes()
+	err = c.roundTrip(ctx, r.method, path, body, &out, r.prog, op != "")
 	var ce *ConnError
 	if errors.As(err, &ce) && !r.noStart && c.AutoStart && ctx.Err() == nil && isNotRunning(ce.Err) {
 		if serr := c.startDaemon(ctx); serr != nil {
 			return out, &ConnError{serr}
 		}
-		err = c.roundTrip(ctx, r.method, path, body, &out, r.prog)
+		err = c.roundTrip(ctx, r.method, path, body, &out, r.prog, op != "")
+	}
+	var lost *lostError
+	if errors.As(err, &lost) {
+		if op != "" {
+			return out, &InFlightError{Op: op, Session: r.session, Err: lost.err}
+		}
+		return out, &ConnError{lost.err}
 	}
 	return out, err
 }
+
+// changes names the call if it changes a session, so that a reply lost
+// after the daemon took it leaves its effect unknown (InFlightError);
+// "" for calls that only read.
+func (r request) changes() string {
+	if r.method != http.MethodPost {
+		return ""
+	}
+	switch r.path {
+	case api.PathExec:
+		return api.DoExec
+	case api.PathInput:
+		return api.DoInput
+	case api.PathInterrupt:
+		return api.DoInterrupt
+	case api.PathKill:
+		return api.DoKill
+	case api.PathRestart:
+		return api.DoRestart
+	}
+	return ""
+}
+
+// lostError is a reply lost after the request was written whole: the
+// daemon may have acted on it.
+type lostError struct{ err error }
+
+func (e *lostError) Error() string { return e.err.Error() }
 
 // target is the request's path with its session filled in.
 func (r request) target() (string, error) {
@@ -86,26 +122,32 @@ func checkName(name string) error {
 }
 
 // roundTrip sends one request on a kept or new connection and reads its
-// reply into out.
-func (c *Client) roundTrip(ctx context.Context, method, path string, body []byte, out any, prog func(api.Progress)) error {
+// reply into out. A reply lost after the request was written is a
+// *lostError; one that changes a session (changes) is then never sent
+// again, for the daemon may have acted on it.
+func (c *Client) roundTrip(ctx context.Context, method, path string, body []byte, out any, prog func(api.Progress), changes bool) error {
 	cn, reused, err := c.getConn(ctx)
 	if err != nil {
 		return &ConnError{err}
 	}
-	resp, err := send(ctx, cn, method, path, body)
-	if err != nil && reused && ctx.Err() == nil {
+	resp, wrote, err := send(ctx, cn, method, path, body)
+	if err != nil && reused && ctx.Err() == nil && (!wrote || !changes) {
 		// A kept connection may have been closed by a daemon that has
-		// since stopped: try once more on a fresh one.
+		// since stopped (a unix socket refuses the write then): try once
+		// more on a fresh one.
 		cn.Close()
 		if cn, _, err = c.getConn(ctx); err != nil {
 			return &ConnError{err}
 		}
-		resp, err = send(ctx, cn, method, path, body)
+		resp, wrote, err = send(ctx, cn, method, path, body)
 	}
 	if err != nil {
 		cn.Close()
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if wrote {
+			return &lostError{err}
 		}
 		return &ConnError{err}
 	}
@@ -124,6 +166,10 @@ func (c *Client) roundTrip(ctx context.Context, method, path string, body []byte
 	if err != nil && ctx.Err() != nil {
 		return ctx.Err()
 	}
+	var ce *ConnError
+	if errors.As(err, &ce) {
+		return &lostError{ce.Err} // the reply broke off
+	}
 	return err
 }
 
@@ -140,18 +186,20 @@ func newRequest(ctx context.Context, method, path string, body []byte) (*http.Re
 	return req, nil
 }
 
-// send writes one request and reads the head of its reply.
-func send(ctx context.Context, cn *conn, method, path string, body []byte) (*http.Response, error) {
+// send writes one request and reads the head of its reply; wrote says
+// the request went out whole.
+func send(ctx context.Context, cn *conn, method, path string, body []byte) (resp *http.Response, wrote bool, err error) {
 	req, err := newRequest(ctx, method, path, body)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	stop := context.AfterFunc(ctx, func() { cn.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
 	if err := req.Write(cn); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return http.ReadResponse(cn.br, req)
+	resp, err = http.ReadResponse(cn.br, req)
+	return resp, true, err
 }
 
 // readReply decodes a reply — an error body, a stream, or out — and notes

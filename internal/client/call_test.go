@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/polyrepl/polyrepl/internal/api"
@@ -97,5 +98,49 @@ func TestCall(t *testing.T) {
 	}
 	if len(paths) != n {
 		t.Errorf("a bad name reached the daemon: %q", paths[n:])
+	}
+}
+
+// A daemon that takes a call and ends before it answers (here: drops
+// the connection) leaves a call that changes a session unknown, and it
+// is never sent again: exec comes back as an *InFlightError, sent once;
+// a call that only reads is an ordinary *ConnError.
+func TestInFlight(t *testing.T) {
+	var mu sync.Mutex
+	got := map[string]int{}
+	c := fakeDaemon(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got[r.URL.Path]++
+		mu.Unlock()
+		if r.URL.Path == "/v1/sessions/a/exec" {
+			// Half a stream, then nothing: a daemon killed mid-cell.
+			w.Header().Set("Content-Type", api.StreamType)
+			json.NewEncoder(w).Encode(api.StreamEvent{Progress: &api.Progress{Cell: 1}})
+			w.(http.Flusher).Flush()
+		}
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			conn.Close()
+		}
+	})
+	ctx := context.Background()
+	_, err := c.ExecProgress(ctx, "a", api.ExecRequest{Code: "x += 1"}, func(api.Progress) {})
+	var fe *InFlightError
+	if !errors.As(err, &fe) || fe.Op != api.DoExec || fe.Session != "a" {
+		t.Errorf("exec whose reply broke off: %#v, want an *InFlightError for exec of a", err)
+	}
+	_, err = c.Kill(ctx, "b", api.ControlRequest{})
+	if !errors.As(err, &fe) || fe.Op != api.DoKill || fe.Session != "b" {
+		t.Errorf("kill with no reply: %#v, want an *InFlightError for kill of b", err)
+	}
+	_, err = c.Status(ctx)
+	var ce *ConnError
+	if errors.As(err, &fe) || !errors.As(err, &ce) {
+		t.Errorf("status with no reply: %#v, want a *ConnError", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if got["/v1/sessions/a/exec"] != 1 || got["/v1/sessions/b/kill"] != 1 {
+		t.Errorf("calls that change a session were sent %v times; want once each", got)
 	}
 }

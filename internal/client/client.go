@@ -78,6 +78,22 @@ type ConnError struct{ Err error }
 func (e *ConnError) Error() string { return e.Err.Error() }
 func (e *ConnError) Unwrap() error { return e.Err }
 
+// InFlightError means the daemon took a call that changes a session
+// (exec, input, interrupt, kill, restart) and its connection ended
+// before it answered: the daemon ended, most likely, and whether the call
+// did its work is not known here. The call is not sent again (a cell
+// would run twice); render.InFlight words the steps that find out.
+type InFlightError struct {
+	Op      string // the call: one of the api.Do constants
+	Session string
+	Err     error
+}
+
+func (e *InFlightError) Error() string {
+	return fmt.Sprintf("the connection to the daemon ended while the %s was in flight: %v", e.Op, e.Err)
+}
+func (e *InFlightError) Unwrap() error { return e.Err }
+
 // DaemonVersion is the version the daemon stated in its last reply.
 func (c *Client) DaemonVersion() string {
 	c.mu.Lock()

@@ -129,7 +129,7 @@ func (c *Client) followOnce(ctx context.Context, name string, since int, fn func
 		return &ConnError{err}
 	}
 	defer cn.Close() // a followed reply never ends: the conn is not reused
-	resp, err := send(ctx, cn, http.MethodGet, path, nil)
+	resp, _, err := send(ctx, cn, http.MethodGet, path, nil)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()

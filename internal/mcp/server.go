@@ -271,6 +271,7 @@ func toolError(text string) *mcp.CallToolResult {
 func (s *Server) errorText(err error) string {
 	var ae *client.APIError
 	var ce *client.ConnError
+	var fe *client.InFlightError
 	switch {
 	case errors.As(err, &ae):
 		t := "Error: " + render.Refusal(ae.ErrorReply)
@@ -278,6 +279,9 @@ func (s *Server) errorText(err error) string {
 			t += "\nWhat to do: " + hint
 		}
 		return t
+	case errors.As(err, &fe):
+		msg, hint := render.InFlight(fe.Op, fe.Session, fe.Err, model)
+		return "Error: " + msg + "\nWhat to do: " + hint + "."
 	case errors.As(err, &ce):
 		return "Error: cannot reach the polyrepl daemon: " + ce.Err.Error() + "\nWhat to do: tell the user; the daemon log " +
 			s.client.LogPath() + " shows why, and the tools work again once the daemon runs."

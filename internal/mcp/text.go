@@ -166,7 +166,10 @@ func (modelVoice) Step(a api.Action) string {
 	case api.DoRuntimes:
 		return "the runtimes tool"
 	case api.DoSessions:
-		return "the sessions tool"
+		if a.Session == "" {
+			return "the sessions tool"
+		}
+		return fmt.Sprintf("the sessions tool (its entry for %q)", a.Session)
 	case api.DoStop:
 		return "the user stopping the polyrepl daemon"
 	}

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -162,6 +163,30 @@ func TestLostNamesCounted(t *testing.T) {
 		text := Note(api.Note{Kind: kind, Session: "a", Names: names, Death: &api.Death{Cause: "killed"}}, People)
 		if !strings.Contains(text, "v39 … and 960 more") || strings.Contains(text, "v40,") {
 			t.Errorf("%s: %.300s", kind, text)
+		}
+	}
+}
+
+// A call the daemon took and never answered is told as unknown, with
+// the steps that find out, and never as a daemon out of reach.
+func TestInFlight(t *testing.T) {
+	err := errors.New("unexpected EOF")
+	for _, tc := range []struct {
+		op   string
+		want []string
+	}{
+		{api.DoExec, []string{"exec was in flight (unexpected EOF)", "the cell may have run", "`polyrepl sessions etl` shows whether it did", "`polyrepl wait etl` collects its output", "may run it twice"}},
+		{api.DoKill, []string{"kill was in flight", "may have been done", "`polyrepl sessions etl` shows the session's state"}},
+		{api.DoInterrupt, []string{"interrupt was in flight", "may have reached the cell", "`polyrepl wait etl`"}},
+	} {
+		msg, hint := InFlight(tc.op, "etl", err, People)
+		for _, w := range tc.want {
+			if !strings.Contains(msg+" "+hint, w) {
+				t.Errorf("InFlight(%s): %q / %q lacks %q", tc.op, msg, hint, w)
+			}
+		}
+		if strings.Contains(msg+hint, "cannot reach") {
+			t.Errorf("InFlight(%s): %q says the daemon cannot be reached", tc.op, msg)
 		}
 	}
 }

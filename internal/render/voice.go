@@ -43,7 +43,9 @@ func (people) Step(a api.Action) string {
 	case api.DoRuntimes:
 		return "`polyrepl runtimes`"
 	case api.DoSessions:
-		return "`polyrepl sessions`"
+		if a.Session == "" {
+			return "`polyrepl sessions`"
+		}
 	case api.DoStop:
 		return "`polyrepl stop`"
 	}
@@ -65,8 +67,13 @@ func stepPurpose(a api.Action) string {
 		return "starts a fresh session under that name"
 	case api.DoHistory:
 		return "lists the entries"
-	case api.DoRuntimes, api.DoSessions:
+	case api.DoRuntimes:
 		return "lists them"
+	case api.DoSessions:
+		if a.Session == "" {
+			return "lists them"
+		}
+		return "shows its state"
 	case api.DoStop:
 		return "ends the daemon and every session, so the next call starts this client's version"
 	}
@@ -92,6 +99,27 @@ func Hint(e api.ErrorReply, v Voice) string {
 		parts = append(parts, h)
 	}
 	return strings.Join(parts, "; ")
+}
+
+// InFlight words a call that the daemon took and did not answer (its
+// connection ended: err), op one of the api.Do constants: whether it did
+// its work is not known, so the words say what is known and the steps
+// that find out, in v's terms, and guess nothing.
+func InFlight(op, session string, err error, v Voice) (msg, hint string) {
+	sessions := v.Step(api.Action{Do: api.DoSessions, Session: session})
+	wait := v.Step(api.Action{Do: api.DoWait, Session: session})
+	msg = fmt.Sprintf("the connection to the daemon ended while the %s was in flight (%v); the daemon most likely ended", op, err)
+	switch op {
+	case api.DoExec:
+		return msg + ": the cell may have run, or may still run in its session",
+			fmt.Sprintf("%s shows whether it did and %s collects its output; sending it again may run it twice", sessions, wait)
+	case api.DoInput, api.DoInterrupt:
+		return msg + ": it may have reached the cell",
+			fmt.Sprintf("%s shows the cell's state and %s collects it", sessions, wait)
+	default: // kill, restart
+		return msg + ": it may have been done, in part or whole",
+			fmt.Sprintf("%s shows the session's state", sessions)
+	}
 }
 
 // Refusal is what a refusal says: what its death lost, if the client

@@ -156,6 +156,21 @@ func (m *Manager) adopt(p *holder.Process) (string, error) {
 	if hi.IdleSeq != 0 && hi.IdleAfter == curN && s.entryIs(hi.IdleSeq, api.EntryIdle, 0) && s.rec.Rewrite(hi.IdleSeq) {
 		s.adoptIdle = hi.IdleSeq
 	}
+	// An end under way when the last daemon ended (journalled as dying)
+	// is the cause of the runtime's end, whatever signal it came by; one
+	// the runtime outlived is finished below.
+	var dying *api.Death
+	if l, _ := m.state.Live(name); l != nil && l.Generation == hi.Generation && l.Dying != nil {
+		dying = l.Dying
+		if hi.Exited != nil {
+			s.dying = interruptedEnd(dying, "the runtime had ended when the next daemon started")
+			// What the end left of its tree goes, as the end would have
+			// done (died does not, for an end asked for).
+			if _, err := p.Tree().Kill(killGrace); err != nil {
+				log.Printf("session %s: %v", name, err)
+			}
+		}
+	}
 	t, terr := state.OpenTranscript(s.Transcript)
 	s.transcript, s.transcriptErr = t, terr
 	m.set(e, s)
@@ -170,6 +185,14 @@ func (m *Manager) adopt(p *holder.Process) (string, error) {
 	}
 	log.Printf("session %s (generation %s, pid %d) taken up from its holder (pid %d, polyrepl %s): %s",
 		name, s.Generation, p.PID(), p.Holder().PID, hi.Polyrepl, how)
+	if dying != nil && hi.Exited == nil {
+		// It was asked to end and still runs: the end is finished.
+		d := interruptedEnd(dying, "the next daemon finished it")
+		if err := s.kill(d.By, d.Cause, api.Client{}); err != nil {
+			log.Printf("session %s: %v", name, err)
+		}
+		m.forgetDead(s)
+	}
 	return name, nil
 }
 

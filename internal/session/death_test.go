@@ -2,7 +2,9 @@ package session
 
 import (
 	"context"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/driver"
@@ -206,6 +208,8 @@ func TestDeathWhileIdle(t *testing.T) {
 	_, err := m.Wait(context.Background(), "s", api.WaitRequest{Client: alice}, nil)
 	if d := wantCode(t, err, "dead").Death; d == nil || d.By != "signal" || d.Signal != 9 {
 		t.Errorf("death %+v; want by signal 9", d)
+	} else if strings.Contains(d.Cause, "outside") || strings.Contains(d.Cause, "often") {
+		t.Errorf("death %q guesses who sent the signal", d.Cause)
 	}
 	fresh := execOK(t, m, "s", reqBy(bob, "value 1"))
 	if fresh.Generation == r.Generation || count(fresh.Notes, api.NoteLost) != 1 {
@@ -307,6 +311,30 @@ func TestANewLifeAfterADeathNobodyAskedFor(t *testing.T) {
 	for _, n := range fresh.Notes {
 		if n.Kind == api.NoteCreated && n.Again {
 			t.Errorf("after a kill the created note says it started as before: %+v", n)
+		}
+	}
+}
+
+// An end under way when its daemon ended is the death's cause, with what
+// the next daemon found; a restart that never began its new life is told
+// as the end of the old one.
+func TestInterruptedEnd(t *testing.T) {
+	at := time.Unix(1, 0)
+	for _, tc := range []struct {
+		by, cause, how string
+		wantBy, want   string
+	}{
+		{api.ByKill, "killed by alice via cli", "the next daemon finished it", api.ByKill,
+			"killed by alice via cli (the daemon ended while the kill was under way; the next daemon finished it)"},
+		{api.ByStop, "stopped with the daemon, on request", "the runtime had ended when the next daemon started", api.ByStop,
+			"stopped with the daemon, on request (the daemon ended while the stop was under way; the runtime had ended when the next daemon started)"},
+		{api.ByRestart, "restarted by bob via mcp", "the next daemon finished it", api.ByKill,
+			"restarted by bob via mcp (the daemon ended while the restart was under way; the next daemon finished it); the new life was not started: the next exec starts one"},
+	} {
+		dying := &api.Death{By: tc.by, Cause: tc.cause, At: at}
+		d := interruptedEnd(dying, tc.how)
+		if d.By != tc.wantBy || d.Cause != tc.want || d.At.Equal(at) || dying.Cause != tc.cause {
+			t.Errorf("interruptedEnd(%s) = %s %q at %v; want %s %q, now, and the journalled death unchanged", tc.by, d.By, d.Cause, d.At, tc.wantBy, tc.want)
 		}
 	}
 }

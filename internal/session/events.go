@@ -268,7 +268,10 @@ func deathFromExit(e driver.Exit, how string) *api.Death {
 	switch {
 	case e.Signal == int(syscall.SIGKILL):
 		d.By = api.BySignal
-		d.Cause = "killed by signal 9 (SIGKILL) from outside polyrepl, often the kernel's out-of-memory killer (see `dmesg`)"
+		// Who sent it is not known here: the kernel's out-of-memory
+		// killer, a person, a supervisor. The words say what the records
+		// show and where to look, and guess no sender.
+		d.Cause = "killed by signal 9 (SIGKILL); polyrepl did not send it as far as its records show (the kernel's log, `dmesg`, says whether its out-of-memory killer did)"
 	case e.Signal != 0:
 		d.By = api.BySignal
 		d.Cause = fmt.Sprintf("killed by signal %d (%s)", e.Signal, unixSignalName(e.Signal))

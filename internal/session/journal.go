@@ -25,7 +25,7 @@ func (m *Manager) life(s *Session) state.Life {
 	l := state.Life{
 		Name: s.Name, Generation: s.Generation, Runtime: s.Runtime, Cwd: s.Spawn.Cwd,
 		Created: s.Created, Cells: s.cells, Names: s.names, Transcript: s.Transcript,
-		Cookie: CookieVar + "=" + s.Generation, Death: s.death,
+		Cookie: CookieVar + "=" + s.Generation, Death: s.death, Dying: s.dying,
 	}
 	if s.p != nil {
 		l.PID, l.Start = s.p.Tree().Leader.PID, s.p.Tree().Leader.Start
@@ -155,6 +155,16 @@ func (m *Manager) RecoverLost() {
 			})
 			continue
 		}
+		if l.Dying != nil {
+			// It was being ended on request when its daemon ended: the
+			// request is its cause, whatever signal ended it.
+			if _, err := tree.Kill(killGrace); err != nil {
+				log.Printf("session %s: processes left by the previous daemon survived: %v", l.Name, err)
+			}
+			l.Death = interruptedEnd(l.Dying, "its holder had ended too when the next daemon started")
+			m.endLost(l)
+			continue
+		}
 		ended := ""
 		if members := tree.Members(true); len(members) > 0 {
 			if _, err := tree.Kill(killGrace); err != nil {
@@ -170,24 +180,7 @@ func (m *Manager) RecoverLost() {
 		if l.Holder.PID > 0 {
 			l.Death.By = api.ByHolder
 		}
-		if err := m.state.SaveLoss(l); err != nil {
-			log.Printf("session %s: cannot save its death note: %v", l.Name, err)
-		}
-		os.Remove(holder.SocketName(m.holdersDir, l.Generation))
-		holder.RemoveSpool(m.outputDir, l.Generation)
-		rec := m.record(l.Name)
-		rec.Add(api.Entry{Kind: api.EntryNote, Generation: l.Generation, Runtime: l.Runtime, Started: time.Now(),
-			Note: &api.Note{Kind: api.NoteEnded, Session: l.Name, Death: l.Death}})
-		m.mu.Lock()
-		if m.entries[l.Name] == nil || m.entries[l.Name].s == nil {
-			delete(m.records, l.Name)
-			rec.Close()
-		}
-		m.mu.Unlock()
-		if err := m.state.RemoveLive(l.Name); err != nil {
-			log.Printf("session %s: cannot remove its live record: %v", l.Name, err)
-		}
-		log.Printf("session %s was lost with the previous daemon: %s", l.Name, l.Death.Cause)
+		m.endLost(l)
 	}
 }
 
@@ -206,6 +199,49 @@ func (m *Manager) holderSocket(l state.Life) string {
 		return own
 	}
 	return s
+}
+
+// interruptedEnd is the death of a session whose end, journalled as
+// dying, was under way when its daemon ended: the end asked for, and
+// what the next daemon found or did (how).
+func interruptedEnd(dying *api.Death, how string) *api.Death {
+	d := *dying
+	d.At = time.Now()
+	what := map[string]string{api.ByRestart: "restart", api.ByStop: "stop"}[d.By]
+	if what == "" {
+		what = "kill"
+	}
+	d.Cause += fmt.Sprintf(" (the daemon ended while the %s was under way; %s)", what, how)
+	if d.By == api.ByRestart {
+		// A death by restart is no loss: the new life would say what
+		// the old one had. It never began, so this death is told.
+		d.By = api.ByKill
+		d.Cause += "; the new life was not started: the next exec starts one"
+	}
+	return &d
+}
+
+// endLost writes down the death of a life the previous daemon left live
+// and no holder kept: its loss note, its record's note, its files gone.
+func (m *Manager) endLost(l state.Life) {
+	if err := m.state.SaveLoss(l); err != nil {
+		log.Printf("session %s: cannot save its death note: %v", l.Name, err)
+	}
+	os.Remove(holder.SocketName(m.holdersDir, l.Generation))
+	holder.RemoveSpool(m.outputDir, l.Generation)
+	rec := m.record(l.Name)
+	rec.Add(api.Entry{Kind: api.EntryNote, Generation: l.Generation, Runtime: l.Runtime, Started: time.Now(),
+		Note: &api.Note{Kind: api.NoteEnded, Session: l.Name, Death: l.Death}})
+	m.mu.Lock()
+	if m.entries[l.Name] == nil || m.entries[l.Name].s == nil {
+		delete(m.records, l.Name)
+		rec.Close()
+	}
+	m.mu.Unlock()
+	if err := m.state.RemoveLive(l.Name); err != nil {
+		log.Printf("session %s: cannot remove its live record: %v", l.Name, err)
+	}
+	log.Printf("session %s was lost with the previous daemon: %s", l.Name, l.Death.Cause)
 }
 
 // lossNote says what a life's death lost, and where its code is.

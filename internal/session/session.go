@@ -489,6 +489,12 @@ func (s *Session) kill(by, cause string, asker api.Client) error {
 	s.killer = asker
 	tree, p := s.p.Tree(), s.p
 	s.mu.Unlock()
+	// Journalled before the first signal: a daemon that ends in the
+	// middle of it leaves the next one the cause (a kill asked for), not
+	// a SIGKILL from nowhere.
+	if err := s.m.state.SaveLive(s.m.life(s)); err != nil {
+		log.Printf("session %s: cannot record that it is being ended: %v", s.Name, err)
+	}
 	var survivors []proc.Proc
 	var err error
 	if p.Where() != "" {

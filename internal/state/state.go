@@ -184,6 +184,11 @@ type Life struct {
 	Names      []string   `json:"names"`
 	Transcript string     `json:"transcript"`
 	Death      *api.Death `json:"death,omitempty"`
+	// Dying is a kill, restart or stop under way: written before the
+	// session's tree is signalled, so that a daemon that ends in the
+	// middle of it leaves its successor the death's real cause, not a
+	// signal from nowhere.
+	Dying *api.Death `json:"dying,omitempty"`
 	// Holder is the process that keeps the runtime, so that a daemon
 	// that finds no holder to take the session up from can tell why.
 	Holder proc.Proc `json:"holder"`
@@ -196,6 +201,22 @@ type Life struct {
 // SaveLive records a live session, replacing an earlier record of it.
 func (d *Dir) SaveLive(l Life) error {
 	return writeJSON(filepath.Join(d.Path, "live", l.Name+".json"), l)
+}
+
+// Live returns the live record of name, or nil if there is none.
+func (d *Dir) Live(name string) (*Life, error) {
+	b, err := os.ReadFile(filepath.Join(d.Path, "live", name+".json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the live record of %s: %w", name, err)
+	}
+	var l Life
+	if err := json.Unmarshal(b, &l); err != nil {
+		return nil, fmt.Errorf("cannot read the live record of %s: %w", name, err)
+	}
+	return &l, nil
 }
 
 // RemoveLive forgets a live record.
