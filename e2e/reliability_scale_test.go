@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -245,4 +246,94 @@ func firstLineOf(s string) string {
 func secondLineOf(s string) string {
 	_, rest, _ := strings.Cut(strings.TrimSpace(s), "\n")
 	return firstLineOf(rest)
+}
+
+// rawWords are a syscall's or a transport's own words, which no reply
+// should carry: each refusal is typed and says what to do.
+var rawWords = []string{"broken pipe", "writev", "write unix", "read unix", "EOF", "connection reset", "use of closed", "bad file descriptor", "panic"}
+
+// TestKillRestartExecStorm sends kills, restarts, cells, interrupts and
+// waits at once to a few sessions for 10 s: every reply is a result or a
+// typed refusal (no 500), and none carries a syscall's raw words.
+func TestKillRestartExecStorm(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the 10 s storm is skipped with -short")
+	}
+	t.Parallel()
+	e := newEnv(t)
+	const sessions, clients = 3, 8
+	// storm0 runs Python where there is one (its interrupts reach a
+	// worker), the others sh.
+	runtimeOf := func(i int) (rt, code, env string) {
+		if i == 0 && python != "" {
+			return "python", "import time; time.sleep(0.2); print(%d, %d)", fmt.Sprintf(`"PATH=/usr/bin:/bin","POLYREPL_PYTHON=%s"`, python)
+		}
+		return "sh", "sleep 0.2; echo %d-%d", `"PATH=/usr/bin:/bin"`
+	}
+	for i := 0; i < sessions; i++ {
+		rt, _, _ := runtimeOf(i)
+		e.must(0, "exec", "--runtime", rt, fmt.Sprintf("storm%d", i), "x=1")
+	}
+	c := e.api()
+	ops := []string{"exec", "exec", "exec", "kill", "restart", "interrupt", "wait"}
+	var (
+		mu     sync.Mutex
+		counts = map[string]int{}
+		bad    []string
+	)
+	deadline := time.Now().Add(10 * time.Second)
+	var wg sync.WaitGroup
+	for w := 0; w < clients; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; time.Now().Before(deadline); n++ {
+				i := (w + n) % sessions
+				name := fmt.Sprintf("storm%d", i)
+				op := ops[(w*7+n*3)%len(ops)]
+				body := fmt.Sprintf(`{"client":{"who":"storm%d","how":"cli"}}`, w)
+				if op == "exec" {
+					rt, code, env := runtimeOf(i)
+					body = fmt.Sprintf(`{"code":%q,"timeout":5,"client":{"who":"storm%d","how":"cli"},"spawn":{"runtime":%q,"cwd":"/","env":[%s]}}`,
+						fmt.Sprintf(code, w, n), w, rt, env)
+				}
+				resp, err := c.Post("http://polyrepl/v1/sessions/"+name+"/"+op, "application/json", strings.NewReader(body))
+				if err != nil {
+					mu.Lock()
+					bad = append(bad, fmt.Sprintf("%s %s: %v", op, name, err))
+					mu.Unlock()
+					continue
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				mu.Lock()
+				counts[fmt.Sprintf("%s %d", op, resp.StatusCode)]++
+				if resp.StatusCode >= 500 {
+					bad = append(bad, fmt.Sprintf("%s %s: %d %.300s", op, name, resp.StatusCode, b))
+				}
+				for _, word := range rawWords {
+					if strings.Contains(string(b), word) {
+						bad = append(bad, fmt.Sprintf("%s %s: %d carries %q: %.300s", op, name, resp.StatusCode, word, b))
+						break
+					}
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	c.Transport.(*http.Transport).CloseIdleConnections()
+	for _, b := range bad {
+		t.Errorf("%s", b)
+	}
+	var seen []string
+	total := 0
+	for k, n := range counts {
+		seen = append(seen, fmt.Sprintf("%s ×%d", k, n))
+		total += n
+	}
+	sort.Strings(seen)
+	t.Logf("replies: %s", strings.Join(seen, ", "))
+	report(t, faultsSection, fmt.Sprintf("%d clients send kills, restarts, cells, interrupts and waits to %d sessions at once for 10 s", clients, sessions),
+		"%d replies, %d of them a 500 or a syscall's raw words; by call and status: %s", total, len(bad), strings.Join(seen, ", "))
 }

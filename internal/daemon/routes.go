@@ -306,12 +306,17 @@ func reply(w http.ResponseWriter, v any) {
 	}
 }
 
-// statusOf maps a refusal to its HTTP status.
+// statusOf maps a refusal to its HTTP status: every code but
+// CodeInternal (the daemon failed) is a refusal of the request as the
+// session now stands, never a 500.
 var statusOf = map[string]int{
 	api.CodeBadRequest: http.StatusBadRequest,
 	api.CodeNoSession:  http.StatusNotFound,
 	api.CodeNoEntry:    http.StatusNotFound,
 	api.CodeBusy:       http.StatusConflict,
+	api.CodeInput:      http.StatusConflict, // busy with a question
+	api.CodeNoInput:    http.StatusConflict,
+	api.CodeForeign:    http.StatusConflict,
 	api.CodeStale:      http.StatusGone,
 	api.CodeDead:       http.StatusGone,
 }

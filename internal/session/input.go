@@ -98,7 +98,7 @@ func (s *Session) Input(ctx context.Context, text string, eof, secret bool, time
 			c.prompt = q // still asked: the answer did not reach it
 		}
 		s.mu.Unlock()
-		return api.CellResult{}, &Error{Code: api.CodeInternal, Msg: fmt.Sprintf("session %q: the answer could not be given to the cell: %v", s.Name, err)}
+		return api.CellResult{}, s.holderError("the answer could not be given to the cell", err, asker)
 	}
 	return s.collect(ctx, c, timeout, asker, prog, every)
 }

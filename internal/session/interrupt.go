@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"log"
 	"syscall"
 	"time"
 
@@ -10,6 +11,32 @@ import (
 )
 
 // Interrupting a cell: the escalation, and whose reply gets the result.
+
+// holderError is the refusal of a call the session's holder did not take
+// (what failed: err). Mostly the session was ending meanwhile — a kill,
+// a restart, its runtime's exit — and the call is refused as dead, as it
+// would have been a moment later; else the holder fails, which is said
+// without the transport's own words ("writev: broken pipe"), which go to
+// the daemon log.
+func (s *Session) holderError(what string, err error, asker api.Client) error {
+	log.Printf("session %s: %s: %v", s.Name, what, err)
+	if s.waitExited(holderGrace) {
+		return s.deadError(asker)
+	}
+	s.mu.Lock()
+	dying := s.dying
+	s.mu.Unlock()
+	if dying != nil {
+		return &Error{Code: api.CodeDead, Msg: fmt.Sprintf("session %q: %s: the session is being ended (%s)", s.Name, what, dying.Cause),
+			Next: []api.Action{{Do: api.DoExec, Session: s.Name}}}
+	}
+	return &Error{Code: api.CodeInternal, Msg: fmt.Sprintf("session %q: %s: its holder process did not take it (the daemon log says why)", s.Name, what),
+		Next: []api.Action{{Do: api.DoKill, Session: s.Name}}}
+}
+
+// holderGrace is how long a call its holder did not take waits for the
+// session's end to be written down, when that end is what it met.
+const holderGrace = 2 * time.Second
 
 // Interrupt stops the running cell, letting the driver escalate while
 // the cell runs on, and returns the cell's result.
@@ -47,7 +74,7 @@ func (s *Session) Interrupt(ctx context.Context, asker api.Client) (api.CellResu
 			p.Tree().SignalGroup(syscall.SIGCONT)
 		}
 		if err := p.Interrupt(attempt); err != nil {
-			return api.CellResult{}, fmt.Errorf("cannot interrupt session %q: %w", s.Name, err)
+			return api.CellResult{}, s.holderError("the interrupt could not be given to the cell", err, asker)
 		}
 		if s.waitFinished(c, 250*time.Millisecond) {
 			break
