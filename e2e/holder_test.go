@@ -339,8 +339,8 @@ func TestManyLivesLeaveNothing(t *testing.T) {
 	}
 	for i := range n {
 		name := fmt.Sprintf("c%d", i%7)
-		if _, stderr, code := e.run("exec", "--runtime", "sh", name, "true"); code != 0 {
-			t.Fatalf("cycle %d: exec: %s", i, stderr)
+		if stdout, stderr, code := e.run("exec", "--runtime", "sh", name, "true"); code != 0 {
+			t.Fatalf("cycle %d: exec: exit %d: %s%s", i, code, stdout, stderr)
 		}
 		if _, stderr, code := e.run("kill", name); code != 0 {
 			t.Fatalf("cycle %d: kill: %s", i, stderr)
