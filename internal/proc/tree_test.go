@@ -178,3 +178,37 @@ func TestKillBadCookie(t *testing.T) {
 	}
 	c.waitDone(t)
 }
+
+// Many trees ended at once share scans of the process table, and each
+// is still ended whole: 8 trees, each with a child that left the group
+// (found by its cookie alone), killed at the same time.
+func TestKillManyAtOnce(t *testing.T) {
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("setsid (util-linux) not installed")
+	}
+	const n = 8
+	trees := make([]Tree, n)
+	for i := range trees {
+		cookie := newCookie(t)
+		noLeftovers(t, cookie)
+		trees[i] = start(t, cookie, "setsid sleep 1007 & sleep 1008 & wait").tree(t, cookie)
+		eventually(t, "the tree's processes to start", func() bool { return len(trees[i].Members(true)) == 3 })
+	}
+	errs := make(chan error, n)
+	for _, tr := range trees {
+		go func() {
+			_, err := tr.Kill(time.Second)
+			errs <- err
+		}()
+	}
+	for range trees {
+		if err := <-errs; err != nil {
+			t.Errorf("Kill: %v", err)
+		}
+	}
+	for i, tr := range trees {
+		if left := tr.Members(true); len(left) > 0 {
+			t.Errorf("tree %d: %v left after Kill", i, left)
+		}
+	}
+}
