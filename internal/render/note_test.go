@@ -188,5 +188,10 @@ func TestInFlight(t *testing.T) {
 		if strings.Contains(msg+hint, "cannot reach") {
 			t.Errorf("InFlight(%s): %q says the daemon cannot be reached", tc.op, msg)
 		}
+		// A model is told the tools that find out, never a command.
+		_, hint = InFlight(tc.op, "etl", err, modelLike{})
+		if !strings.Contains(hint, "the sessions tool") || strings.Contains(hint, "polyrepl ") {
+			t.Errorf("InFlight(%s) for a model: %q; want the sessions tool named and no command", tc.op, hint)
+		}
 	}
 }
