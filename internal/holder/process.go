@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -385,7 +386,10 @@ func (p *Process) lostCause(err error) string {
 	if !proc.Alive(p.holder) {
 		return fmt.Sprintf("its holder process (pid %d) ended", p.holder.PID)
 	}
-	return fmt.Sprintf("the connection to its holder process (pid %d) broke (%v)", p.holder.PID, err)
+	// The transport's own words ("read unix …: connection reset by
+	// peer") go to the log, not into the death every reply tells.
+	log.Printf("session %s: the connection to its holder (pid %d) broke: %v", p.hello.Name, p.holder.PID, err)
+	return fmt.Sprintf("the connection to its holder process (pid %d) broke while the holder still ran (the daemon log has the error)", p.holder.PID)
 }
 
 // Detach lets the holder go, keeping the session: the daemon is leaving
