@@ -311,17 +311,25 @@ func Register(d Driver) {
 }
 
 // Lookup finds a driver by runtime name; the error lists the known ones.
+//
+// A family's Lookup may read files (a Jupyter kernel's kernel.json): it
+// runs outside the package's lock, so that a slow or hostile file costs
+// only the call that asked for that family's runtime.
 func Lookup(name string) (Driver, error) {
 	mu.Lock()
-	defer mu.Unlock()
 	if d, ok := drivers[name]; ok {
+		mu.Unlock()
 		return d, nil
 	}
-	for _, f := range families {
+	fams := append([]Family(nil), families...)
+	mu.Unlock()
+	for _, f := range fams {
 		if rest, ok := strings.CutPrefix(name, f.Prefix); ok {
 			return f.Lookup(rest)
 		}
 	}
+	mu.Lock()
+	defer mu.Unlock()
 	var known []string
 	for n := range drivers {
 		known = append(known, n)

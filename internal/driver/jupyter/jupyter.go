@@ -75,19 +75,20 @@ func survey(_ context.Context, env []string, cwd string) []api.RuntimeInfo {
 	specs, broken := Specs(env, cwd)
 	var out []api.RuntimeInfo
 	for _, s := range specs {
+		exe := label(s.Argv[0], maxLabelChars)
 		r := api.RuntimeInfo{
-			Name: runtimePrefix + s.Name, Family: Family, Exe: s.Argv[0], Display: s.DisplayName, Language: s.Language,
-			Needs: "the program its kernel.json (in " + s.Dir + ") runs: " + s.Argv[0],
+			Name: runtimePrefix + s.Name, Family: Family, Exe: exe, Display: s.DisplayName, Language: s.Language,
+			Needs: "the program its kernel.json (in " + s.Dir + ") runs: " + exe,
 		}
 		if path, err := driver.LookPath(s.Argv[0], env, cwd); err != nil {
-			r.Problem = "its kernel.json (in " + s.Dir + ") runs " + s.Argv[0] + ", which cannot start here: " + err.Error()
+			r.Problem = "its kernel.json (in " + s.Dir + ") runs " + exe + ", which cannot start here: " + label(err.Error(), maxSpecProblem)
 		} else {
 			r.Path, r.Found = path, true
 		}
 		out = append(out, r)
 	}
 	for _, b := range broken {
-		out = append(out, api.RuntimeInfo{Name: runtimePrefix + b.Name, Family: Family, Problem: b.Err.Error()})
+		out = append(out, api.RuntimeInfo{Name: runtimePrefix + b.Name, Family: Family, Problem: label(b.Err.Error(), maxSpecProblem)})
 	}
 	return out
 }

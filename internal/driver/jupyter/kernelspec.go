@@ -2,12 +2,17 @@ package jupyter
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/polyrepl/polyrepl/internal/driver"
 )
@@ -88,7 +93,7 @@ type Broken struct {
 func Specs(env []string, cwd string) (specs []Spec, broken []Broken) {
 	seen := map[string]bool{}
 	for _, dir := range SpecDirs(env, cwd) {
-		entries, err := os.ReadDir(dir)
+		entries, err := readDir(dir)
 		if err != nil {
 			continue
 		}
@@ -98,7 +103,7 @@ func Specs(env []string, cwd string) (specs []Spec, broken []Broken) {
 				continue
 			}
 			s, err := readSpec(filepath.Join(dir, name), name)
-			if os.IsNotExist(err) {
+			if errors.Is(err, errNoSpec) {
 				continue
 			}
 			seen[name] = true
@@ -113,6 +118,18 @@ func Specs(env []string, cwd string) (specs []Spec, broken []Broken) {
 	return specs, broken
 }
 
+// readDir lists a kernels directory, opened without blocking: a named
+// pipe where a directory should be is refused at once, not waited on.
+func readDir(dir string) ([]os.DirEntry, error) {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), dir)
+	defer f.Close()
+	return f.ReadDir(-1)
+}
+
 // FindSpec finds the kernel named name, or says which kernels there are
 // and where polyrepl looked.
 func FindSpec(name string, env []string, cwd string) (Spec, error) {
@@ -121,12 +138,12 @@ func FindSpec(name string, env []string, cwd string) (Spec, error) {
 	}
 	for _, dir := range SpecDirs(env, cwd) {
 		s, err := readSpec(filepath.Join(dir, name), name)
-		if os.IsNotExist(err) {
+		if errors.Is(err, errNoSpec) {
 			continue
 		}
 		return s, err
 	}
-	specs, _ := Specs(env, cwd)
+	specs, broken := Specs(env, cwd)
 	var names []string
 	for _, s := range specs {
 		names = append(names, s.Name)
@@ -134,6 +151,13 @@ func FindSpec(name string, env []string, cwd string) (Spec, error) {
 	have := "no kernels are installed"
 	if len(names) > 0 {
 		have = "the installed kernels are " + strings.Join(names, ", ")
+	}
+	for i, b := range broken {
+		if i == 3 {
+			have += fmt.Sprintf("; and %d more cannot be used", len(broken)-i)
+			break
+		}
+		have += "; " + label(b.Err.Error(), maxSpecProblem)
 	}
 	return Spec{}, fmt.Errorf("no Jupyter kernel named %q: %s (looked in %s; `polyrepl runtimes` lists them)",
 		name, have, strings.Join(SpecDirs(env, cwd), ", "))
@@ -153,31 +177,150 @@ func validName(name string) bool {
 	return true
 }
 
-// readSpec reads dir/kernel.json; an error satisfying os.IsNotExist
-// says there is none.
+// Bounds on a kernel.json, which anyone who can write a kernels
+// directory on the search path controls: the file is read only when it
+// is a regular file of at most maxSpecBytes, and the texts polyrepl
+// shows from it are cut, saying so.
+const (
+	maxSpecBytes   = 64 << 10
+	maxLabelChars  = 200  // display_name, language, interrupt_mode
+	maxArgs        = 256  // argv elements
+	maxSpecProblem = 2000 // the reason a kernel.json cannot be used, in a listing
+)
+
+// errNoSpec says a directory holds no kernel.json: not a kernel, and
+// not a fault.
+var errNoSpec = errors.New("no kernel.json")
+
+// readSpec reads dir/kernel.json; an error satisfying
+// errors.Is(err, errNoSpec) says there is none. It follows symbolic
+// links (kernels are often installed as links into an environment) but
+// reads only a regular file: the file is opened without blocking, so
+// that a named pipe never waits for a writer, and checked by fstat
+// before a byte is read, so that a device such as /dev/zero is not read
+// at all; a file over maxSpecBytes is refused without being read whole.
+// Every other error names the file and says what is wrong with it.
 func readSpec(dir, name string) (Spec, error) {
 	path := filepath.Join(dir, "kernel.json")
-	b, err := os.ReadFile(path)
+	b, err := readSpecFile(path)
 	if err != nil {
-		return Spec{}, err
+		if errors.Is(err, errNoSpec) {
+			return Spec{}, err
+		}
+		return Spec{}, fmt.Errorf("the kernel %s cannot be used: %w", name, err)
 	}
-	var s Spec
-	if err := json.Unmarshal(b, &s); err != nil {
-		return Spec{}, fmt.Errorf("the kernel %s cannot be used: %s is not valid JSON: %v", name, path, err)
+	s, err := decodeSpec(b)
+	if err != nil {
+		return Spec{}, fmt.Errorf("the kernel %s cannot be used: %s %w", name, path, err)
 	}
 	s.Name, s.Dir = name, dir
-	if len(s.Argv) == 0 {
-		return Spec{}, fmt.Errorf("the kernel %s cannot be used: %s has no argv", name, path)
-	}
-	switch s.InterruptMode {
-	case "", "signal", "message":
-	default:
-		return Spec{}, fmt.Errorf("the kernel %s cannot be used: %s has interrupt_mode %q, not signal or message", name, path, s.InterruptMode)
-	}
 	if s.DisplayName == "" {
 		s.DisplayName = name
 	}
 	return s, nil
+}
+
+// readSpecFile reads a kernel.json that is a regular file of at most
+// maxSpecBytes, never blocking on what the path turns out to be.
+func readSpecFile(path string) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+	switch {
+	case errors.Is(err, unix.ENOENT), errors.Is(err, unix.ENOTDIR):
+		return nil, errNoSpec
+	case errors.Is(err, unix.ELOOP):
+		return nil, fmt.Errorf("%s is a loop of symbolic links", path)
+	case err != nil:
+		return nil, fmt.Errorf("cannot open %s: %w", path, err)
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("cannot stat %s: %w", path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is %s, not a regular file", path, fileKind(fi.Mode()))
+	}
+	if fi.Size() > maxSpecBytes {
+		return nil, fmt.Errorf("%s is %d bytes, more than the %d a kernel.json may have", path, fi.Size(), maxSpecBytes)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxSpecBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s: %w", path, err)
+	}
+	if len(b) > maxSpecBytes {
+		return nil, fmt.Errorf("%s grew past the %d bytes a kernel.json may have while it was read", path, maxSpecBytes)
+	}
+	return b, nil
+}
+
+// fileKind names what a path that is not a regular file is.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a block device"
+	}
+	return "not a regular file (mode " + m.String() + ")"
+}
+
+// decodeSpec reads a kernel.json's bytes (at most maxSpecBytes); the
+// error completes a sentence that starts with the file's path. Texts
+// shown to people are cut to maxLabelChars, saying so.
+func decodeSpec(b []byte) (Spec, error) {
+	var s Spec
+	if err := json.Unmarshal(b, &s); err != nil {
+		return Spec{}, fmt.Errorf("is not valid JSON: %s", label(err.Error(), maxLabelChars))
+	}
+	if len(s.Argv) == 0 || s.Argv[0] == "" {
+		return Spec{}, errors.New("has no argv (the command that starts the kernel)")
+	}
+	if len(s.Argv) > maxArgs {
+		return Spec{}, fmt.Errorf("has %d argv elements, more than the %d polyrepl starts a kernel with", len(s.Argv), maxArgs)
+	}
+	for _, a := range s.Argv {
+		if strings.IndexByte(a, 0) >= 0 {
+			return Spec{}, errors.New("has a NUL byte in its argv")
+		}
+	}
+	switch s.InterruptMode {
+	case "", "signal", "message":
+	default:
+		return Spec{}, fmt.Errorf("has interrupt_mode %q, not signal or message", label(s.InterruptMode, maxLabelChars))
+	}
+	s.DisplayName = label(s.DisplayName, maxLabelChars)
+	s.Language = label(s.Language, maxLabelChars)
+	return s, nil
+}
+
+// label bounds a one-line text that came from outside (a kernel's
+// display name, a gateway's word): valid UTF-8, at most n characters
+// kept, and the cut said on the same line.
+func label(s string, n int) string {
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	if len(s) <= n {
+		return s
+	}
+	total := utf8.RuneCountInString(s)
+	if total <= n {
+		return s
+	}
+	i, k := 0, 0
+	for i < len(s) && k < n {
+		_, w := utf8.DecodeRuneInString(s[i:])
+		i += w
+		k++
+	}
+	return fmt.Sprintf("%s… [%d characters cut]", s[:i], total-n)
 }
 
 // args are the kernel's argv with {connection_file} and
