@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coder/websocket"
 
@@ -33,6 +34,9 @@ const (
 	reconnectFor     = 10 * time.Second              // how long a lost channels connection is tried again
 	maxGatewayFrame  = 512 << 20                     // the largest message taken from a gateway
 	maxGatewayAnswer = 4 << 20                       // the largest REST answer read
+	maxSaid          = 1000                          // characters of a gateway's error message quoted
+	maxGatewayID     = 200                           // characters of a kernel id the gateway gives
+	maxListed        = 20                            // kernel names listed in an error
 )
 
 // gateway is a Jupyter Server, Kernel Gateway or Enterprise Gateway: the
@@ -163,10 +167,10 @@ func said(b []byte) string {
 		Reason  string `json:"reason"`
 	}
 	if json.Unmarshal(b, &j) == nil && (j.Message != "" || j.Reason != "") {
-		return ": " + strings.TrimSpace(j.Reason+" "+j.Message)
+		return ": " + strings.TrimSpace(label(j.Reason, maxLabelChars)+" "+label(j.Message, maxSaid))
 	}
 	if t := strings.TrimSpace(string(b)); t != "" {
-		return ": " + cutText(t, 300)
+		return ": " + label(t, 300)
 	}
 	return ""
 }
@@ -212,10 +216,14 @@ func GatewayRuntimes(ctx context.Context, raw string, allowHTTP bool, env []stri
 	}
 	var out []api.RuntimeInfo
 	for name, s := range specs {
-		out = append(out, api.RuntimeInfo{
-			Name: runtimePrefix + name, Family: Family, Exe: g.where(), Path: g.where(), Found: true,
-			Display: s.Spec.DisplayName, Language: s.Spec.Language, Needs: "the gateway " + g.where(),
-		})
+		r := api.RuntimeInfo{
+			Name: runtimePrefix + label(name, maxLabelChars), Family: Family, Exe: g.where(), Path: g.where(), Found: true,
+			Display: label(s.Spec.DisplayName, maxLabelChars), Language: label(s.Spec.Language, maxLabelChars), Needs: "the gateway " + g.where(),
+		}
+		if !validName(name) {
+			r.Found, r.Problem = false, "the gateway names this kernel with characters a kernel name cannot have (letters, digits, '.', '_' and '-')"
+		}
+		out = append(out, r)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
@@ -238,9 +246,12 @@ func startGateway(ctx context.Context, spec driver.Spec, name string, h driver.H
 	if !ok {
 		var names []string
 		for n := range specs {
-			names = append(names, n)
+			names = append(names, label(n, maxLabelChars))
 		}
 		sort.Strings(names)
+		if len(names) > maxListed {
+			names = append(names[:maxListed], fmt.Sprintf("and %d more", len(names)-maxListed))
+		}
 		return nil, fmt.Errorf("the gateway %s has no kernel named %q; it offers %s", g.where(), name, strings.Join(names, ", "))
 	}
 	env := map[string]string{"KERNEL_USERNAME": driver.Getenv(spec.Env, "USER")}
@@ -257,6 +268,11 @@ func startGateway(ctx context.Context, spec driver.Spec, name string, h driver.H
 	}
 	if started.ID == "" {
 		return nil, fmt.Errorf("the gateway %s started a kernel but did not say its id", g.where())
+	}
+	if n := utf8.RuneCountInString(started.ID); n > maxGatewayID {
+		g.deleteKernel(started.ID)
+		return nil, fmt.Errorf("the gateway %s gave its kernel an id of %d characters (%s), more than the %d polyrepl takes: is it a Jupyter gateway?",
+			g.where(), n, label(started.ID, 40), maxGatewayID)
 	}
 	k, err := newKernel(h, spec.RuntimeDir, spec.ValueLimit)
 	if err != nil {
@@ -288,7 +304,7 @@ func startGateway(ctx context.Context, spec driver.Spec, name string, h driver.H
 	if err := k.handshake(ctx); err != nil {
 		return nil, fail(fmt.Errorf("the kernel %s on the gateway %s did not start: %w", name, g.where(), err))
 	}
-	k.note = joinNote(ks.Spec.DisplayName+" on "+g.where(), k.note)
+	k.note = joinNote(label(ks.Spec.DisplayName, maxLabelChars)+" on "+g.where(), k.note)
 	go t.ping()
 	go k.loop()
 	return k, nil

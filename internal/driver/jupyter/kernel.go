@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/bound"
@@ -197,8 +198,10 @@ func (k *kernel) handshake(ctx context.Context) error {
 		}
 	}
 	li := info.LanguageInfo
-	k.language, k.impl = li.Name, info.Implementation
-	k.version = strings.TrimSpace(strings.Join([]string{info.Implementation, info.ImplementationVersion}, " "))
+	li.Name, li.Version = label(li.Name, maxLabelChars), label(li.Version, maxLabelChars)
+	impl := label(info.Implementation, maxLabelChars)
+	k.language, k.impl = li.Name, impl
+	k.version = strings.TrimSpace(strings.Join([]string{impl, label(info.ImplementationVersion, maxLabelChars)}, " "))
 	if li.Version != "" {
 		k.version += ", " + li.Name + " " + li.Version
 	}
@@ -384,11 +387,33 @@ type errorContent struct {
 // tracebacks; the record keeps what a person would have seen.
 func (e errorContent) cellError() *api.CellError {
 	tb := plain.Text(strings.Join(e.Traceback, "\n"))
-	typ := e.Ename
+	typ := label(e.Ename, maxLabelChars)
 	if typ == "" {
 		typ = "Error"
 	}
 	return &api.CellError{Type: typ, Message: plain.Text(e.Evalue), Traceback: tb}
+}
+
+// boundError holds the cell's error, as the kernel sent it, to
+// api.ErrorLimit characters of message and of traceback where it enters:
+// the whole goes to a file of the kernel's for the session to take over
+// (or the result says why it could not), and the totals let the session
+// count its cut from the whole.
+func (k *kernel) boundError(r *driver.Result) {
+	e := r.Error
+	if e == nil {
+		return
+	}
+	m, t := utf8.RuneCountInString(e.Message), utf8.RuneCountInString(e.Traceback)
+	if m <= api.ErrorLimit && t <= api.ErrorLimit {
+		return
+	}
+	whole := e.Type + ": " + e.Message + "\n\n" + e.Traceback
+	r.ErrorFile, r.ErrorSaveErr = k.save("error", ".txt", []byte(whole))
+	b := *e
+	b.Message, _ = bound.HeadTailLines(e.Message, api.ErrorLimit)
+	b.Traceback, _ = bound.HeadTailLines(e.Traceback, api.ErrorLimit)
+	r.Error, r.MessageTotal, r.TracebackTotal = &b, m, t
 }
 
 // replied takes the cell's execute_reply.
@@ -462,8 +487,9 @@ func (k *kernel) finish(late bool) {
 		r.Status = api.StatusError
 		r.Error = c.err
 		if r.Error == nil {
-			r.Error = &api.CellError{Type: "Error", Message: fmt.Sprintf("the kernel replied %q and said no more", c.status)}
+			r.Error = &api.CellError{Type: "Error", Message: fmt.Sprintf("the kernel replied %q and said no more", label(c.status, maxLabelChars))}
 		}
+		k.boundError(&r)
 	}
 	if c.value != "" {
 		r.Value, r.ValueTotal = c.value, len([]rune(c.value))

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/bound"
 	"github.com/polyrepl/polyrepl/internal/driver"
 )
 
@@ -108,6 +109,10 @@ func cutText(s string, n int) string {
 	return string(r[:n]) + "…"
 }
 
+// promptLimit bounds the prompt of a kernel's input_request where it
+// enters: its head and tail are kept, and the cut said between them.
+const promptLimit = 2000
+
 // askQuiet is how long iopub must be quiet before a cell's question is
 // passed on: ipykernel flushes the cell's output before it asks, but on
 // another channel.
@@ -145,6 +150,7 @@ func (k *kernel) answerInput(m *Msg, c *cellState) {
 		Password bool   `json:"password"`
 	}
 	m.Decode(&rq)
+	rq.Prompt, _ = bound.HeadTailLines(rq.Prompt, promptLimit)
 	if _, ok := k.h.(driver.Asker); ok && c != nil {
 		// The question comes on the stdin channel, what the cell printed
 		// before it on iopub: it is passed on once iopub has been quiet
