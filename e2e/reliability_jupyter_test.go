@@ -2,11 +2,15 @@ package e2e
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/polyrepl/polyrepl/internal/proc/proctest"
 )
 
 // Kernels and holders (issue 33, items 4, 8 and 9): what a hostile
@@ -69,3 +73,99 @@ func TestReliabilityKernelspecs(t *testing.T) {
 		t.Errorf("runtimes shows bytes of /dev/zero")
 	}
 }
+
+// mountTmpfs mounts a tmpfs of size at a new directory, or skips saying
+// why it cannot; it is unmounted after everything the test registers
+// later (an env's teardown among them).
+func mountTmpfs(t *testing.T, size string) string {
+	t.Helper()
+	dir := shortTemp(t)
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size+",mode=0700", "tmpfs", dir).CombinedOutput(); err != nil {
+		os.RemoveAll(dir)
+		t.Skipf("cannot mount a %s tmpfs to fill (needs root, or a mount namespace): %v: %s", size, err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v: %s", dir, err, out)
+		}
+		os.RemoveAll(dir)
+	})
+	return dir
+}
+
+// fillDisk writes a file in dir until no more than leave bytes are free.
+func fillDisk(t *testing.T, dir string, leave uint64) string {
+	t.Helper()
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		t.Fatal(err)
+	}
+	free := st.Bavail * uint64(st.Bsize)
+	path := filepath.Join(dir, "filler")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	chunk := make([]byte, 1<<20)
+	for n := uint64(0); n+leave < free; n += uint64(len(chunk)) {
+		if _, err := f.Write(chunk[:min(uint64(len(chunk)), free-leave-n)]); err != nil {
+			break
+		}
+	}
+	return path
+}
+
+// TestReliabilityHolderFullDisk: the state directory's disk is full while
+// no daemon is connected and a cell prints 200 MB. The holder keeps no
+// more than its bound in memory; the next daemon is told the cell's
+// result, with a note of how many bytes were lost and why, and the
+// output says where; the end of the output is there.
+func TestReliabilityHolderFullDisk(t *testing.T) {
+	needPython(t)
+	state := mountTmpfs(t, "64m")
+	e := newEnv(t)
+	e.setenv("XDG_STATE_HOME", state)
+	e.must(0, "exec", "s", "x = 1")
+	holder := e.session("s").Holder
+	done := filepath.Join(e.home, "printed")
+	cell := "import sys, time\ntime.sleep(3)\nline = 'x' * 1023 + '\\n'\nfor i in range(200 * 1024):\n    sys.stdout.write(line)\nprint('END')\nopen(" + strconvQuote(done) + ", 'w').close()"
+	r := e.runJSON("exec", "-t", "0", "s", cell)
+	if r.Status != "running" {
+		t.Fatalf("the printing cell: %s", r)
+	}
+	daemon := e.status().PID
+	e.must(0, "stop", "--keep-sessions")
+	if !waitFor(10*time.Second, func() bool { return !proctest.Alive(daemon) }) {
+		t.Fatal("the daemon is still running after stop --keep-sessions")
+	}
+	filler := fillDisk(t, state, 8<<20)
+	idle, _ := proctest.RSS(holder)
+	stop := peakRSS(holder)
+	if !waitFor(180*time.Second, func() bool { _, err := os.Stat(done); return err == nil }) {
+		t.Fatal("the cell did not print its 200 MB within 3 minutes")
+	}
+	time.Sleep(time.Second) // the holder takes the last of it
+	peak := stop()
+	os.Remove(filler)
+	if grew := int64(peak) - int64(idle); grew > 64<<20 {
+		t.Errorf("the holder grew by %d MB (idle %d MB, peak %d MB) while the disk was full: want at most 64 MB", grew>>20, idle>>20, peak>>20)
+	}
+	t.Logf("holder RSS idle %d MB, peak %d MB", idle>>20, peak>>20)
+	r = e.runJSON("wait", "s")
+	if r.Status != "done" {
+		t.Errorf("the cell after the daemon's return: %s", r)
+	}
+	lost := strings.Join(r.notesOf("runtime"), " ")
+	wantContains(t, "the cell's notes", lost, "bytes of this cell's output while no daemon was connected", "no space left on device")
+	wantContains(t, "the cell's output", r.Output, "END")
+	t.Logf("notes: %s", lost)
+	if r2 := e.runJSON("exec", "s", "x + 1"); r2.Value != "2" {
+		t.Errorf("the session after: %s", r2)
+	}
+	report(t, "8 Kernels and holders", "the state disk full (a 64 MB tmpfs) while no daemon is connected and a cell prints 200 MB",
+		"the holder grew by %d MB (idle %d MB); the next daemon's result says how many bytes were lost and why, the output marks where, and its end is there",
+		(int64(peak)-int64(idle))>>20, idle>>20)
+}
+
+func strconvQuote(s string) string { return strconv.Quote(s) }

@@ -35,5 +35,7 @@
 //
 // Output past the first megabyte of a stretch goes to a spool file, so
 // that a cell printing while no daemon listens never blocks and costs
-// memory only up to that bound.
+// memory only up to that bound. A disk that refuses the spool (full,
+// gone) is not turned into memory: the last megabyte is kept, what came
+// between is counted and said, where it was and in the cell's result.
 package holder

@@ -387,3 +387,55 @@ func TestAnotherProtocolIsReported(t *testing.T) {
 		t.Errorf("what every protocol says: %+v", pe.Hello)
 	}
 }
+
+// A spool the disk refuses costs no more memory than the ring: the first
+// and the last memKept bytes come back, and between them a line says how
+// many were lost and why.
+func TestSegmentDiskRefused(t *testing.T) {
+	s := segment{dir: filepath.Join(t.TempDir(), "gone"), pattern: "seg-*.spool"}
+	var want bytes.Buffer
+	for i := 0; want.Len() < 20*memKept; i++ {
+		line := fmt.Appendf(nil, "%08d %s\n", i, strings.Repeat("y", i%3000))
+		want.Write(line)
+		s.write(line)
+	}
+	if s.err == nil || s.after.size() != memKept || len(s.mem) != memKept {
+		t.Fatalf("after %d bytes: err %v, %d in the ring, %d in memory", want.Len(), s.err, s.after.size(), len(s.mem))
+	}
+	if s.lost != int64(want.Len()-2*memKept) {
+		t.Errorf("lost %d, want %d", s.lost, want.Len()-2*memKept)
+	}
+	var got bytes.Buffer
+	if err := s.replay(func(b []byte) error { got.Write(b); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	w := want.Bytes()
+	note := s.lostNote()
+	exp := append(append(append([]byte{}, w[:memKept]...), note...), w[len(w)-memKept:]...)
+	if !bytes.Equal(got.Bytes(), exp) {
+		t.Errorf("replayed %d bytes, want %d: the head, the note, the tail", got.Len(), len(exp))
+	}
+	if !strings.Contains(note, fmt.Sprintf("%d bytes of output were lost", s.lost)) || !strings.Contains(note, "gone") {
+		t.Errorf("the note %q", note)
+	}
+}
+
+// The ring keeps exactly the last memKept bytes, whatever the sizes
+// written, and counts what it pushed out.
+func TestRing(t *testing.T) {
+	var r ring
+	var all []byte
+	var dropped int64
+	for i, n := range []int{10, memKept - 5, 3, 7, memKept, 1, memKept + 13, 100, memKept / 2, memKept / 2, 1} {
+		p := bytes.Repeat([]byte{byte('a' + i)}, n)
+		p[0] = byte(i)
+		all = append(all, p...)
+		dropped += r.write(p)
+		h, tl := r.parts()
+		got := append(append([]byte{}, h...), tl...)
+		keep := min(len(all), memKept)
+		if !bytes.Equal(got, all[len(all)-keep:]) || dropped != int64(len(all)-keep) {
+			t.Fatalf("after writing %d bytes: %d kept, %d dropped; want the last %d", len(all), len(got), dropped, keep)
+		}
+	}
+}

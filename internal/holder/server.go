@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -215,7 +216,13 @@ func (s *server) attachLocked(w *wire) error {
 	if c := s.cur; err == nil && c != nil && !c.Released {
 		err = c.out.replay(out)
 		if err == nil && c.result != nil {
-			err = w.sendJSON(frameDone, c.result)
+			r := *c.result
+			if c.out.lost > 0 {
+				// A daemon that was there had every byte; this one is told
+				// the cell's output has a gap, and why.
+				r.Note = strings.TrimPrefix(r.Note+"; "+c.out.lostSaid(), "; ")
+			}
+			err = w.sendJSON(frameDone, &r)
 		}
 	}
 	if err == nil {
