@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -169,3 +170,38 @@ func TestReliabilityHolderFullDisk(t *testing.T) {
 }
 
 func strconvQuote(s string) string { return strconv.Quote(s) }
+
+// TestReliabilityKernelFlood: an ipykernel printing 256 MB (1 GB with
+// POLYREPL_LONG) in lines of a kilobyte, as fast as it can: the holder's
+// memory stays within 64 MB above idle, and the output arrives whole.
+func TestReliabilityKernelFlood(t *testing.T) {
+	e := newEnv(t)
+	needRuntime(t, e, "jupyter:python3", "python3-ipykernel")
+	mb := 256
+	if long() {
+		mb = 1024
+	}
+	e.must(0, "exec", "--kernel", "python3", "k", "x = 1")
+	holder := e.session("k").Holder
+	time.Sleep(6 * time.Second) // the holder gives back what its start used
+	idle, _ := proctest.RSS(holder)
+	stop := peakRSS(holder)
+	start := time.Now()
+	cell := fmt.Sprintf("line = 'x' * 1023\nfor i in range(%d * 1024):\n    print(line)\nprint('END')", mb)
+	r := e.runJSON("exec", "-t", "600", "k", cell)
+	took := time.Since(start)
+	peak := stop()
+	t.Logf("holder RSS idle %d MB, peak %d MB; %d MB printed in %.1f s", idle>>20, peak>>20, mb, took.Seconds())
+	if r.Status != "done" || !strings.HasSuffix(r.Output, "END\n") {
+		t.Errorf("the flood's result: %.2000s", r.String())
+	}
+	if r.OutputCut == nil || r.OutputCut.Total < mb<<20 {
+		t.Errorf("the flood's output cut: %+v, want all %d MB counted", r.OutputCut, mb)
+	}
+	grew := int64(peak) - int64(idle)
+	if grew > 64<<20 {
+		t.Errorf("the holder grew by %d MB (idle %d MB, peak %d MB) while the kernel printed %d MB: want at most 64 MB", grew>>20, idle>>20, peak>>20, mb)
+	}
+	report(t, "8 Kernels and holders", fmt.Sprintf("an ipykernel printing %d MB in 1 KB lines", mb),
+		"the holder grew by %d MB above idle (%d MB); all %d MB arrived, in %.0f s", grew>>20, idle>>20, mb, took.Seconds())
+}

@@ -379,9 +379,7 @@ func (t *wsTransport) read() {
 			if err != nil {
 				continue
 			}
-			select {
-			case t.k.in <- inbound{ch: ch, m: m}:
-			case <-t.k.done:
+			if !t.k.pass(inbound{ch: ch, m: m, cost: int64(len(b))}) {
 				return
 			}
 			continue

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log"
 	"os"
 	"strings"
 	"sync"
@@ -58,10 +59,34 @@ type transport interface {
 	close()
 }
 
-// inbound is one message received on channel ch.
+// inbound is one message received on channel ch; cost is what it holds
+// of the kernel's budget until the loop has taken it.
 type inbound struct {
-	ch string
-	m  *Msg
+	ch   string
+	m    *Msg
+	cost int64
+}
+
+// pass hands a message to the loop once the budget has room for it; false
+// when the kernel's loop has ended (the message is let go).
+func (k *kernel) pass(in inbound) bool {
+	if !k.budget.acquire(in.cost, k.done) {
+		in.m.release()
+		return false
+	}
+	select {
+	case k.in <- in:
+		return true
+	case <-k.done:
+		k.taken(in)
+		return false
+	}
+}
+
+// taken lets go of a message the loop is done with.
+func (k *kernel) taken(in inbound) {
+	in.m.release()
+	k.budget.release(in.cost)
 }
 
 // kernel is a running kernel as a driver.Process: the cell in flight and
@@ -75,10 +100,11 @@ type kernel struct {
 	dir string // where rich outputs and whole values are saved for the session
 	lim int    // the value limit
 
-	in   chan inbound     // messages from the transport
-	out  chan []byte      // the kernel process's own stdout and stderr
-	dead chan driver.Exit // the kernel's end: its process, or the connection
-	done chan struct{}    // closed when the loop has returned
+	in     chan inbound     // messages from the transport
+	budget *budget          // bounds the bytes of messages in in
+	out    chan []byte      // the kernel process's own stdout and stderr
+	dead   chan driver.Exit // the kernel's end: its process, or the connection
+	done   chan struct{}    // closed when the loop has returned
 
 	tree             proc.Tree
 	version, exe     string
@@ -124,11 +150,12 @@ func newKernel(h driver.Handler, dir string, lim int) (*kernel, error) {
 	}
 	return &kernel{
 		h: h, dir: dir, lim: lim,
-		id:   identity{session: sess, username: user},
-		in:   make(chan inbound, 256),
-		out:  make(chan []byte, 64),
-		dead: make(chan driver.Exit, 1),
-		done: make(chan struct{}),
+		id:     identity{session: sess, username: user},
+		in:     make(chan inbound, 256),
+		budget: newBudget(inBudget),
+		out:    make(chan []byte, 64),
+		dead:   make(chan driver.Exit, 1),
+		done:   make(chan struct{}),
 	}, nil
 }
 
@@ -174,14 +201,17 @@ func (k *kernel) handshake(ctx context.Context) error {
 	for !replied || !heard {
 		select {
 		case in := <-k.in:
+			var err error
 			switch {
 			case in.ch == iopubCh:
 				heard = true
 			case in.ch == shellCh && in.m.Type() == "kernel_info_reply":
-				if err := in.m.Decode(&info); err != nil {
-					return err
-				}
+				err = in.m.Decode(&info)
 				replied = true
+			}
+			k.taken(in)
+			if err != nil {
+				return err
 			}
 		case <-k.out:
 		case <-tick.C:
@@ -267,6 +297,7 @@ func (k *kernel) loop() {
 		select {
 		case in := <-k.in:
 			k.take(in)
+			k.taken(in)
 		case p := <-k.out:
 			k.h.Output(p)
 		case <-k.lateC():
@@ -292,6 +323,7 @@ func (k *kernel) drain() {
 		select {
 		case in := <-k.in:
 			k.take(in)
+			k.taken(in)
 		case p := <-k.out:
 			k.h.Output(p)
 		default:
@@ -343,6 +375,10 @@ func (k *kernel) take(in inbound) {
 	}
 	switch m.Type() {
 	case "stream":
+		if m.big != nil {
+			k.streamBig(m, c, in.ch)
+			return
+		}
 		var s struct {
 			Text string `json:"text"`
 		}
@@ -353,15 +389,18 @@ func (k *kernel) take(in inbound) {
 		var d struct {
 			Data map[string]json.RawMessage `json:"data"`
 		}
-		if m.Decode(&d) != nil {
+		if err := m.Decode(&d); err != nil {
+			k.skipped(c, in.ch, m, err)
 			return
 		}
 		k.shown(c, mine && m.Type() == "execute_result", d.Data)
 	case "error":
 		if mine {
 			var e errorContent
-			if m.Decode(&e) == nil {
+			if err := m.Decode(&e); err == nil {
 				c.err = e.cellError()
+			} else {
+				k.skipped(c, in.ch, m, err)
 			}
 		}
 	case "status":
@@ -373,6 +412,38 @@ func (k *kernel) take(in inbound) {
 			k.maybeFinish(c)
 		}
 	}
+}
+
+// streamBig passes on the text of a stream message too large for memory,
+// from its file, piece by piece.
+func (k *kernel) streamBig(m *Msg, c *cellState, ch string) {
+	err := m.big.err
+	f, oerr := os.Open(m.big.path)
+	if err == nil && oerr != nil {
+		err = oerr
+	}
+	if err == nil {
+		defer f.Close()
+		err = streamText(f, func(p []byte) { k.h.Output(p) })
+	}
+	if err != nil {
+		k.skipped(c, ch, m, err)
+	}
+}
+
+// skipped says, in the cell's result, that a message the kernel sent
+// could not be taken, and what it was; between cells, the holder's log
+// says it.
+func (k *kernel) skipped(c *cellState, ch string, m *Msg, err error) {
+	what := fmt.Sprintf("the kernel sent a %s message of %d bytes on %s that polyrepl could not take (%v): it was skipped", m.Type(), m.Size(), ch, err)
+	if errors.Is(err, errTooBig) {
+		what = fmt.Sprintf("the kernel sent a %s message of %d MB on %s, more than the %d MB polyrepl reads whole: it was skipped", m.Type(), m.Size()>>20, ch, maxWhole>>20)
+	}
+	if c == nil {
+		log.Print(what)
+		return
+	}
+	c.notes = append(c.notes, what)
 }
 
 // errorContent is an error as kernels send it, on iopub and in a reply.

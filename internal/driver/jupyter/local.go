@@ -251,6 +251,7 @@ type zmqTransport struct {
 	cancel context.CancelFunc
 	mode   string // the kernelspec's interrupt_mode
 	k      *kernel
+	sp     *spooler // the kernel's frames too large for memory
 	mu     sync.Mutex
 	socks  map[string]zmq4.Socket
 	closed bool
@@ -262,8 +263,12 @@ type zmqTransport struct {
 // kernel binds its ports a moment after it starts: dialing retries until
 // ctx ends.
 func dialZMQ(ctx context.Context, k *kernel, c connection, mode string) (*zmqTransport, error) {
+	sp, err := newSpooler(k.dir)
+	if err != nil {
+		return nil, err
+	}
 	sctx, cancel := context.WithCancel(context.Background())
-	t := &zmqTransport{sig: signer{key: []byte(c.Key)}, conn: c, cancel: cancel, mode: mode, k: k, socks: map[string]zmq4.Socket{}}
+	t := &zmqTransport{sig: signer{key: []byte(c.Key)}, conn: c, cancel: cancel, mode: mode, k: k, sp: sp, socks: map[string]zmq4.Socket{}}
 	id := zmq4.SocketIdentity(k.id.session)
 	opts := func(extra ...zmq4.Option) []zmq4.Option {
 		return append([]zmq4.Option{zmq4.WithDialerRetry(50 * time.Millisecond), zmq4.WithDialerMaxRetries(-1)}, extra...)
@@ -276,7 +281,7 @@ func dialZMQ(ctx context.Context, k *kernel, c connection, mode string) (*zmqTra
 	errs := make(chan error, len(ports))
 	for ch, port := range ports {
 		go func() {
-			if err := t.socks[ch].Dial(c.endpoint(port)); err != nil {
+			if err := t.socks[ch].Dial(sp.endpoint(c.IP, port)); err != nil {
 				errs <- fmt.Errorf("cannot connect to its %s channel at %s: %w", ch, c.endpoint(port), err)
 				return
 			}
@@ -316,16 +321,18 @@ func (t *zmqTransport) read(ch string, s zmq4.Socket) {
 		if err != nil {
 			return
 		}
-		m, err := t.sig.decodeZMQ(msg.Frames)
+		m, err := t.sig.decodeZMQ(msg.Frames, t.sp)
 		if err != nil {
 			if bad++; bad == 1 {
 				log.Printf("kernel %s channel: %v", ch, err)
 			}
 			continue
 		}
-		select {
-		case t.k.in <- inbound{ch: ch, m: m}:
-		case <-t.k.done:
+		cost := m.Size()
+		for _, f := range msg.Frames {
+			cost += int64(len(f))
+		}
+		if !t.k.pass(inbound{ch: ch, m: m, cost: cost}) {
 			return
 		}
 	}
@@ -373,6 +380,7 @@ func (t *zmqTransport) close() {
 		s.Close()
 	}
 	t.cancel()
+	t.sp.close()
 }
 
 // Heartbeat: a kernel echoes what it is sent on its heartbeat socket —

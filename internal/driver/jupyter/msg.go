@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"time"
 )
 
@@ -40,6 +42,27 @@ type Msg struct {
 	// Buffers are binary parts after the content (widgets use them);
 	// polyrepl only passes them over.
 	Buffers [][]byte `json:"-"`
+	// big holds the content instead of Content when it was too large to
+	// take into memory (see spool.go); release removes it.
+	big *bigPart
+}
+
+// errTooBig is a message content over maxWhole, which is not read whole.
+var errTooBig = errors.New("too large to take whole")
+
+// Size is the content's length in bytes, wherever it is.
+func (m *Msg) Size() int64 {
+	if m.big != nil {
+		return m.big.size
+	}
+	return int64(len(m.Content))
+}
+
+// release lets go of a spooled content's file.
+func (m *Msg) release() {
+	if m.big != nil {
+		m.big.remove()
+	}
 }
 
 // Type is the message's type: "execute_request", "stream"…
@@ -50,7 +73,21 @@ func (m *Msg) ParentID() string { return m.Parent.MsgID }
 
 // Decode reads m's content into v.
 func (m *Msg) Decode(v any) error {
-	if err := json.Unmarshal(m.Content, v); err != nil {
+	content := m.Content
+	if m.big != nil {
+		if m.big.err != nil {
+			return m.big.err
+		}
+		if m.big.size > maxWhole {
+			return fmt.Errorf("a %s message from the kernel of %d bytes is %w (polyrepl reads at most %d MB of one)", m.Type(), m.big.size, errTooBig, maxWhole>>20)
+		}
+		b, err := os.ReadFile(m.big.path)
+		if err != nil {
+			return fmt.Errorf("cannot read back a %s message from the kernel: %w", m.Type(), err)
+		}
+		content = b
+	}
+	if err := json.Unmarshal(content, v); err != nil {
 		return fmt.Errorf("a %s message from the kernel has content polyrepl cannot read: %w", m.Type(), err)
 	}
 	return nil
@@ -141,8 +178,26 @@ func (s signer) encodeZMQ(m *Msg) ([][]byte, error) {
 	return append(frames, m.Buffers...), nil
 }
 
-// decodeZMQ reads the frames of a ZeroMQ message, checking its signature.
-func (s signer) decodeZMQ(frames [][]byte) (*Msg, error) {
+// decodeZMQ reads the frames of a ZeroMQ message, checking its
+// signature. A frame sp spooled (see spool.go) may stand for the
+// content, which is then read from its file; anywhere else (a header of
+// megabytes, a widget's buffer) the message, or the buffer, is dropped.
+func (s signer) decodeZMQ(frames [][]byte, sp *spooler) (*Msg, error) {
+	bigs := make([]*bigPart, len(frames))
+	spooled := false
+	for j, f := range frames {
+		if bigs[j] = sp.take(f); bigs[j] != nil {
+			spooled = true
+		}
+	}
+	kept := -1
+	defer func() {
+		for j, b := range bigs {
+			if b != nil && j != kept {
+				b.remove()
+			}
+		}
+	}()
 	i := 0
 	for i < len(frames) && !bytes.Equal(frames[i], []byte(delimiter)) {
 		i++
@@ -150,18 +205,63 @@ func (s signer) decodeZMQ(frames [][]byte) (*Msg, error) {
 	if len(frames)-i < 6 {
 		return nil, fmt.Errorf("a message from the kernel has %d frames, fewer than the protocol's 6", len(frames))
 	}
+	if spooled {
+		for j := i; j < i+5; j++ {
+			if bigs[j] != nil {
+				return nil, fmt.Errorf("a message from the kernel has a part of %d bytes before its content; it was dropped", bigs[j].size)
+			}
+		}
+	}
 	sig, parts := frames[i+1], frames[i+2:i+6]
-	if want := s.sign(parts); want != nil && !hmac.Equal(want, sig) {
+	big := bigs[i+5]
+	if big != nil && big.err != nil {
+		// Its content is gone: it is read only to say what was skipped.
+	} else if want, err := s.signWith(parts, big); err != nil {
+		return nil, err
+	} else if want != nil && !hmac.Equal(want, sig) {
 		return nil, errBadSignature
 	}
 	m, err := decodeParts(parts)
 	if err != nil {
 		return nil, err
 	}
-	if len(frames) > i+6 {
-		m.Buffers = frames[i+6:]
+	if big != nil && big.err != nil && m.Type() != "stream" {
+		// Unsigned, it may say only what a stream lost, never a reply.
+		return nil, fmt.Errorf("a %s message of %d bytes from the kernel was dropped: %w", m.Type(), big.size, big.err)
+	}
+	if big != nil {
+		m.Content, m.big, kept = nil, big, i+5
+	}
+	for j := i + 6; j < len(frames); j++ {
+		if bigs[j] == nil {
+			m.Buffers = append(m.Buffers, frames[j])
+		}
 	}
 	return m, nil
+}
+
+// signWith signs parts whose content is in big's file, if big is not
+// nil.
+func (s signer) signWith(parts [][]byte, big *bigPart) ([]byte, error) {
+	if big == nil || len(s.key) == 0 {
+		return s.sign(parts), nil
+	}
+	mac := hmac.New(sha256.New, s.key)
+	for _, p := range parts[:3] {
+		mac.Write(p)
+	}
+	f, err := os.Open(big.path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read back a spooled message from the kernel: %w", err)
+	}
+	defer f.Close()
+	if _, err := io.Copy(mac, f); err != nil {
+		return nil, fmt.Errorf("cannot read back a spooled message from the kernel: %w", err)
+	}
+	sum := mac.Sum(nil)
+	out := make([]byte, hex.EncodedLen(len(sum)))
+	hex.Encode(out, sum)
+	return out, nil
 }
 
 // decodeParts reads the four JSON parts of a message.

@@ -44,7 +44,7 @@ func TestZMQSigned(t *testing.T) {
 	if string(frames[0]) != delimiter || len(frames[1]) != 64 {
 		t.Fatalf("frames start %q, signature %q", frames[0], frames[1])
 	}
-	got, err := s.decodeZMQ(append([][]byte{[]byte("routing-id")}, frames...))
+	got, err := s.decodeZMQ(append([][]byte{[]byte("routing-id")}, frames...), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,13 +52,13 @@ func TestZMQSigned(t *testing.T) {
 
 	tampered := slices.Clone(frames)
 	tampered[5] = []byte(strings.Replace(string(frames[5]), "1+1", "2+2", 1))
-	if _, err := s.decodeZMQ(tampered); err != errBadSignature {
+	if _, err := s.decodeZMQ(tampered, nil); err != errBadSignature {
 		t.Errorf("a changed content: %v, want errBadSignature", err)
 	}
-	if _, err := (signer{key: []byte("other")}).decodeZMQ(frames); err != errBadSignature {
+	if _, err := (signer{key: []byte("other")}).decodeZMQ(frames, nil); err != errBadSignature {
 		t.Errorf("another key: %v, want errBadSignature", err)
 	}
-	if _, err := s.decodeZMQ(frames[:4]); err == nil {
+	if _, err := s.decodeZMQ(frames[:4], nil); err == nil {
 		t.Error("a message cut short was taken")
 	}
 	// With no key the protocol signs nothing and checks nothing.
