@@ -1,15 +1,22 @@
 package e2e
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/polyrepl/polyrepl/internal/proc/proctest"
 )
@@ -204,4 +211,200 @@ func TestReliabilityKernelFlood(t *testing.T) {
 	}
 	report(t, "8 Kernels and holders", fmt.Sprintf("an ipykernel printing %d MB in 1 KB lines", mb),
 		"the holder grew by %d MB above idle (%d MB); all %d MB arrived, in %.0f s", grew>>20, idle>>20, mb, took.Seconds())
+}
+
+// hostileGateway is a Jupyter gateway that speaks the REST and channels
+// protocol but says too much: a 2 MB display_name, a 3 MB error JSON when
+// the kernel "fails" is started, and, for a cell's code, a 3 MB error, a
+// 3 MB input prompt, a 40 MB stream message, or a 300 MB one. It is a
+// protocol peer, not a runtime: nothing of polyrepl's is mocked.
+type hostileGateway struct {
+	url string
+	srv *http.Server
+}
+
+func startHostileGateway(t *testing.T) *hostileGateway {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &hostileGateway{url: "http://" + ln.Addr().String()}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/kernelspecs", func(w http.ResponseWriter, r *http.Request) {
+		json.NewEncoder(w).Encode(map[string]any{"default": "hostile", "kernelspecs": map[string]any{
+			"hostile": map[string]any{"name": "hostile", "spec": map[string]any{"display_name": strings.Repeat("D", 2<<20), "language": "python"}},
+			"fails":   map[string]any{"name": "fails", "spec": map[string]any{"display_name": "Fails", "language": "python"}},
+		}})
+	})
+	mux.HandleFunc("POST /api/kernels", func(w http.ResponseWriter, r *http.Request) {
+		var rq struct {
+			Name string `json:"name"`
+		}
+		json.NewDecoder(r.Body).Decode(&rq)
+		if rq.Name == "fails" {
+			w.WriteHeader(http.StatusInternalServerError)
+			json.NewEncoder(w).Encode(map[string]string{"reason": "Internal Server Error", "message": strings.Repeat("M", 3<<20)})
+			return
+		}
+		w.WriteHeader(http.StatusCreated)
+		json.NewEncoder(w).Encode(map[string]string{"id": "k1", "name": rq.Name})
+	})
+	mux.HandleFunc("GET /api/kernels/k1", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`{"id":"k1"}`)) })
+	mux.HandleFunc("DELETE /api/kernels/k1", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	mux.HandleFunc("POST /api/kernels/k1/interrupt", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	mux.HandleFunc("GET /api/kernels/k1/channels", g.channels)
+	g.srv = &http.Server{Handler: mux}
+	go g.srv.Serve(ln)
+	t.Cleanup(func() { g.srv.Close() })
+	return g
+}
+
+// channels answers kernel_info and execute requests in the JSON framing.
+func (g *hostileGateway) channels(w http.ResponseWriter, r *http.Request) {
+	c, err := websocket.Accept(w, r, nil)
+	if err != nil {
+		return
+	}
+	defer c.CloseNow()
+	c.SetReadLimit(-1)
+	ctx := context.Background()
+	var mu sync.Mutex
+	seq := 0
+	send := func(ch, typ string, parent json.RawMessage, content any) error {
+		mu.Lock()
+		defer mu.Unlock()
+		seq++
+		b, _ := json.Marshal(map[string]any{"channel": ch, "metadata": map[string]any{}, "content": content, "parent_header": parent,
+			"header": map[string]any{"msg_id": fmt.Sprint("g", seq), "msg_type": typ, "session": "gw", "username": "gw", "version": "5.3", "date": time.Now().UTC().Format(time.RFC3339)}})
+		return c.Write(ctx, websocket.MessageText, b)
+	}
+	// stream sends one stream message of n bytes of 'x' and a tail,
+	// written as it goes.
+	stream := func(parent json.RawMessage, n int, tail string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		seq++
+		wr, err := c.Writer(ctx, websocket.MessageText)
+		if err != nil {
+			return err
+		}
+		hdr, _ := json.Marshal(map[string]any{"msg_id": fmt.Sprint("g", seq), "msg_type": "stream", "session": "gw", "username": "gw", "version": "5.3"})
+		fmt.Fprintf(wr, `{"channel": "iopub", "header": %s, "parent_header": %s, "metadata": {}, "content": {"name": "stdout", "text": "`, hdr, parent)
+		chunk := []byte(strings.Repeat("x", 1<<20))
+		for ; n > 0; n -= len(chunk) {
+			if _, err := wr.Write(chunk[:min(n, len(chunk))]); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(wr, `%s"}}`, tail)
+		return wr.Close()
+	}
+	var asking json.RawMessage
+	for {
+		_, b, err := c.Read(ctx)
+		if err != nil {
+			return
+		}
+		var m struct {
+			Header  json.RawMessage `json:"header"`
+			Content struct {
+				Code string `json:"code"`
+			} `json:"content"`
+		}
+		json.Unmarshal(b, &m)
+		var h struct {
+			Type string `json:"msg_type"`
+		}
+		json.Unmarshal(m.Header, &h)
+		parent := m.Header
+		idle := func() { send("iopub", "status", parent, map[string]string{"execution_state": "idle"}) }
+		switch h.Type {
+		case "kernel_info_request":
+			send("iopub", "status", parent, map[string]string{"execution_state": "busy"})
+			send("shell", "kernel_info_reply", parent, map[string]any{"status": "ok", "implementation": "hostile", "implementation_version": "1",
+				"language_info": map[string]string{"name": "python", "version": "3"}})
+			idle()
+		case "input_reply":
+			send("iopub", "stream", asking, map[string]string{"name": "stdout", "text": "answered\n"})
+			send("iopub", "status", asking, map[string]string{"execution_state": "idle"})
+			send("shell", "execute_reply", asking, map[string]any{"status": "ok"})
+		case "execute_request":
+			send("iopub", "status", parent, map[string]string{"execution_state": "busy"})
+			switch m.Content.Code {
+			case "err":
+				tb := strings.Repeat("a line of the traceback\n", 3<<20/24)
+				send("iopub", "error", parent, map[string]any{"ename": "HugeError", "evalue": strings.Repeat("v", 3<<20), "traceback": []string{tb}})
+				idle()
+				send("shell", "execute_reply", parent, map[string]any{"status": "error", "ename": "HugeError", "evalue": "v"})
+				continue
+			case "ask":
+				asking = parent
+				send("stdin", "input_request", parent, map[string]any{"prompt": strings.Repeat("?", 3<<20), "password": false})
+				continue
+			case "big":
+				stream(parent, 40<<20, "END")
+			case "flood":
+				stream(parent, 300<<20, "END")
+			}
+			idle()
+			send("shell", "execute_reply", parent, map[string]any{"status": "ok"})
+		}
+	}
+}
+
+// TestReliabilityHostileGateway: what a gateway says is bounded where it
+// enters, and its frames never enter the holder's memory whole.
+func TestReliabilityHostileGateway(t *testing.T) {
+	e := newEnv(t)
+	g := startHostileGateway(t)
+	gw := []string{"--gateway", g.url}
+
+	out, stderr, code := e.run(append([]string{"runtimes"}, gw...)...)
+	if code != 0 || len(out) > 20_000 || !strings.Contains(out, "characters cut") {
+		t.Errorf("runtimes of a gateway with a 2 MB display_name: exit %d, %d bytes: %.500s %s", code, len(out), out, stderr)
+	}
+	_, stderr, code = e.run(append([]string{"exec", "f", "--kernel", "fails", "1"}, gw...)...)
+	if code == 0 || len(stderr) > 10_000 || !strings.Contains(stderr, "characters cut") {
+		t.Errorf("a gateway's 3 MB error JSON: exit %d, %d bytes: %.500s", code, len(stderr), stderr)
+	}
+
+	r := e.runJSON(append([]string{"exec", "s", "--kernel", "hostile", "nothing"}, gw...)...)
+	if r.Status != "done" || len(fmt.Sprint(r.raw)) > 20_000 {
+		t.Errorf("a session on the gateway: %.2000s", r.String())
+	}
+	holder := e.session("s").Holder
+	time.Sleep(6 * time.Second) // the holder gives back what its start used
+	idle, _ := proctest.RSS(holder)
+	stop := peakRSS(holder)
+
+	r = e.runJSON("exec", "s", "err")
+	if r.Status != "error" || r.Error == nil || len(r.Error.Message)+len(r.Error.Traceback) > 30_000 || !strings.Contains(r.Error.Message, "characters cut") {
+		t.Errorf("a 3 MB error: %.2000s", r.String())
+	}
+	stdout, _, _ := e.run("exec", "s", "ask", "--json")
+	if len(stdout) > 50_000 || !strings.Contains(stdout, "characters cut") || !strings.Contains(stdout, `"input"`) {
+		t.Errorf("a 3 MB input prompt: %d bytes: %.1000s", len(stdout), stdout)
+	}
+	if out, stderr, code := e.run("input", "s", "Bob"); code != 0 || !strings.Contains(out, "answered") {
+		t.Errorf("the answer: exit %d: %s %s", code, out, stderr)
+	}
+	r = e.runJSON("exec", "s", "big", "-t", "120")
+	if r.Status != "done" || !strings.HasSuffix(r.Output, "END") || r.OutputCut == nil || r.OutputCut.Total != 40<<20+3 {
+		t.Errorf("a 40 MB stream message: %.2000s", r.String())
+	}
+	r = e.runJSON("exec", "s", "flood", "-t", "300")
+	peak := stop()
+	dropped := strings.Join(r.notesOf("runtime"), " ")
+	if r.Status != "done" || !strings.Contains(dropped, "300 MB that was dropped") {
+		t.Errorf("a 300 MB frame: %.2000s", r.String())
+	}
+	grew := int64(peak) - int64(idle)
+	t.Logf("holder RSS idle %d MB, peak %d MB", idle>>20, peak>>20)
+	if grew > 64<<20 {
+		t.Errorf("the holder grew by %d MB (idle %d MB, peak %d MB) taking a gateway's 40 MB and 300 MB frames: want at most 64 MB", grew>>20, idle>>20, peak>>20)
+	}
+	report(t, "8 Kernels and holders", "a hostile gateway: a 2 MB display_name, a 3 MB error JSON, a 3 MB error, a 3 MB input prompt, a 40 MB and a 300 MB frame",
+		"each text cut where it entered, the cut said; the 40 MB frame arrived whole, the 300 MB one was dropped with a note saying so; the holder grew by %d MB (idle %d MB)",
+		grew>>20, idle>>20)
 }

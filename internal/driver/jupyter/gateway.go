@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/url"
@@ -32,7 +33,7 @@ const (
 	gatewayConnect   = 10 * time.Second              // a TCP (and TLS) connection
 	pingEvery        = 10 * time.Second              // WebSocket pings, to find a stalled gateway
 	reconnectFor     = 10 * time.Second              // how long a lost channels connection is tried again
-	maxGatewayFrame  = 512 << 20                     // the largest message taken from a gateway
+	maxGatewayFrame  = 256 << 20                     // the largest message taken from a gateway (spooled to disk past bigFrame)
 	maxGatewayAnswer = 4 << 20                       // the largest REST answer read
 	maxSaid          = 1000                          // characters of a gateway's error message quoted
 	maxGatewayID     = 200                           // characters of a kernel id the gateway gives
@@ -358,7 +359,7 @@ func (t *wsTransport) connect(ctx context.Context) error {
 		}
 		return fmt.Errorf("cannot open the channels of kernel %s on the gateway %s: %v", t.id, t.g.where(), err)
 	}
-	c.SetReadLimit(maxGatewayFrame)
+	c.SetReadLimit(-1) // readWS bounds what is held, and what is taken
 	t.mu.Lock()
 	t.conn, t.binary = c, c.Subprotocol() == v1Protocol
 	t.mu.Unlock()
@@ -373,13 +374,32 @@ func (t *wsTransport) read() {
 		t.mu.Lock()
 		c, bin := t.conn, t.binary
 		t.mu.Unlock()
-		typ, b, err := c.Read(context.Background())
+		typ, rd, err := c.Reader(context.Background())
+		var fr *wsFrame
 		if err == nil {
-			ch, m, err := t.decode(typ, b, bin)
+			fr, err = readWS(rd, t.k.dir)
+		}
+		var dropped *frameDropped
+		if errors.As(err, &dropped) {
+			if !t.k.pass(inbound{note: dropped.Error()}) {
+				return
+			}
+			continue
+		}
+		if err == nil {
+			var ch string
+			var m *Msg
+			if fr.path != "" {
+				ch, m, err = decodeSpooledWS(fr, typ == websocket.MessageText, bin)
+			} else {
+				ch, m, err = t.decode(typ, fr.b, bin)
+			}
 			if err != nil {
+				fr.remove()
+				log.Printf("kernel %s on the gateway %s: %v", t.id, t.g.where(), err)
 				continue
 			}
-			if !t.k.pass(inbound{ch: ch, m: m, cost: int64(len(b))}) {
+			if !t.k.pass(inbound{ch: ch, m: m, cost: fr.size}) {
 				return
 			}
 			continue

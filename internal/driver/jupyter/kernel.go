@@ -65,6 +65,7 @@ type inbound struct {
 	ch   string
 	m    *Msg
 	cost int64
+	note string // no message: what the transport dropped, for the cell
 }
 
 // pass hands a message to the loop once the budget has room for it; false
@@ -350,6 +351,14 @@ func (k *kernel) take(in inbound) {
 	k.mu.Lock()
 	c := k.cur
 	k.mu.Unlock()
+	if m == nil {
+		if c == nil {
+			log.Print(in.note)
+		} else {
+			c.notes = append(c.notes, in.note)
+		}
+		return
+	}
 	mine := c != nil && m.ParentID() == c.msgID
 	switch in.ch {
 	case stdinCh:
@@ -417,14 +426,10 @@ func (k *kernel) take(in inbound) {
 // streamBig passes on the text of a stream message too large for memory,
 // from its file, piece by piece.
 func (k *kernel) streamBig(m *Msg, c *cellState, ch string) {
-	err := m.big.err
-	f, oerr := os.Open(m.big.path)
-	if err == nil && oerr != nil {
-		err = oerr
-	}
+	r, done, err := m.big.open()
 	if err == nil {
-		defer f.Close()
-		err = streamText(f, func(p []byte) { k.h.Output(p) })
+		defer done()
+		err = streamText(r, func(p []byte) { k.h.Output(p) })
 	}
 	if err != nil {
 		k.skipped(c, ch, m, err)

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
 )
 
@@ -60,7 +59,7 @@ func (m *Msg) Size() int64 {
 
 // release lets go of a spooled content's file.
 func (m *Msg) release() {
-	if m.big != nil {
+	if m != nil && m.big != nil {
 		m.big.remove()
 	}
 }
@@ -81,9 +80,9 @@ func (m *Msg) Decode(v any) error {
 		if m.big.size > maxWhole {
 			return fmt.Errorf("a %s message from the kernel of %d bytes is %w (polyrepl reads at most %d MB of one)", m.Type(), m.big.size, errTooBig, maxWhole>>20)
 		}
-		b, err := os.ReadFile(m.big.path)
+		b, err := m.big.read()
 		if err != nil {
-			return fmt.Errorf("cannot read back a %s message from the kernel: %w", m.Type(), err)
+			return err
 		}
 		content = b
 	}
@@ -250,12 +249,12 @@ func (s signer) signWith(parts [][]byte, big *bigPart) ([]byte, error) {
 	for _, p := range parts[:3] {
 		mac.Write(p)
 	}
-	f, err := os.Open(big.path)
+	r, done, err := big.open()
 	if err != nil {
-		return nil, fmt.Errorf("cannot read back a spooled message from the kernel: %w", err)
+		return nil, err
 	}
-	defer f.Close()
-	if _, err := io.Copy(mac, f); err != nil {
+	defer done()
+	if _, err := io.Copy(mac, r); err != nil {
 		return nil, fmt.Errorf("cannot read back a spooled message from the kernel: %w", err)
 	}
 	sum := mac.Sum(nil)

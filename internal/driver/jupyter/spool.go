@@ -98,8 +98,35 @@ const refLen = len(refMagic) + 16 + 8
 // (err: the disk is full), skipped.
 type bigPart struct {
 	path string
+	off  int64 // where in the file it starts
 	size int64
 	err  error
+}
+
+// open opens the part for reading.
+func (p *bigPart) open() (io.Reader, func(), error) {
+	if p.err != nil {
+		return nil, nil, p.err
+	}
+	f, err := os.Open(p.path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cannot read back a message spooled to disk: %w", err)
+	}
+	return io.NewSectionReader(f, p.off, p.size), func() { f.Close() }, nil
+}
+
+// read reads the whole part.
+func (p *bigPart) read() ([]byte, error) {
+	r, done, err := p.open()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	b := make([]byte, p.size)
+	if _, err := io.ReadFull(r, b); err != nil {
+		return nil, fmt.Errorf("cannot read back a message spooled to disk: %w", err)
+	}
+	return b, nil
 }
 
 func newSpooler(dir string) (*spooler, error) {
