@@ -411,7 +411,7 @@ func (t *zmqTransport) heartbeat(k *kernel) {
 		}
 		if sock == nil {
 			sock = zmq4.NewReq(context.Background(), zmq4.WithDialerRetry(100*time.Millisecond), zmq4.WithDialerMaxRetries(3))
-			if err := sock.Dial(t.conn.endpoint(t.conn.HBPort)); err != nil {
+			if err := sock.Dial(t.sp.endpoint(t.conn.IP, t.conn.HBPort)); err != nil {
 				sock.Close()
 				sock = nil
 			}
