@@ -209,6 +209,11 @@ func TestReliabilityKernelFlood(t *testing.T) {
 	if grew > 64<<20 {
 		t.Errorf("the holder grew by %d MB (idle %d MB, peak %d MB) while the kernel printed %d MB: want at most 64 MB", grew>>20, idle>>20, peak>>20, mb)
 	}
+	for _, dir := range []string{filepath.Join(e.stateDir(), "output"), filepath.Join(e.socketDir(), "runtimes")} {
+		if left, _ := filepath.Glob(filepath.Join(dir, "jupyter-frame-*")); len(left) > 0 {
+			t.Errorf("spooled kernel messages left after the cell: %v", left)
+		}
+	}
 	report(t, "8 Kernels and holders", fmt.Sprintf("an ipykernel printing %d MB in 1 KB lines", mb),
 		"the holder grew by %d MB above idle (%d MB); all %d MB arrived, in %.0f s", grew>>20, idle>>20, mb, took.Seconds())
 }

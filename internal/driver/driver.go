@@ -35,8 +35,12 @@ type Spec struct {
 	Env        []string // the caller's environment, KEY=VALUE
 	Cookie     string   // KEY=VALUE added to Env, so the whole tree can be found
 	RuntimeDir string   // a private directory where a driver may write its files
-	ValueLimit int      // characters of a value's repr to send back
-	Project    string   // a project directory to activate (Julia), or ""
+	// SpoolDir is a private directory on disk where a driver keeps what a
+	// runtime sends past what it holds in memory (a kernel's large
+	// messages); "" means RuntimeDir, which may be memory (a tmpfs).
+	SpoolDir   string
+	ValueLimit int    // characters of a value's repr to send back
+	Project    string // a project directory to activate (Julia), or ""
 	// Gateway is the Jupyter gateway that runs a kernel (api.Spawn's), and
 	// GatewayHTTP allows it over http:// to another host.
 	Gateway     string

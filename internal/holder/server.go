@@ -106,7 +106,7 @@ func (s *server) start(ctx context.Context, w *wire) error {
 	if err == nil {
 		s.p, err = drv.Start(ctx, driver.Spec{
 			Exe: s.sp.Spawn.Exe, Cwd: s.sp.Spawn.Cwd, Env: s.sp.Spawn.Env, Cookie: s.sp.Cookie,
-			RuntimeDir: s.sp.RuntimeDir, ValueLimit: s.sp.ValueLimit, Project: s.sp.Spawn.Project,
+			RuntimeDir: s.sp.RuntimeDir, SpoolDir: s.sp.SpoolDir, ValueLimit: s.sp.ValueLimit, Project: s.sp.Spawn.Project,
 			Gateway: s.sp.Spawn.Gateway, GatewayHTTP: s.sp.Spawn.GatewayHTTP,
 		}, s)
 	}

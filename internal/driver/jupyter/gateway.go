@@ -275,7 +275,7 @@ func startGateway(ctx context.Context, spec driver.Spec, name string, h driver.H
 		return nil, fmt.Errorf("the gateway %s gave its kernel an id of %d characters (%s), more than the %d polyrepl takes: is it a Jupyter gateway?",
 			g.where(), n, label(started.ID, 40), maxGatewayID)
 	}
-	k, err := newKernel(h, spec.RuntimeDir, spec.ValueLimit)
+	k, err := newKernel(h, spec)
 	if err != nil {
 		g.deleteKernel(started.ID)
 		return nil, err
@@ -377,7 +377,7 @@ func (t *wsTransport) read() {
 		typ, rd, err := c.Reader(context.Background())
 		var fr *wsFrame
 		if err == nil {
-			fr, err = readWS(rd, t.k.dir)
+			fr, err = readWS(rd, t.k.spool)
 		}
 		var dropped *frameDropped
 		if errors.As(err, &dropped) {

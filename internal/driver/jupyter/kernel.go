@@ -95,11 +95,12 @@ func (k *kernel) taken(in inbound) {
 // goroutine (loop) reads everything the kernel sends and is the only
 // caller of the handler.
 type kernel struct {
-	h   driver.Handler
-	t   transport
-	id  identity
-	dir string // where rich outputs and whole values are saved for the session
-	lim int    // the value limit
+	h     driver.Handler
+	t     transport
+	id    identity
+	dir   string // where rich outputs and whole values are saved for the session
+	spool string // where messages too large for memory are kept (on disk)
+	lim   int    // the value limit
 
 	in     chan inbound     // messages from the transport
 	budget *budget          // bounds the bytes of messages in in
@@ -140,7 +141,11 @@ type cellState struct {
 	late        *time.Timer
 }
 
-func newKernel(h driver.Handler, dir string, lim int) (*kernel, error) {
+func newKernel(h driver.Handler, spec driver.Spec) (*kernel, error) {
+	dir, lim, spool := spec.RuntimeDir, spec.ValueLimit, spec.SpoolDir
+	if spool == "" {
+		spool = dir
+	}
 	sess, err := driver.Nonce(16)
 	if err != nil {
 		return nil, err
@@ -150,7 +155,7 @@ func newKernel(h driver.Handler, dir string, lim int) (*kernel, error) {
 		user = "polyrepl"
 	}
 	return &kernel{
-		h: h, dir: dir, lim: lim,
+		h: h, dir: dir, spool: spool, lim: lim,
 		id:     identity{session: sess, username: user},
 		in:     make(chan inbound, 256),
 		budget: newBudget(inBudget),

@@ -134,7 +134,7 @@ func startLocal(ctx context.Context, spec driver.Spec, ks Spec, h driver.Handler
 	}
 	outW.Close()
 
-	k, err := newKernel(h, spec.RuntimeDir, spec.ValueLimit)
+	k, err := newKernel(h, spec)
 	if err != nil {
 		cmd.Process.Kill()
 		cmd.Wait()
@@ -263,7 +263,7 @@ type zmqTransport struct {
 // kernel binds its ports a moment after it starts: dialing retries until
 // ctx ends.
 func dialZMQ(ctx context.Context, k *kernel, c connection, mode string) (*zmqTransport, error) {
-	sp, err := newSpooler(k.dir)
+	sp, err := newSpooler(k.spool)
 	if err != nil {
 		return nil, err
 	}

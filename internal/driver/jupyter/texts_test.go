@@ -15,7 +15,7 @@ import (
 // where it enters, the cut said: a 3 MB error (its whole saved to a
 // file), a gateway's 3 MB error JSON, a 2 MB display_name.
 func TestKernelTextsBounded(t *testing.T) {
-	k, err := newKernel(nil, t.TempDir(), 1000)
+	k, err := newKernel(nil, driver.Spec{RuntimeDir: t.TempDir(), ValueLimit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
