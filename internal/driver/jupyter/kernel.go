@@ -610,10 +610,17 @@ func parseNameList(s string) []string {
 		return nil
 	}
 	names := []string{}
-	for _, f := range strings.Split(s[1:len(s)-1], ",") {
+	for f := range strings.SplitSeq(s[1:len(s)-1], ",") {
+		if len(names) == maxNames {
+			break
+		}
 		if f = strings.Trim(strings.TrimSpace(f), `'"`); f != "" {
-			names = append(names, f)
+			names = append(names, label(f, maxLabelChars))
 		}
 	}
 	return names
 }
+
+// maxNames bounds the names a kernel may report for one cell, as a
+// worker's are.
+const maxNames = 10000

@@ -47,6 +47,13 @@ func TestKernelTextsBounded(t *testing.T) {
 	if l := label(strings.Repeat("é", 2<<20), maxLabelChars); utf8.RuneCountInString(l) > maxLabelChars+40 || !strings.HasSuffix(l, "characters cut]") {
 		t.Errorf("a 2 MB display_name labelled %.300q", l)
 	}
+	list := "['" + strings.Repeat("n', '", 20000) + strings.Repeat("L", 5000) + "']"
+	if names := parseNameList(list); len(names) != maxNames {
+		t.Errorf("%d names kept of 20,001", len(names))
+	}
+	if names := parseNameList("['" + strings.Repeat("L", 5000) + "']"); len(names) != 1 || len(names[0]) > maxLabelChars+40 {
+		t.Errorf("a name of 5,000 characters kept as %d", len(names[0]))
+	}
 	if l := label("a\xffb", 10); !utf8.ValidString(l) {
 		t.Errorf("label %q is not UTF-8", l)
 	}
