@@ -264,7 +264,12 @@ func (c *spoolConn) Read(p []byte) (int, error) {
 		size = uint64(b)
 		hdr = append(hdr, b)
 	}
-	if flags&0x04 != 0 || size <= bigFrame || size > 1<<62 {
+	switch {
+	case size > 1<<62:
+		return 0, fmt.Errorf("the kernel sent a frame that says it has %d bytes", size)
+	case flags&0x04 != 0 && size > bigFrame:
+		return 0, fmt.Errorf("the kernel sent a ZeroMQ command of %d bytes", size)
+	case flags&0x04 != 0 || size <= bigFrame:
 		c.pending, c.body = hdr, int64(size)
 		return c.Read(p)
 	}
