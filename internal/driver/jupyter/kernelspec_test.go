@@ -37,6 +37,10 @@ func TestReadSpecFiles(t *testing.T) {
 	if err := os.Symlink(filepath.Join(good, "kernel.json"), filepath.Join(linked, "kernel.json")); err != nil {
 		t.Fatal(err)
 	}
+	linkdir := filepath.Join(root, "linkdir")
+	if err := os.Symlink(good, linkdir); err != nil {
+		t.Fatal(err)
+	}
 	fifo := mk("fifo")
 	if err := syscall.Mkfifo(filepath.Join(fifo, "kernel.json"), 0o644); err != nil {
 		t.Fatal(err)
@@ -64,6 +68,7 @@ func TestReadSpecFiles(t *testing.T) {
 	}{
 		{"good", good, "", false},
 		{"linked", linked, "", false},
+		{"linkdir", linkdir, "", false},
 		{"fifo", fifo, "is a named pipe, not a regular file", false},
 		{"zero", zero, "is a character device, not a regular file", false},
 		{"dir", dir, "is a directory, not a regular file", false},
