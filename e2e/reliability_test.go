@@ -85,6 +85,9 @@ Fuzz targets, with their seed corpora in the f.Add calls (run as plain tests by 
 		"`internal/driver/terminal` FuzzCellNames — cell file paths in a REPL's output rewritten to `<cell N>`, across any reads",
 		"`internal/client` FuzzReadStream — the client's reader of streamed replies",
 		"`internal/cli` FuzzReadLine — an answer on standard input: its first line whole, or refused with its real length",
+		"`internal/driver/jupyter` FuzzDecodeSpec — a kernel.json's bytes",
+		"`internal/driver/jupyter` FuzzStreamText — a kernel's stream message read piece by piece, checked against encoding/json",
+		"`internal/driver/jupyter` FuzzDecodeSpooledWS — a gateway's frame spooled to disk, in each framing",
 	} {
 		b.WriteString("- " + target + "\n")
 	}
