@@ -125,58 +125,74 @@ func fillDisk(t *testing.T, dir string, leave uint64) string {
 }
 
 // TestReliabilityHolderFullDisk: the state directory's disk is full while
-// no daemon is connected and a cell prints 200 MB. The holder keeps no
-// more than its bound in memory; the next daemon is told the cell's
-// result, with a note of how many bytes were lost and why, and the
-// output says where; the end of the output is there.
+// no daemon is connected and a cell prints 200 MB, in a Python worker
+// session and in an ipykernel one. The holder keeps no more than its
+// bound in memory; the next daemon is told the cell's result, with a
+// note of what was lost and why; the end of the output is there.
 func TestReliabilityHolderFullDisk(t *testing.T) {
 	needPython(t)
-	state := mountTmpfs(t, "64m")
-	e := newEnv(t)
-	e.setenv("XDG_STATE_HOME", state)
-	e.must(0, "exec", "s", "x = 1")
-	holder := e.session("s").Holder
-	done := filepath.Join(e.home, "printed")
-	cell := "import sys, time\ntime.sleep(3)\nline = 'x' * 1023 + '\\n'\nfor i in range(200 * 1024):\n    sys.stdout.write(line)\nprint('END')\nopen(" + strconvQuote(done) + ", 'w').close()"
-	r := e.runJSON("exec", "-t", "0", "s", cell)
-	if r.Status != "running" {
-		t.Fatalf("the printing cell: %s", r)
+	for _, row := range []struct {
+		name, runtime string
+		lost          []string // what the result's notes say
+	}{
+		{"python", "python", []string{"bytes of this cell's output while no daemon was connected", "no space left on device"}},
+		{"jupyter", "jupyter:python3", []string{"no space left on device"}},
+	} {
+		t.Run(row.name, func(t *testing.T) {
+			state := mountTmpfs(t, "64m")
+			e := newEnv(t)
+			if row.runtime != "python" {
+				needRuntime(t, e, row.runtime, "python3-ipykernel")
+			}
+			e.setenv("XDG_STATE_HOME", state)
+			e.must(0, "exec", "--runtime", row.runtime, "s", "x = 1")
+			holder := e.session("s").Holder
+			done := filepath.Join(e.home, "printed")
+			cell := "import sys, time\ntime.sleep(3)\nline = 'x' * 1023 + '\\n'\nfor i in range(200 * 1024):\n    sys.stdout.write(line)\n" +
+				"sys.stdout.flush()\ntime.sleep(1)\nprint('END', flush=True)\ntime.sleep(1)\nopen(" + strconv.Quote(done) + ", 'w').close()"
+			r := e.runJSON("exec", "-t", "0", "s", cell)
+			if r.Status != "running" {
+				t.Fatalf("the printing cell: %s", r)
+			}
+			daemon := e.status().PID
+			e.must(0, "stop", "--keep-sessions")
+			if !waitFor(10*time.Second, func() bool { return !proctest.Alive(daemon) }) {
+				t.Fatal("the daemon is still running after stop --keep-sessions")
+			}
+			filler := fillDisk(t, state, 8<<20)
+			idle, _ := proctest.RSS(holder)
+			stop := peakRSS(holder)
+			if !waitFor(180*time.Second, func() bool { _, err := os.Stat(done); return err == nil }) {
+				t.Fatal("the cell did not print its 200 MB within 3 minutes")
+			}
+			time.Sleep(time.Second) // the holder takes the last of it
+			peak := stop()
+			os.Remove(filler)
+			grew := int64(peak) - int64(idle)
+			if grew > 64<<20 {
+				t.Errorf("the holder grew by %d MB (idle %d MB, peak %d MB) while the disk was full: want at most 64 MB", grew>>20, idle>>20, peak>>20)
+			}
+			t.Logf("holder RSS idle %d MB, peak %d MB", idle>>20, peak>>20)
+			r = e.runJSON("wait", "s")
+			if r.Status != "done" {
+				t.Errorf("the cell after the daemon's return: %s", r)
+			}
+			lost := strings.Join(r.notesOf("runtime"), " ")
+			wantContains(t, "the cell's notes", lost, row.lost...)
+			wantContains(t, "the cell's output", r.Output, "END")
+			if len(lost) > 5000 {
+				t.Errorf("the notes of what was lost take %d bytes", len(lost))
+			}
+			t.Logf("notes: %s", lost)
+			if r2 := e.runJSON("exec", "s", "x + 1"); r2.Value != "2" {
+				t.Errorf("the session after: %s", r2)
+			}
+			report(t, "8 Kernels and holders", fmt.Sprintf("the state disk full (a 64 MB tmpfs) while no daemon is connected and a %s cell prints 200 MB", row.runtime),
+				"the holder grew by %d MB (idle %d MB); the next daemon's result says what was lost and why, and the output's end is there",
+				grew>>20, idle>>20)
+		})
 	}
-	daemon := e.status().PID
-	e.must(0, "stop", "--keep-sessions")
-	if !waitFor(10*time.Second, func() bool { return !proctest.Alive(daemon) }) {
-		t.Fatal("the daemon is still running after stop --keep-sessions")
-	}
-	filler := fillDisk(t, state, 8<<20)
-	idle, _ := proctest.RSS(holder)
-	stop := peakRSS(holder)
-	if !waitFor(180*time.Second, func() bool { _, err := os.Stat(done); return err == nil }) {
-		t.Fatal("the cell did not print its 200 MB within 3 minutes")
-	}
-	time.Sleep(time.Second) // the holder takes the last of it
-	peak := stop()
-	os.Remove(filler)
-	if grew := int64(peak) - int64(idle); grew > 64<<20 {
-		t.Errorf("the holder grew by %d MB (idle %d MB, peak %d MB) while the disk was full: want at most 64 MB", grew>>20, idle>>20, peak>>20)
-	}
-	t.Logf("holder RSS idle %d MB, peak %d MB", idle>>20, peak>>20)
-	r = e.runJSON("wait", "s")
-	if r.Status != "done" {
-		t.Errorf("the cell after the daemon's return: %s", r)
-	}
-	lost := strings.Join(r.notesOf("runtime"), " ")
-	wantContains(t, "the cell's notes", lost, "bytes of this cell's output while no daemon was connected", "no space left on device")
-	wantContains(t, "the cell's output", r.Output, "END")
-	t.Logf("notes: %s", lost)
-	if r2 := e.runJSON("exec", "s", "x + 1"); r2.Value != "2" {
-		t.Errorf("the session after: %s", r2)
-	}
-	report(t, "8 Kernels and holders", "the state disk full (a 64 MB tmpfs) while no daemon is connected and a cell prints 200 MB",
-		"the holder grew by %d MB (idle %d MB); the next daemon's result says how many bytes were lost and why, the output marks where, and its end is there",
-		(int64(peak)-int64(idle))>>20, idle>>20)
 }
-
-func strconvQuote(s string) string { return strconv.Quote(s) }
 
 // TestReliabilityKernelFlood: an ipykernel printing 256 MB (1 GB with
 // POLYREPL_LONG) in lines of a kilobyte, as fast as it can: the holder's

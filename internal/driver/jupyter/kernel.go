@@ -139,6 +139,11 @@ type cellState struct {
 	notes       []string
 	interrupted bool
 	late        *time.Timer
+	// skipped counts the messages the kernel sent that could not be
+	// taken (the first is in notes), and skippedBytes the later ones'
+	// size.
+	skipped      int
+	skippedBytes int64
 }
 
 func newKernel(h driver.Handler, spec driver.Spec) (*kernel, error) {
@@ -453,6 +458,14 @@ func (k *kernel) skipped(c *cellState, ch string, m *Msg, err error) {
 		log.Print(what)
 		return
 	}
+	if c.skipped > 0 {
+		// The first is said; the rest are counted, so that a flood the
+		// disk refuses makes one note, not thousands.
+		c.skipped++
+		c.skippedBytes += m.Size()
+		return
+	}
+	c.skipped = 1
 	c.notes = append(c.notes, what)
 }
 
@@ -580,6 +593,9 @@ func (k *kernel) finish(late bool) {
 				r.ValueFile, r.ValueSaveErr = k.save("value", ".txt", []byte(c.value))
 			}
 		}
+	}
+	if c.skipped > 1 {
+		c.notes = append(c.notes, fmt.Sprintf("%d more messages the kernel sent (%d MB in all) were skipped too", c.skipped-1, c.skippedBytes>>20))
 	}
 	r.Note = strings.Join(c.notes, "; ")
 	k.h.CellDone(r)

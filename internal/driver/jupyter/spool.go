@@ -151,22 +151,25 @@ func (sp *spooler) endpoint(ip string, port int) string {
 // of it is read and dropped, and the reference says why.
 func (sp *spooler) spool(r io.Reader, n int64) ([]byte, error) {
 	p := &bigPart{size: n}
+	cr := &countReader{r: io.LimitReader(r, n)}
 	f, err := os.CreateTemp(sp.dir, "jupyter-frame-*") // 0600
 	if err == nil {
 		p.path = f.Name()
-		var w int64
-		w, err = io.CopyN(f, r, n)
+		_, err = io.Copy(f, cr)
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
 		if err != nil {
 			os.Remove(f.Name())
-			if _, rerr := io.CopyN(io.Discard, r, n-w); rerr != nil {
-				return nil, rerr // the connection broke
-			}
 		}
-	} else if _, rerr := io.CopyN(io.Discard, r, n); rerr != nil {
+	}
+	// What the file did not take is read and dropped: the frame is
+	// read to its end whatever became of it, or the stream is lost.
+	if _, rerr := io.Copy(io.Discard, cr); rerr != nil {
 		return nil, rerr
+	}
+	if cr.n < n {
+		return nil, io.ErrUnexpectedEOF // the connection broke
 	}
 	if err != nil {
 		p.path, p.err = "", fmt.Errorf("it could not be spooled to disk: %w", err)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -200,5 +201,43 @@ func TestBudget(t *testing.T) {
 	close(done)
 	if <-got {
 		t.Error("a message passed after the kernel ended")
+	}
+}
+
+// TestSpoolRefused: frames the disk refuses are read to their end and
+// stand as references that say why; the stream after them is intact.
+func TestSpoolRefused(t *testing.T) {
+	sp, err := newSpooler(filepath.Join(t.TempDir(), "gone"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.close()
+	var stream bytes.Buffer
+	stream.Write(make([]byte, 64))
+	for _, n := range []int{3 << 20, 2 << 20} {
+		stream.WriteByte(0x03) // more, long
+		binary.Write(&stream, binary.BigEndian, uint64(n))
+		stream.Write(bytes.Repeat([]byte{'b'}, n))
+	}
+	stream.Write([]byte{0x00, 5, 'h', 'e', 'l', 'l', 'o'})
+	a, b := net.Pipe()
+	go func() { a.Write(stream.Bytes()); a.Close() }()
+	out, err := io.ReadAll(&spoolConn{Conn: b, sp: sp, r: newReader(b), greeting: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rest := out[64:]
+	for i := range 2 {
+		if rest[0] != 0x01 || int(rest[1]) != refLen {
+			t.Fatalf("frame %d: flags %x, size %d", i, rest[0], rest[1])
+		}
+		p := sp.take(rest[2 : 2+refLen])
+		if p == nil || p.err == nil || p.path != "" {
+			t.Errorf("frame %d: %+v, want a reference saying why it was dropped", i, p)
+		}
+		rest = rest[2+refLen:]
+	}
+	if string(rest) != "\x00\x05hello" {
+		t.Errorf("after the dropped frames: %q", rest)
 	}
 }
