@@ -50,14 +50,14 @@ func readWS(r io.Reader, dir string) (*wsFrame, error) {
 	}
 	fr := &wsFrame{path: f.Name()}
 	_, err = f.Write(head.Bytes())
-	var m int64
+	cr := &countReader{r: io.LimitReader(r, maxGatewayFrame-n+1)}
 	if err == nil {
-		m, err = io.CopyN(f, r, maxGatewayFrame-n+1)
+		_, err = io.Copy(f, cr)
 	}
-	if cerr := f.Close(); err == nil || err == io.EOF {
+	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	fr.size = n + m
+	fr.size = n + cr.n
 	switch {
 	case err != nil:
 		fr.remove()
