@@ -382,11 +382,11 @@ func TestReliabilityHostileGateway(t *testing.T) {
 	gw := []string{"--gateway", g.url}
 
 	out, stderr, code := e.run(append([]string{"runtimes"}, gw...)...)
-	if code != 0 || len(out) > 20_000 || !strings.Contains(out, "characters cut") {
+	if code != 0 || len(out) > 20_000 || !strings.Contains(out, "cut: 2,097,152 characters in all") {
 		t.Errorf("runtimes of a gateway with a 2 MB display_name: exit %d, %d bytes: %.500s %s", code, len(out), out, stderr)
 	}
 	_, stderr, code = e.run(append([]string{"exec", "f", "--kernel", "fails", "1"}, gw...)...)
-	if code == 0 || len(stderr) > 10_000 || !strings.Contains(stderr, "characters cut") {
+	if code == 0 || len(stderr) > 10_000 || !strings.Contains(stderr, "cut: 3,145,728 characters in all") {
 		t.Errorf("a gateway's 3 MB error JSON: exit %d, %d bytes: %.500s", code, len(stderr), stderr)
 	}
 

@@ -631,7 +631,7 @@ func parseNameList(s string) []string {
 			break
 		}
 		if f = strings.Trim(strings.TrimSpace(f), `'"`); f != "" {
-			names = append(names, label(f, maxLabelChars))
+			names = append(names, api.Clip(f, api.NameLimit, "name"))
 		}
 	}
 	return names

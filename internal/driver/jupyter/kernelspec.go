@@ -10,10 +10,10 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/driver"
 )
 
@@ -301,27 +301,9 @@ func decodeSpec(b []byte) (Spec, error) {
 }
 
 // label bounds a one-line text that came from outside (a kernel's
-// display name, a gateway's word): valid UTF-8, at most n characters
-// kept, and the cut said on the same line.
-func label(s string, n int) string {
-	if !utf8.ValidString(s) {
-		s = strings.ToValidUTF8(s, "\uFFFD")
-	}
-	if len(s) <= n {
-		return s
-	}
-	total := utf8.RuneCountInString(s)
-	if total <= n {
-		return s
-	}
-	i, k := 0, 0
-	for i < len(s) && k < n {
-		_, w := utf8.DecodeRuneInString(s[i:])
-		i += w
-		k++
-	}
-	return fmt.Sprintf("%s… [%d characters cut]", s[:i], total-n)
-}
+// display name, a gateway's word) as api.Clip does: valid UTF-8, at most
+// n characters kept, and the cut said after them.
+func label(s string, n int) string { return api.Clip(s, n, "text") }
 
 // args are the kernel's argv with {connection_file} and
 // {resource_dir} filled in, as Jupyter fills them.

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
-	"github.com/polyrepl/polyrepl/internal/bound"
 	"github.com/polyrepl/polyrepl/internal/driver"
 )
 
@@ -109,10 +108,6 @@ func cutText(s string, n int) string {
 	return string(r[:n]) + "…"
 }
 
-// promptLimit bounds the prompt of a kernel's input_request where it
-// enters: its head and tail are kept, and the cut said between them.
-const promptLimit = 2000
-
 // askQuiet is how long iopub must be quiet before a cell's question is
 // passed on: ipykernel flushes the cell's output before it asks, but on
 // another channel.
@@ -150,14 +145,15 @@ func (k *kernel) answerInput(m *Msg, c *cellState) {
 		Password bool   `json:"password"`
 	}
 	m.Decode(&rq)
-	rq.Prompt, _ = bound.HeadTailLines(rq.Prompt, promptLimit)
+	var total int
+	rq.Prompt, total = api.BoundPrompt(rq.Prompt, 0, api.PromptLimit)
 	if _, ok := k.h.(driver.Asker); ok && c != nil {
 		// The question comes on the stdin channel, what the cell printed
 		// before it on iopub: it is passed on once iopub has been quiet
 		// for askQuiet, so that the output comes first.
 		k.mu.Lock()
 		k.asked = &m.Header
-		k.asking = &driver.Prompt{Cell: c.n, Text: rq.Prompt, Password: rq.Password}
+		k.asking = &driver.Prompt{Cell: c.n, Text: rq.Prompt, Password: rq.Password, Total: total}
 		k.askTimer = time.NewTimer(askQuiet)
 		k.mu.Unlock()
 		return

@@ -24,7 +24,7 @@ func TestKernelTextsBounded(t *testing.T) {
 	r := driver.Result{Status: api.StatusError, Error: e.cellError()}
 	k.boundError(&r)
 	if utf8.RuneCountInString(r.Error.Message) > api.ErrorLimit+100 || utf8.RuneCountInString(r.Error.Traceback) > api.ErrorLimit+100 ||
-		utf8.RuneCountInString(r.Error.Type) > maxLabelChars+40 {
+		utf8.RuneCountInString(r.Error.Type) > maxLabelChars+80 {
 		t.Errorf("error of %d/%d/%d characters", len(r.Error.Type), len(r.Error.Message), len(r.Error.Traceback))
 	}
 	if r.MessageTotal != 3<<20 || r.TracebackTotal < len(big)-1 || r.ErrorFile == "" {
@@ -38,20 +38,20 @@ func TestKernelTextsBounded(t *testing.T) {
 	}
 
 	msg, _ := json.Marshal(map[string]string{"message": strings.Repeat("m", 3<<20), "reason": strings.Repeat("r", 1<<20)})
-	if s := said(msg); len(s) > maxSaid+maxLabelChars+200 || !strings.Contains(s, "characters cut") {
+	if s := said(msg); len(s) > maxSaid+maxLabelChars+200 || !strings.Contains(s, "cut: 3,145,728 characters in all") {
 		t.Errorf("a gateway's 3 MB error JSON said in %d bytes: %.200q", len(s), s)
 	}
 	if s := said([]byte(strings.Repeat("<html>", 1<<20))); len(s) > 1000 {
 		t.Errorf("a gateway's 6 MB error page said in %d bytes", len(s))
 	}
-	if l := label(strings.Repeat("é", 2<<20), maxLabelChars); utf8.RuneCountInString(l) > maxLabelChars+40 || !strings.HasSuffix(l, "characters cut]") {
+	if l := label(strings.Repeat("é", 2<<20), maxLabelChars); utf8.RuneCountInString(l) > maxLabelChars+80 || !strings.Contains(l, "cut: 2,097,152 characters in all") {
 		t.Errorf("a 2 MB display_name labelled %.300q", l)
 	}
 	list := "['" + strings.Repeat("n', '", 20000) + strings.Repeat("L", 5000) + "']"
 	if names := parseNameList(list); len(names) != maxNames {
 		t.Errorf("%d names kept of 20,001", len(names))
 	}
-	if names := parseNameList("['" + strings.Repeat("L", 5000) + "']"); len(names) != 1 || len(names[0]) > maxLabelChars+40 {
+	if names := parseNameList("['" + strings.Repeat("L", 5000) + "']"); len(names) != 1 || utf8.RuneCountInString(names[0]) > api.NameLimit+80 {
 		t.Errorf("a name of 5,000 characters kept as %d", len(names[0]))
 	}
 	if l := label("a\xffb", 10); !utf8.ValidString(l) {
