@@ -37,7 +37,7 @@ func (c Cut) Describe(what string) string {
 	b.WriteString("[")
 	b.WriteString(what)
 	b.WriteString(" cut: ")
-	b.WriteString(characters(c.Total))
+	b.WriteString(Characters(c.Total))
 	b.WriteString(" in all; ")
 	switch {
 	case c.Head > 0 && c.Tail > 0:
@@ -98,11 +98,11 @@ func split(limit int) (head, tail int) {
 
 // Marker is the line put where n characters of a text were cut.
 func Marker(n int) string {
-	return "\n[… " + characters(n) + " cut …]\n"
+	return "\n[… " + Characters(n) + " cut …]\n"
 }
 
-// characters says "1 character" or "N characters" with thousands separators.
-func characters(n int) string {
+// Characters says "1 character" or "N characters" with thousands separators.
+func Characters(n int) string {
 	if n == 1 {
 		return "1 character"
 	}

@@ -25,7 +25,7 @@ func quoteCut(s string, n int) string {
 	if total <= n {
 		return strconv.Quote(s)
 	}
-	return strconv.Quote(headRunes(s, n)+"…") + " (" + characters(total) + ")"
+	return strconv.Quote(headRunes(s, n)+"…") + " (" + bound.Characters(total) + ")"
 }
 
 // cutText keeps the head and tail of a long text, the cut said in it.
@@ -44,23 +44,6 @@ func headRunes(s string, n int) string {
 		k++
 	}
 	return short[:i]
-}
-
-// characters says "1 character" or "N characters", N with commas.
-func characters(n int) string {
-	if n == 1 {
-		return "1 character"
-	}
-	return commas(n) + " characters"
-}
-
-// commas writes n with a comma every three digits.
-func commas(n int) string {
-	s := strconv.Itoa(n)
-	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }
 
 // echoCut bounds what an error text repeats of a call's arguments: each
@@ -103,7 +86,7 @@ func echoCut(text string, args json.RawMessage) string {
 			text = strings.ReplaceAll(text, q, quoteCut(v, quoted))
 		}
 		if strings.Contains(text, v) {
-			text = strings.ReplaceAll(text, v, headRunes(v, quoted)+"… ("+characters(utf8.RuneCountInString(v))+")")
+			text = strings.ReplaceAll(text, v, headRunes(v, quoted)+"… ("+bound.Characters(utf8.RuneCountInString(v))+")")
 		}
 	}
 	if utf8.RuneCountInString(text) > errorText {
