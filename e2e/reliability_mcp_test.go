@@ -27,7 +27,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-const mcpSection = "6 MCP server"
+const mcpSection = "10 MCP server"
 
 // rawAnswer is one line `polyrepl mcp` wrote.
 type rawAnswer struct {

@@ -48,12 +48,19 @@ func writeReliability() error {
 	if os.Getenv("POLYREPL_RELIABILITY_REPORT") == "" || len(findings) == 0 {
 		return nil
 	}
-	// Sections sort by their leading number: "10 …" after "9 …".
+	// Sections sort by their leading number, "10 …" after "9 …", and
+	// two sections given one number stay apart.
 	order := func(section string) int {
 		n, _ := strconv.Atoi(section[:strings.Index(section+" ", " ")])
 		return n
 	}
-	sort.SliceStable(findings, func(i, j int) bool { return order(findings[i].section) < order(findings[j].section) })
+	sort.SliceStable(findings, func(i, j int) bool {
+		a, b := findings[i].section, findings[j].section
+		if order(a) != order(b) {
+			return order(a) < order(b)
+		}
+		return a < b
+	})
 	var b strings.Builder
 	b.WriteString("# Reliability\n\n")
 	b.WriteString("Written by the reliability suite (`e2e/reliability_test.go`) from its last run:\n\n")
@@ -84,6 +91,9 @@ Fuzz targets, with their seed corpora in the f.Add calls (run as plain tests by 
 		"`internal/driver/terminal` FuzzSplitter — the terminal family's framing: a REPL's stream split at marks, prompts dropped, across any reads",
 		"`internal/driver/terminal` FuzzCellNames — cell file paths in a REPL's output rewritten to `<cell N>`, across any reads",
 		"`internal/client` FuzzReadStream — the client's reader of streamed replies",
+		"`internal/paths` FuzzParseKeeper — the state directory's daemon.json: where its daemon listens",
+		"`internal/mcp` FuzzCheckLine — a line of the MCP server's input: taken as the SDK takes it, or refused with a JSON-RPC error",
+		"`internal/mcp` FuzzInspectImage — an image's header read before it is decoded: its format, size and the memory decoding needs",
 		"`internal/cli` FuzzReadLine — an answer on standard input: its first line whole, or refused with its real length",
 		"`internal/driver/jupyter` FuzzDecodeSpec — a kernel.json's bytes",
 		"`internal/driver/jupyter` FuzzStreamText — a kernel's stream message read piece by piece, checked against encoding/json",
