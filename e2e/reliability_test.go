@@ -84,6 +84,8 @@ Fuzz targets, with their seed corpora in the f.Add calls (run as plain tests by 
 		"`internal/api` FuzzValidateName — session names",
 		"`internal/driver` FuzzSplitter — the worker framing: output split at the end marker across any reads",
 		"`internal/bound` FuzzHeadTail, FuzzSink — head/tail cutting, never splitting a UTF-8 character",
+		"`internal/bound` FuzzHeadTailLines — head/tail cutting at line ends",
+		"`internal/setup` FuzzEdit — an MCP client's config file edited: only polyrepl's entry changes",
 		"`internal/plain` FuzzText — terminal-escape stripping",
 		"`internal/record` FuzzEntryOutput — a record entry's bounded output",
 		"`internal/record` FuzzLoad — a record's file with any bytes between good lines: no panic, the lines after them read, no seq given twice",
