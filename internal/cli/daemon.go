@@ -179,7 +179,7 @@ func runStatus(e *env, pos []string, asJSON bool) int {
 		if st.Socket != e.client.Socket {
 			// Reached through the state directory (the note on stderr
 			// says so too).
-			socket += fmt.Sprintf(" (found through the state directory; this environment's XDG_RUNTIME_DIR points to %s)", e.client.Socket)
+			socket += fmt.Sprintf(" (found through the state directory; this environment would look at %s)", e.client.Socket)
 		}
 		fmt.Fprintf(e.stdout, "polyrepl daemon pid %d, version %s, up %s, %s\nsocket: %s\nlog:    %s\nstate:  %s\n",
 			st.PID, st.Version, render.Ago(time.Since(st.Started)), render.Plural(st.Sessions, "session"), socket, st.Log, st.StateDir)

@@ -196,7 +196,7 @@ func Note(n api.Note, v Voice) string {
 	case api.NoteUnread:
 		return unread(n)
 	case api.NoteElsewhere:
-		return fmt.Sprintf("The daemon that keeps the state directory %s (pid %d) listens at %s, not at %s where this environment's XDG_RUNTIME_DIR points; reached it there.", n.StateDir, n.PID, n.Socket, n.OwnSocket)
+		return fmt.Sprintf("The daemon that keeps the state directory %s (pid %d) listens at %s, not at %s, where this environment would look (its XDG_RUNTIME_DIR differs from the daemon's, or is unset); reached it there.", n.StateDir, n.PID, n.Socket, n.OwnSocket)
 	case api.NoteAdopted:
 		return fmt.Sprintf("Session '%s' was taken up by a new daemon (polyrepl %s, pid %d): its runtime went on, with its namespace.", n.Session, n.Version, n.PID)
 	}
