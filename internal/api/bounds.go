@@ -31,6 +31,10 @@ const (
 	// own clients fill with a few letters, get TagLimit.
 	LabelLimit = 100
 	TagLimit   = 64
+	// RefusalLimit bounds the text of a refusal and of its hint, in
+	// characters: a refusal may quote what it refuses (a path, a name, a
+	// runtime's words at its start), and a request may be megabytes.
+	RefusalLimit = 4000
 	// MaxOthers bounds the sessions a note about other sessions lists;
 	// the rest are counted (Note.Count) and told in a later reply.
 	MaxOthers = 10

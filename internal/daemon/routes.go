@@ -343,5 +343,10 @@ func errorReply(err error) (api.ErrorReply, int) {
 			status = s
 		}
 	}
+	// What a refusal quotes came from outside (a client's path or name,
+	// a runtime's words): it is held here, the one place every refusal
+	// leaves by.
+	body.Error = api.Clip(body.Error, api.RefusalLimit, "error")
+	body.Hint = api.Clip(body.Hint, api.RefusalLimit, "hint")
 	return body, status
 }

@@ -28,3 +28,17 @@ func TestRefusalStatus(t *testing.T) {
 		t.Errorf("an untyped error: %d %+v; want a 500 of code internal", status, body)
 	}
 }
+
+// A refusal that quotes a client's megabytes (a path, a name) says at
+// most RefusalLimit characters of it, and the cut.
+func TestRefusalBounded(t *testing.T) {
+	long := strings.Repeat("p", 9<<20)
+	body, status := errorReply(&session.Error{Code: api.CodeBadRequest, Msg: fmt.Sprintf("the working directory %q is not an absolute path", long), Hint: long})
+	if status != http.StatusBadRequest || len(body.Error) > api.RefusalLimit+200 || len(body.Hint) > api.RefusalLimit+200 ||
+		!strings.Contains(body.Error, "[error cut: 9,437,232 characters in all; showing the first 4,000]") || !strings.HasPrefix(body.Error, "the working directory \"ppp") {
+		t.Errorf("a refusal quoting 9 MB: %d, %d-character error %.100q…%q, %d-character hint", status, len(body.Error), body.Error, body.Error[len(body.Error)-80:], len(body.Hint))
+	}
+	if short, _ := errorReply(&session.Error{Code: api.CodeBusy, Msg: "busy", Hint: "wait"}); short.Error != "busy" || short.Hint != "wait" {
+		t.Errorf("a short refusal changed: %+v", short)
+	}
+}
