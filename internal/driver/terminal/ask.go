@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -79,7 +80,7 @@ func (p *process) startWatch(outKeep, conFile *os.File) {
 		Empty: func() bool {
 			p.inMu.Lock()
 			defer p.inMu.Unlock()
-			return console.Empty(p.conFile)
+			return p.unread.taken() && console.Empty(p.conFile)
 		},
 		Ident: func() (unix.Stat_t, bool) {
 			p.inMu.Lock()
@@ -147,11 +148,60 @@ func (p *process) Answer(text string, eof bool) error {
 	}
 	p.mu.Lock()
 	p.asked = false
+	asker := p.asker
 	p.tail.Reset()
 	p.mu.Unlock()
-	if err := p.send(line); err != nil {
+	if asker == 0 {
+		asker = p.tree.Leader.PID
+	}
+	if err := p.sendFor(line, asker); err != nil {
 		return err
 	}
 	p.watch.Wake()
 	return nil
+}
+
+// unreadFor bounds how long a write to a terminal counts as unread when
+// its reader's count of reads does not move (another process took it, or
+// /proc says nothing): the longest a question is then seen late.
+const unreadFor = 2 * time.Second
+
+// unread is a write to a terminal that its reader may not have had yet.
+// Bytes written to a PTY's master reach the line discipline, where the
+// console's FIONREAD counts them, only once the kernel's flip-buffer work
+// has run — on a loaded machine tens of milliseconds later. Until then
+// the REPL, still blocked in the read those bytes will end, looks like a
+// cell asking for input with an empty console (a fresh sh session's
+// `echo $((6*7))` was reported waiting for input). A pipe has no such gap.
+// So a write to a terminal stays unread until its reader's count of
+// completed reads moves past the count taken before the write (the read
+// it was blocked in returned, or a later one did), or unreadFor passes.
+// Under inMu.
+type unread struct {
+	pid   int
+	reads uint64
+	since time.Time
+}
+
+// mark takes the reader's count of reads, before a write to it.
+func (u *unread) mark(reader int) {
+	n, ok := proc.Reads(reader)
+	if !ok {
+		*u = unread{}
+		return
+	}
+	*u = unread{pid: reader, reads: n, since: time.Now()}
+}
+
+// taken says whether the last write has reached its reader as far as can
+// be known.
+func (u *unread) taken() bool {
+	if u.pid == 0 {
+		return true
+	}
+	if n, ok := proc.Reads(u.pid); !ok || n != u.reads || time.Since(u.since) > unreadFor {
+		*u = unread{}
+		return true
+	}
+	return false
 }

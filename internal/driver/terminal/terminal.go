@@ -243,8 +243,9 @@ type process struct {
 	cells    string
 	valueLim int
 
-	inMu sync.Mutex
-	in   *os.File
+	inMu   sync.Mutex
+	in     *os.File
+	unread unread // on a terminal: a write its reader may not have had yet (ask.go)
 
 	mu          sync.Mutex
 	mode        mode
@@ -299,8 +300,17 @@ func (p *process) print(kind string) string {
 }
 
 func (p *process) send(s string) error {
+	return p.sendFor(s, p.tree.Leader.PID)
+}
+
+// sendFor writes s for the process reader to read (the REPL, or the
+// process whose question s answers).
+func (p *process) sendFor(s string, reader int) error {
 	p.inMu.Lock()
 	defer p.inMu.Unlock()
+	if p.pr.PTY && p.watch != nil {
+		p.unread.mark(reader)
+	}
 	if _, err := io.WriteString(p.in, s); err != nil {
 		return fmt.Errorf("cannot send the cell to %s (it may have died): %w", p.pr.Name, err)
 	}
