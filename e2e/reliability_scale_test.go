@@ -44,11 +44,10 @@ func TestReliabilityManySessions(t *testing.T) {
 	c := e.api()
 	t0 := time.Now()
 	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		bad   []string
-		asked int // cells taken as asking for input
-		work  = make(chan int)
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		bad  []string
+		work = make(chan int)
 	)
 	for w := 0; w < 8; w++ {
 		wg.Add(1)
@@ -67,19 +66,6 @@ func TestReliabilityManySessions(t *testing.T) {
 				var r cellResult
 				derr := json.NewDecoder(resp.Body).Decode(&r)
 				resp.Body.Close()
-				if derr == nil && r.Status == "input" {
-					// The sh driver's known false positive on a loaded
-					// machine (its console watch sees sh read its next
-					// line before the cell's end mark came; on main too):
-					// not this test's subject. The cell is interrupted.
-					if resp, err := c.Post("http://polyrepl/v1/sessions/"+name+"/interrupt", "application/json", strings.NewReader("{}")); err == nil {
-						resp.Body.Close()
-					}
-					mu.Lock()
-					asked++
-					mu.Unlock()
-					continue
-				}
 				if derr != nil || resp.StatusCode != 200 || r.Output != fmt.Sprintf("%d\n", i) {
 					mu.Lock()
 					bad = append(bad, fmt.Sprintf("%s: %d %v %s %q", name, resp.StatusCode, derr, r.Status, r.Output))
@@ -147,9 +133,6 @@ func TestReliabilityManySessions(t *testing.T) {
 	waitFor(10*time.Second, func() bool { left = len(e.tagged()); return left == 0 })
 	if left > 0 {
 		t.Errorf("%d processes left after stop", left)
-	}
-	if asked > 0 {
-		t.Logf("%d cells were taken as asking for input and interrupted", asked)
 	}
 	result := fmt.Sprintf("created in %s (8 clients at a time); `sessions` listed them with their memory in %s; the daemon held %d descriptors more than with none (%.1f per idle session); `stop` ended all %d in %s and left %d processes",
 		created.Round(100*time.Millisecond), listed.Round(10*time.Millisecond), st.FDs-before.FDs, perSession(), len(stop.Ended), stopped.Round(100*time.Millisecond), left)
