@@ -28,6 +28,33 @@ func quoteCut(s string, n int) string {
 	return strconv.Quote(headRunes(s, n)+"…") + " (" + bound.Characters(total) + ")"
 }
 
+// cutRuns replaces each run of text longer than quoted characters that
+// is the start of v — v whole, or as much of it as a cut made upstream
+// (the daemon's refusals are bounded too) left — with v's head and its
+// length.
+func cutRuns(text, v string) string {
+	start := v[:len(headRunes(v, quoted+1))]
+	short := headRunes(v, quoted) + "… (" + bound.Characters(utf8.RuneCountInString(v)) + ")"
+	var b strings.Builder
+	for {
+		i := strings.Index(text, start)
+		if i < 0 {
+			b.WriteString(text)
+			return b.String()
+		}
+		n := len(start)
+		for n < len(v) && i+n < len(text) && text[i+n] == v[n] {
+			n++
+		}
+		for n < len(v) && n > len(start) && !utf8.RuneStart(v[n]) {
+			n-- // end the run on a whole character
+		}
+		b.WriteString(text[:i])
+		b.WriteString(short)
+		text = text[i+n:]
+	}
+}
+
 // cutText keeps the head and tail of a long text, the cut said in it.
 func cutText(s string, n int) string {
 	short, _ := bound.HeadTail(s, n)
@@ -85,9 +112,7 @@ func echoCut(text string, args json.RawMessage) string {
 		if strings.Contains(text, q) {
 			text = strings.ReplaceAll(text, q, quoteCut(v, quoted))
 		}
-		if strings.Contains(text, v) {
-			text = strings.ReplaceAll(text, v, headRunes(v, quoted)+"… ("+bound.Characters(utf8.RuneCountInString(v))+")")
-		}
+		text = cutRuns(text, v)
 	}
 	if utf8.RuneCountInString(text) > errorText {
 		text = cutText(text, errorText)
