@@ -63,9 +63,16 @@ func (e *env) mcpCommand() (*exec.Cmd, *lockedBuffer) {
 // client session is closed at cleanup, before the harness's teardown
 // looks for leftover processes.
 func (e *env) startMCP() *mcpServer {
+	return e.startMCPWith(e.vars)
+}
+
+// startMCPWith is startMCP with the environment env only, as a client
+// that starts its servers with a few variables does.
+func (e *env) startMCPWith(env []string) *mcpServer {
 	t := e.t
 	t.Helper()
 	cmd, stderr := e.mcpCommand()
+	cmd.Env = append([]string{}, env...)
 	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
 	defer cancel()
 	cs, err := mcp.NewClient(e2eAgent, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)

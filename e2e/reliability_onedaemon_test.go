@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,8 +9,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/polyrepl/polyrepl/internal/proc/proctest"
 )
@@ -233,18 +230,7 @@ func TestReliabilityStrippedMCPReachesThePersonsDaemon(t *testing.T) {
 	}
 	person := e.status()
 
-	cmd := exec.Command(e.bin, "mcp")
-	cmd.Env, cmd.Dir = stripped, e.home
-	stderr := &lockedBuffer{}
-	cmd.Stderr = stderr
-	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
-	defer cancel()
-	cs, err := mcp.NewClient(e2eAgent, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatalf("connecting to polyrepl mcp: %v\nstderr: %s", err, stderr.String())
-	}
-	s := &mcpServer{t: t, cmd: cmd, cs: cs, stderr: stderr}
-	t.Cleanup(s.close)
+	s := e.startMCPWith(stripped)
 
 	var list struct {
 		Sessions []sessionInfo `json:"sessions"`
@@ -264,7 +250,7 @@ func TestReliabilityStrippedMCPReachesThePersonsDaemon(t *testing.T) {
 		t.Errorf("the person's session after the agent: %v", r2)
 	}
 	s.close()
-	said := stderr.String()
+	said := s.stderr.String()
 	wantContains(t, "the server's standard error", said, person.Socket, "reached it there")
 	if n := strings.Count(said, "reached it there"); n != 1 {
 		t.Errorf("the server said it %d times, want once: %q", n, said)

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"errors"
 	"io/fs"
 	"net"
@@ -12,8 +11,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/polyrepl/polyrepl/internal/paths"
 	"github.com/polyrepl/polyrepl/internal/proc/proctest"
@@ -108,18 +105,7 @@ func TestSameDaemonStrippedEnv(t *testing.T) {
 			stopStripped()
 		}
 	})
-	cmd := exec.Command(e.bin, "mcp")
-	cmd.Env, cmd.Dir = stripped, e.home
-	stderr := &lockedBuffer{}
-	cmd.Stderr = stderr
-	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
-	defer cancel()
-	cs, err := mcp.NewClient(e2eAgent, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatalf("connecting to polyrepl mcp: %v\nstderr: %s", err, stderr.String())
-	}
-	s := &mcpServer{t: t, cmd: cmd, cs: cs, stderr: stderr}
-	t.Cleanup(s.close)
+	s := e.startMCPWith(stripped)
 
 	// The agent makes a session; the daemon it starts is the one the
 	// person's terminal reaches.
