@@ -319,6 +319,8 @@ type cut struct {
 	Head  int    `json:"head"`
 	Tail  int    `json:"tail"`
 	File  string `json:"file"`
+	From  int64  `json:"from"`
+	To    int64  `json:"to"`
 }
 
 type note struct {

@@ -68,6 +68,13 @@ func wholeOutput(t *testing.T, r cellResult) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if c := r.OutputCut; c.To > 0 {
+		// The reply is a part of the cell's output: these bytes of it.
+		if c.From > c.To || c.To > int64(len(b)) {
+			t.Fatalf("a cut reply's part, bytes %d to %d, is not in its file of %d bytes", c.From, c.To, len(b))
+		}
+		return string(b[c.From:c.To])
+	}
 	return string(b)
 }
 

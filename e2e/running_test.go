@@ -180,8 +180,9 @@ func TestInterrupt(t *testing.T) {
 }
 
 // TestInterruptWhileItsSenderWaits: a person interrupts a cell while the
-// exec that sent it still waits. The sender's reply has the cell's output
-// and error; the interrupt's says where they went.
+// exec that sent it still waits. Both replies have the cell's output and
+// error, each read from its own position; the interrupt's says whose
+// cell it was.
 func TestInterruptWhileItsSenderWaits(t *testing.T) {
 	needPython(t)
 	t.Parallel()
@@ -198,12 +199,12 @@ func TestInterruptWhileItsSenderWaits(t *testing.T) {
 	r := e.runJSONWith(runOpts{extra: []string{"POLYREPL_LABEL=dana"}}, "interrupt", "w")
 	var text string
 	for _, n := range r.Notes {
-		if n.Kind == "to-sender" {
+		if n.Kind == "sent-by" {
 			text = n.Text
 		}
 	}
-	if r.Status != "interrupted" || r.Output != "" || !strings.Contains(text, "went to the reply to") {
-		t.Errorf("dana's interrupt: status %s, output %q, notes %+v; want interrupted, no output, where it went", r.Status, r.Output, r.Notes)
+	if r.Status != "interrupted" || r.Output != "started\n" || !strings.Contains(text, "was sent by") {
+		t.Errorf("dana's interrupt: status %s, output %q, notes %+v; want interrupted, the cell's output, whose cell it is", r.Status, r.Output, r.Notes)
 	}
 	var s cellResult
 	select {

@@ -60,11 +60,10 @@ const (
 	// and Client, who sent it; the notes of that result follow it in the
 	// reply.
 	NoteUncollected = "uncollected"
-	// NoteToSender: the interrupted cell's output and result went to
-	// another call's reply — the exec that sent it, still waiting for
-	// it, or a call that took them meanwhile — so this reply has its
-	// status only. Session, Cell, Status, Client (whose reply), Next.
-	NoteToSender = "to-sender"
+	// NoteSentBy: the cell this reply reads was sent by another client
+	// (Client), which reads the same output from its own position.
+	// Session, Cell.
+	NoteSentBy = "sent-by"
 	// NoteNotRunning: an interrupt found no cell running. Session, and
 	// the last Cell with its Status (Cell 0: none ran yet).
 	NoteNotRunning = "not-running"

@@ -26,6 +26,11 @@ type Cut struct {
 	Head  int    `json:"head"`           // characters kept from the start
 	Tail  int    `json:"tail"`           // characters kept from the end
 	File  string `json:"file,omitempty"` // where the whole text is, if saved
+	// From and To are the bytes of File this text was made of, when it
+	// is a part of what File holds (a reader's part of a cell's output,
+	// or of one still running): To is 0 when it is the whole.
+	From int64 `json:"from,omitempty"`
+	To   int64 `json:"to,omitempty"`
 }
 
 // Describe renders the cut for a person or a model, so that nobody mistakes a
@@ -59,6 +64,13 @@ func (c Cut) Describe(what string) string {
 		b.WriteString(what)
 		b.WriteString(" is in ")
 		b.WriteString(c.File)
+		if c.To > 0 {
+			b.WriteString(" (this part: bytes ")
+			b.WriteString(commas(int(c.From)))
+			b.WriteString(" to ")
+			b.WriteString(commas(int(c.To)))
+			b.WriteString(")")
+		}
 	}
 	b.WriteString("]")
 	return b.String()

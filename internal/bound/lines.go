@@ -57,3 +57,28 @@ func atLines(head, tail string) (string, string) {
 // nearLine is how far a cut looks for a line end: a fifth of what that end
 // keeps, at least one character.
 func nearLine(kept string) int { return max(utf8.RuneCountInString(kept)/5, 1) }
+
+// Ends bounds a text of total characters known by its ends only: head,
+// its first bytes, and tail, its last (each at least four bytes a
+// character kept, and three more, so that a character cut at either end
+// is dropped cleanly). It is how a text too long to read whole (a cell's
+// output in its file) is shown as the others are.
+func Ends(head, tail []byte, total, limit int) (string, *Cut) {
+	h, t := split(max(limit, 0))
+	for i := 0; i < utf8.UTFMax-1 && len(tail) > 0 && !utf8.RuneStart(tail[0]); i++ {
+		tail = tail[1:]
+	}
+	for i := 0; i < utf8.UTFMax-1 && len(head) > 0; i++ {
+		// A character the head's end cut is not counted as a broken one.
+		k := len(head) - 1 - i
+		if utf8.RuneStart(head[k]) {
+			if !utf8.FullRune(head[k:]) {
+				head = head[:k]
+			}
+			break
+		}
+	}
+	hs := clampHead(strings.ToValidUTF8(string(head), replacement), h)
+	ts := clampTail(strings.ToValidUTF8(string(tail), replacement), t)
+	return LineCut(hs, ts, total)
+}

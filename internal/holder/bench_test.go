@@ -13,10 +13,11 @@ import (
 // bench collects a cell's result, for the benchmarks.
 type benchEvents struct{ done chan driver.Result }
 
-func (e benchEvents) Output([]byte)            {}
-func (e benchEvents) CellDone(r driver.Result) { e.done <- r }
-func (e benchEvents) Exited(driver.Exit)       {}
-func (e benchEvents) HolderLost(string)        {}
+func (e benchEvents) Output([]byte)             {}
+func (e benchEvents) CellDone(r driver.Result)  { e.done <- r }
+func (e benchEvents) Exited(driver.Exit)        {}
+func (e benchEvents) HolderLost(string)         {}
+func (e benchEvents) LogCut(int, int64, string) {}
 
 // BenchmarkTrivialCell runs 1+1 in a Python worker driven in-process
 // (direct) and through a holder process (holder): the difference is what
@@ -67,7 +68,7 @@ func benchHolder(b *testing.B, l Launcher) {
 		for i := range b.N {
 			p.Run(CellMeta{Cell: i + 1, Started: time.Now()}, "1+1")
 			<-ev.done
-			p.Delivered(i+1, 0, true)
+			p.MarkRead(i+1, "bench", 0, true)
 		}
 	}
 }

@@ -79,6 +79,8 @@ func (e *events) Exited(x driver.Exit) {
 	e.poke()
 }
 
+func (e *events) LogCut(int, int64, string) {}
+
 func (e *events) HolderLost(cause string) {
 	e.mu.Lock()
 	e.lost = cause
@@ -198,14 +200,18 @@ func TestTheNextDaemonGetsEverything(t *testing.T) {
 	p, ev := w.start()
 	run(t, p, 1, 7, "x = 41")
 	ev.until(t, "cell 1's result", func() bool { return len(ev.done) == 1 })
-	p.Delivered(1, 0, true)
+	p.MarkRead(1, "agent", 0, true)
 
-	run(t, p, 2, 9, "import time\nfor i in range(3000):\n    print(f'line {i:05d}', flush=True)\n    if i % 500 == 0: time.sleep(0.05)\nx + 1")
+	whole := filepath.Join(t.TempDir(), "output", "s-9.txt")
+	code := "import time\nfor i in range(3000):\n    print(f'line {i:05d}', flush=True)\n    if i % 500 == 0: time.sleep(0.05)\nx + 1"
+	if err := p.Run(CellMeta{Cell: 2, Seq: 9, Code: code, Started: time.Now(), Whole: whole}, code); err != nil {
+		t.Fatal(err)
+	}
 	ev.until(t, "the first lines", func() bool { return strings.Contains(ev.out.String(), "line 00010") })
 	ev.mu.Lock()
 	took := int64(ev.out.Len())
 	ev.mu.Unlock()
-	p.Delivered(2, took, false)
+	p.MarkRead(2, "agent", took, false)
 	p.Detach() // the daemon goes
 	if err := p.Wait(context.Background()); err != nil {
 		t.Fatal(err)
@@ -227,8 +233,8 @@ func TestTheNextDaemonGetsEverything(t *testing.T) {
 	if hi.Name != "s" || hi.Generation != w.spawn.Generation || hi.Cells != 2 || hi.Leader.PID != p.PID() || hi.Proto != Proto {
 		t.Errorf("hello: %+v", hi)
 	}
-	if c := hi.Cur; c == nil || c.Cell != 2 || c.Seq != 9 || c.Delivered != took || c.Released {
-		t.Errorf("the cell in flight as the holder keeps it: %+v, want cell 2, entry 9, %d bytes delivered", c, took)
+	if c := hi.Cur; c == nil || c.Cell != 2 || c.Seq != 9 || c.Read["agent"] != took || !c.InFile || c.Whole != whole {
+		t.Errorf("the cell in flight as the holder keeps it: %+v, want cell 2, entry 9, in %s, read by the agent up to %d", c, whole, took)
 	}
 	for _, kv := range hi.Spawn.Env {
 		if kv == "SECRET_IN_ENV=hunter2" {
@@ -241,14 +247,16 @@ found:
 	q.Start(ev2)
 	ev2.until(t, "cell 2's result", func() bool { return len(ev2.done) == 1 })
 	ev2.mu.Lock()
-	out, res := ev2.out.String(), ev2.done[0]
+	res := ev2.done[0]
 	ev2.mu.Unlock()
 	var want strings.Builder
 	for i := range 3000 {
 		fmt.Fprintf(&want, "line %05d\n", i)
 	}
-	if out != want.String() {
-		t.Errorf("the next daemon got %d bytes of output, want all %d lines in order: %q", len(out), 3000, clipped(out))
+	// The cell's output log is its one copy: the whole of it in its
+	// file, from its first byte, which the next daemon reads itself.
+	if b, err := os.ReadFile(whole); err != nil || string(b) != want.String() {
+		t.Errorf("the cell's log holds %d bytes (%v), want all %d lines in order: %q", len(b), err, 3000, clipped(string(b)))
 	}
 	if res.Cell != 2 || res.Value != "42" {
 		t.Errorf("the result: %+v, want cell 2 with value 42", res)
@@ -324,7 +332,7 @@ func TestASecondDaemonIsRefused(t *testing.T) {
 // in order; freeing removes the file.
 func TestSegmentSpools(t *testing.T) {
 	dir := t.TempDir()
-	s := segment{dir: dir, pattern: "seg-*.spool"}
+	s := idleLog(dir, "seg-*.spool")
 	var want bytes.Buffer
 	for i := 0; want.Len() < 3*memKept; i++ {
 		line := fmt.Appendf(nil, "%08d %s\n", i, strings.Repeat("x", i%300))
@@ -392,7 +400,7 @@ func TestAnotherProtocolIsReported(t *testing.T) {
 // and the last memKept bytes come back, and between them a line says how
 // many were lost and why.
 func TestSegmentDiskRefused(t *testing.T) {
-	s := segment{dir: filepath.Join(t.TempDir(), "gone"), pattern: "seg-*.spool"}
+	s := idleLog(filepath.Join(t.TempDir(), "gone"), "seg-*.spool")
 	var want bytes.Buffer
 	for i := 0; want.Len() < 20*memKept; i++ {
 		line := fmt.Appendf(nil, "%08d %s\n", i, strings.Repeat("y", i%3000))
@@ -437,5 +445,38 @@ func TestRing(t *testing.T) {
 		if !bytes.Equal(got, all[len(all)-keep:]) || dropped != int64(len(all)-keep) {
 			t.Fatalf("after writing %d bytes: %d kept, %d dropped; want the last %d", len(all), len(got), dropped, keep)
 		}
+	}
+}
+
+// A cell's log holds its first bytes in memory, then the whole of it, from
+// its first byte, in the file the daemon named, and no copy in memory:
+// the replay sends nothing the daemon can read there, and the file stays
+// the record's when the holder lets the cell go.
+func TestCellLogIsOneFile(t *testing.T) {
+	whole := filepath.Join(t.TempDir(), "output", "s-3.txt")
+	s := cellLog(t.TempDir(), "seg-*.spool", whole)
+	var want bytes.Buffer
+	for i := 0; want.Len() < 3*CellInMemory; i++ {
+		line := fmt.Appendf(nil, "%06d %s\n", i, strings.Repeat("z", i%100))
+		want.Write(line)
+		s.write(line)
+		if want.Len() <= CellInMemory && (s.f != nil || !bytes.Equal(s.mem, want.Bytes())) {
+			t.Fatalf("after %d bytes: file %v, %d in memory", want.Len(), s.f, len(s.mem))
+		}
+	}
+	if !s.spilled() || s.mem != nil || s.n != int64(want.Len()) || s.readable() != s.n {
+		t.Fatalf("after %d bytes: spilled %v, %d in memory, n %d, readable %d", want.Len(), s.spilled(), len(s.mem), s.n, s.readable())
+	}
+	if b, err := os.ReadFile(whole); err != nil || !bytes.Equal(b, want.Bytes()) {
+		t.Errorf("the file holds %d bytes (%v), want all %d", len(b), err, want.Len())
+	}
+	sent := 0
+	s.replay(func(b []byte) error { sent += len(b); return nil })
+	if sent != 0 {
+		t.Errorf("the replay sent %d bytes the daemon reads in the file", sent)
+	}
+	s.free()
+	if _, err := os.Stat(whole); err != nil {
+		t.Errorf("the cell's log file went with the cell: %v", err)
 	}
 }

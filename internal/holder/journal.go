@@ -5,6 +5,10 @@ import (
 	"io"
 	"log"
 	"os"
+	"path/filepath"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/paths"
 )
 
 // memKept is how much of one stretch of output a holder keeps in
@@ -13,18 +17,32 @@ import (
 // and loses nothing.
 const memKept = 1 << 20
 
-// segment is one stretch of output a holder keeps until a daemon has it
-// for good: a cell's, from its start, or what was printed between cells.
-// The first memKept bytes are held in memory, the rest in a spool file
-// of its own. Should the disk refuse (full, or gone), what follows is
-// not turned into memory: the last memKept bytes are kept in a ring,
-// those before them are dropped and counted, and the replay says, where
-// they were, how many were lost and why.
+// segment is one stretch of output a holder keeps: a cell's, from its
+// start, or what was printed between cells.
+//
+// A cell's segment is the cell's output log, and its only copy: the
+// first CellInMemory bytes are held in memory; past them the whole of it,
+// from its first byte, goes to the file the daemon named (whole: the
+// cell's whole-output file in the record), where the daemon reads any
+// position of it, a reply's cut and the record's entry point, and which
+// stays the record's once the cell ends. The stretch between cells holds
+// its first memKept bytes in memory and spools the rest to a file of its
+// own until a daemon has them.
+//
+// Should the disk refuse (full, or gone), what follows is not turned
+// into memory: the last memKept bytes are kept in a ring, those before
+// them are dropped and counted, and the replay says, where they were,
+// how many were lost and why.
 type segment struct {
-	dir, pattern string // where its spool file is made, and its name
+	dir, pattern string // where a spool file is made, and its name
+	// whole is the file a cell's log goes to ("": a spool file in dir),
+	// and memMax how many bytes are held in memory before the file
+	// begins.
+	whole  string
+	memMax int
 
-	mem   []byte   // the first bytes
-	f     *os.File // then these, spooled
+	mem   []byte   // the first bytes; for a cell's log, dropped once in its file
+	f     *os.File // then these, spooled (a cell's log: all of them)
 	fileN int64    // bytes in f
 	after ring     // then the last of these, if the spool file failed
 	lost  int64    // bytes dropped between the spool and the ring
@@ -32,17 +50,67 @@ type segment struct {
 	err   error    // why the spool failed, once it has
 }
 
+// CellInMemory is how much of a cell's output its holder holds in memory
+// before the cell's whole-output file begins (the daemon holds the same
+// bytes, and reads the file past them). It is the record's bound on an
+// entry's output: the file exists whenever the entry is cut.
+const CellInMemory = api.EntryOutputLimit
+
+// cellLog is a new cell's segment, written to the file whole (or, for a
+// daemon that names none, a spool file in dir).
+func cellLog(dir, pattern, whole string) segment {
+	return segment{dir: dir, pattern: pattern, whole: whole, memMax: CellInMemory}
+}
+
+// idleLog is the segment of output printed between cells.
+func idleLog(dir, pattern string) segment {
+	return segment{dir: dir, pattern: pattern, memMax: memKept}
+}
+
+// readable is how much of a cell's log can be read whole: from its
+// file, or, if that was never made, from the first bytes everyone holds.
+func (s *segment) readable() int64 {
+	if s.f == nil {
+		return int64(len(s.mem))
+	}
+	return s.fileN
+}
+
+// spilled reports whether the daemon reads the cell's log from its file
+// (up to fileN, if it failed).
+func (s *segment) spilled() bool { return s.whole != "" && s.f != nil }
+
 func (s *segment) write(p []byte) {
 	s.n += int64(len(p))
 	switch {
 	case s.err != nil:
 		s.keep(p)
 		return
-	case s.f == nil && len(s.mem)+len(p) <= memKept:
+	case s.f == nil && len(s.mem)+len(p) <= s.memMax:
 		s.mem = append(s.mem, p...)
 		return
+	case s.f == nil && s.whole != "":
+		// A cell's log: the whole of it goes to its file, and memory
+		// holds none of it from now on.
+		f, err := openWhole(s.whole)
+		if err != nil {
+			s.fail(fmt.Errorf("cannot write the cell's output to %s: %w", s.whole, err), p)
+			return
+		}
+		s.f = f
+		if len(s.mem) > 0 {
+			n, err := f.Write(s.mem)
+			s.fileN += int64(n)
+			if err != nil {
+				rest := append(s.mem[n:len(s.mem):len(s.mem)], p...)
+				s.mem = nil // what of it the file has, it keeps; the rest is in the ring
+				s.fail(fmt.Errorf("cannot write the cell's output to %s: %w", s.whole, err), rest)
+				return
+			}
+			s.mem = nil
+		}
 	case s.f == nil:
-		room := memKept - len(s.mem)
+		room := s.memMax - len(s.mem)
 		s.mem = append(s.mem, p[:room]...)
 		p = p[room:]
 		f, err := os.CreateTemp(s.dir, s.pattern) // 0600
@@ -57,6 +125,14 @@ func (s *segment) write(p []byte) {
 	if err != nil {
 		s.fail(fmt.Errorf("cannot spool output to %s: %w", s.f.Name(), err), p[n:])
 	}
+}
+
+// openWhole makes a cell's whole-output file, private to the user.
+func openWhole(path string) (*os.File, error) {
+	if err := paths.EnsurePrivateDir(filepath.Dir(path)); err != nil {
+		return nil, err
+	}
+	return paths.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
 }
 
 // fail keeps the last of p, and of all that follows, in the ring: the
@@ -85,11 +161,14 @@ func (s *segment) lostSaid() string {
 
 // replay passes the whole segment to send, in order, in pieces of at
 // most outputChunk; where output was lost, a line says so.
+//
+// A cell's log in its file is not sent: the daemon reads it there (up to
+// fileN); what its file does not hold is.
 func (s *segment) replay(send func([]byte) error) error {
 	if err := sendChunks(s.mem, send); err != nil {
 		return err
 	}
-	if s.f != nil && s.fileN > 0 {
+	if s.f != nil && s.fileN > 0 && s.whole == "" {
 		buf := make([]byte, min(outputChunk, s.fileN))
 		r := io.NewSectionReader(s.f, 0, s.fileN)
 		for {
@@ -179,11 +258,14 @@ func sendChunks(b []byte, send func([]byte) error) error {
 	return nil
 }
 
-// free lets go of the segment's output, removing its spool file.
+// free lets go of the segment's output, removing its spool file; a
+// cell's log file is the record's, and stays.
 func (s *segment) free() {
 	if s.f != nil {
 		s.f.Close()
-		os.Remove(s.f.Name())
+		if s.whole == "" {
+			os.Remove(s.f.Name())
+		}
 	}
-	*s = segment{dir: s.dir, pattern: s.pattern}
+	*s = segment{dir: s.dir, pattern: s.pattern, whole: s.whole, memMax: s.memMax}
 }

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/limit"
 	"github.com/polyrepl/polyrepl/internal/proc"
@@ -25,6 +26,9 @@ import (
 type Handler interface {
 	driver.Handler
 	HolderLost(cause string)
+	// LogCut: the cell's log file holds its output only up to byte at
+	// (the disk refused the rest, why).
+	LogCut(cell int, at int64, why string)
 }
 
 // ErrNoTerminal is the refusal of a raw attach to a runtime that runs
@@ -64,7 +68,7 @@ type Process struct {
 	ctlMu   sync.Mutex
 	ctlSend sync.Mutex
 	ctlWake chan struct{}
-	ctlDel  *delivered
+	ctlRead map[string]readMark // by reader
 	ctlIdle *idleEntry
 }
 
@@ -116,11 +120,13 @@ func (p *Process) Run(meta CellMeta, code string) error {
 	if err != nil {
 		return err
 	}
-	// A cell lets go of everything of the one before: what replies took
-	// of that one need not be said any more.
+	// How far readers read the cell before need not be said any more:
+	// the holder keeps the cell in flight only.
 	p.ctlMu.Lock()
-	if d := p.ctlDel; d != nil && d.Cell < meta.Cell {
-		p.ctlDel = nil
+	for k, m := range p.ctlRead {
+		if m.Cell < meta.Cell {
+			delete(p.ctlRead, k)
+		}
 	}
 	p.ctlMu.Unlock()
 	if err := p.w.send(frameRun, b, []byte{'\n'}, []byte(code)); err != nil {
@@ -155,11 +161,15 @@ func (p *Process) SetLimit(l *limit.Held) error {
 	return p.w.sendJSON(frameLimit, l)
 }
 
-// Delivered tells the holder that replies took cell's output up to bytes,
-// and, if final, its result: what it kept of them may go. It never waits.
-func (p *Process) Delivered(cell int, bytes int64, final bool) {
+// MarkRead tells the holder how far reader (a client's key) has read
+// cell's output, and whether it was given the result, so that a daemon
+// taking the session up goes on from there. It never waits.
+func (p *Process) MarkRead(cell int, reader string, at int64, final bool) {
 	p.ctlMu.Lock()
-	p.ctlDel = &delivered{Cell: cell, Bytes: bytes, Final: final}
+	if p.ctlRead == nil {
+		p.ctlRead = map[string]readMark{}
+	}
+	p.ctlRead[reader] = readMark{Cell: cell, Reader: reader, At: at, Final: final}
 	p.ctlMu.Unlock()
 	p.wakeControl()
 }
@@ -210,14 +220,18 @@ func (p *Process) sendControl() {
 	p.ctlSend.Lock()
 	defer p.ctlSend.Unlock()
 	p.ctlMu.Lock()
-	d, e := p.ctlDel, p.ctlIdle
-	p.ctlDel, p.ctlIdle = nil, nil
+	e := p.ctlIdle
+	var marks []readMark
+	for _, m := range p.ctlRead {
+		marks = append(marks, m)
+	}
+	p.ctlRead, p.ctlIdle = nil, nil
 	p.ctlMu.Unlock()
 	if e != nil {
 		p.w.sendJSON(frameIdle, e)
 	}
-	if d != nil {
-		p.w.sendJSON(frameDelivered, d)
+	if marks != nil {
+		p.w.sendJSON(frameRead, marks)
 	}
 }
 
@@ -316,6 +330,11 @@ func (p *Process) pump() {
 				r = driver.Result{Status: "error"}
 			}
 			p.h.CellDone(r)
+		case frameLogCut:
+			var c logCut
+			if json.Unmarshal(b, &c) == nil {
+				p.h.LogCut(c.Cell, c.At, api.Clip(c.Err, api.RefusalLimit, "error"))
+			}
 		case frameAsk:
 			var q driver.Prompt
 			if a, ok := p.h.(driver.Asker); ok && json.Unmarshal(b, &q) == nil {

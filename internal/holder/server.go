@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -77,7 +78,7 @@ type rawAttached struct {
 
 func newServer(sp Spawn) *server {
 	return &server{sp: sp, end: make(chan struct{}), active: make(chan struct{}, 1),
-		idle: segment{dir: sp.SpoolDir, pattern: spoolPattern(sp.Generation)}}
+		idle: idleLog(sp.SpoolDir, spoolPattern(sp.Generation))}
 }
 
 // spoolPattern names a holder's spool files, so a person can tell whose
@@ -207,13 +208,13 @@ func (s *server) attachLocked(w *wire) error {
 	hi := s.hi
 	hi.Limit, hi.Cells, hi.Names, hi.LastActive = s.lim, s.cells, s.names, s.last
 	if c := s.cur; c != nil {
-		cs := c.CellState
+		cs := c.stateLocked()
 		hi.Cur = &cs
 	}
 	hi.IdleAfter, hi.IdleSeq, hi.Exited = s.idleAfter, s.idleSeq, s.exit
 	err := w.sendJSON(frameHello, hi)
 	out := func(b []byte) error { return w.send(frameOutput, b) }
-	if c := s.cur; err == nil && c != nil && !c.Released {
+	if c := s.cur; err == nil && c != nil {
 		err = c.out.replay(out)
 		if err == nil && c.result != nil {
 			r := *c.result
@@ -296,8 +297,14 @@ func (s *server) Output(p []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if c := s.cur; c != nil && !c.Done && s.exit == nil {
+		failed := c.out.err != nil
 		c.out.write(p)
 		c.Bytes += int64(len(p))
+		if !failed && c.out.err != nil {
+			// Said before the output it concerns: the daemon reads no
+			// further than this in the file.
+			s.sendJSONLocked(frameLogCut, logCut{Cell: c.Cell, At: c.out.readable(), Err: c.out.err.Error()})
+		}
 	} else {
 		s.idle.write(p)
 	}
@@ -390,10 +397,10 @@ func (s *server) serve(w *wire) {
 			if json.Unmarshal(b, &rq) == nil {
 				w.sendJSON(frameReply, replyOf(rq.ID, s.p.Interrupt(rq.Attempt)))
 			}
-		case frameDelivered:
-			var d delivered
-			if json.Unmarshal(b, &d) == nil {
-				s.delivered(d)
+		case frameRead:
+			var ms []readMark
+			if json.Unmarshal(b, &ms) == nil {
+				s.read(ms)
 			}
 		case frameIdle:
 			var e idleEntry
@@ -480,7 +487,7 @@ func (s *server) run(b []byte) {
 	}
 	s.idle.free()
 	s.idleAfter, s.idleSeq = -1, 0
-	s.cur = &cellJournal{CellState: CellState{CellMeta: meta}, out: segment{dir: s.sp.SpoolDir, pattern: spoolPattern(s.sp.Generation)}}
+	s.cur = &cellJournal{CellState: CellState{CellMeta: meta}, out: cellLog(s.sp.SpoolDir, spoolPattern(s.sp.Generation), meta.Whole)}
 	s.cells, s.last = meta.Cell, meta.Started
 	s.mu.Unlock()
 	// Not under the lock: the runtime may print (to the handler) before
@@ -490,21 +497,42 @@ func (s *server) run(b []byte) {
 	}
 }
 
-// delivered notes what replies took of the cell: once they took its
-// result and all its output, the holder keeps none of it.
-func (s *server) delivered(d delivered) {
+// read notes how far readers have read the cell, for the daemons after
+// this one; the cell's log stays whole whoever read it.
+func (s *server) read(ms []readMark) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := s.cur
-	if c == nil || c.Cell != d.Cell {
-		return
+	for _, m := range ms {
+		if c == nil || c.Cell != m.Cell || len(m.Reader) > maxReaderKey {
+			continue
+		}
+		if c.Read == nil {
+			c.Read, c.Final = map[string]int64{}, map[string]bool{}
+		}
+		if _, ok := c.Read[m.Reader]; !ok && len(c.Read) >= maxReaders {
+			continue
+		}
+		c.Read[m.Reader] = max(c.Read[m.Reader], min(m.At, c.Bytes))
+		if m.Final && c.Done {
+			c.Final[m.Reader] = true
+		}
 	}
-	c.Delivered = max(c.Delivered, d.Bytes)
-	if d.Final && c.Done {
-		c.Released = true
-		c.out.free()
-		c.result = nil
+}
+
+// maxReaderKey bounds a reader's key as the holder keeps it (a client's
+// label, how it comes and its connection, each bounded by the daemon).
+const maxReaderKey = 4096
+
+// stateLocked is the cell's state as a hello tells it.
+func (c *cellJournal) stateLocked() CellState {
+	cs := c.CellState
+	cs.Read, cs.Final = maps.Clone(c.Read), maps.Clone(c.Final)
+	cs.InFile = c.out.spilled()
+	if c.out.err != nil {
+		cs.Kept, cs.LogErr = c.out.readable(), c.out.err.Error()
 	}
+	return cs
 }
 
 // attachRaw attaches the daemon's person to the runtime's terminal.

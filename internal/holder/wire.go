@@ -24,8 +24,8 @@ import (
 // every protocol, so that any daemon can at least say whose session a
 // holder keeps and end it.
 const (
-	Proto    = 1
-	MinProto = 1
+	Proto    = 2
+	MinProto = 2
 )
 
 // Frame types. A frame is its type (one byte), the length of its
@@ -43,12 +43,13 @@ const (
 	frameRawEnd  = 'U' // the raw attachment ended
 	frameRefused = 'N' // failure: the holder will not serve this daemon
 	frameAsk     = 'Y' // a cell asks for input (driver.Prompt)
+	frameLogCut  = 'G' // logCut: the cell's log file holds no more than this
 
 	// daemon → holder
 	frameSpawn     = 'S' // Spawn: what to start (the first frame only)
 	frameRun       = 'R' // CellMeta as JSON, a newline, then the code
 	frameInterrupt = 'I' // request{Attempt}
-	frameDelivered = 'D' // delivered
+	frameRead      = 'D' // readMarks: how far readers have read the cell
 	frameIdle      = 'E' // idleEntry
 	frameLimit     = 'L' // limit.Held
 	frameRawAttach = 'A' // request: attach a person's terminal
@@ -129,24 +130,38 @@ type CellMeta struct {
 	Client  api.Client `json:"client"`
 	Started time.Time  `json:"started"`
 	OOMs    int        `json:"ooms"` // the group's OOM kills before it
+	// Whole is the file the cell's output log goes to once it is past
+	// CellInMemory bytes: the cell's whole-output file in the record.
+	Whole string `json:"whole,omitempty"`
 }
 
 // CellState is a cell as a holder keeps it.
 type CellState struct {
 	CellMeta
-	// Bytes the cell printed, and how many of them a reply has taken.
-	Bytes     int64 `json:"bytes"`
-	Delivered int64 `json:"delivered"`
-	// Done: its result came (it is replayed after the output); Released:
-	// a reply took the result and all the output, so neither is kept.
-	Done     bool      `json:"done"`
-	Released bool      `json:"released"`
-	Status   string    `json:"status,omitempty"`
-	Ended    time.Time `json:"ended,omitempty"`
+	// Bytes the cell printed. Past CellInMemory they are all in Whole,
+	// up to Kept if the file failed (LogErr says why); before that, the
+	// holder sends them after its hello.
+	Bytes  int64  `json:"bytes"`
+	InFile bool   `json:"in_file,omitempty"`
+	Kept   int64  `json:"kept,omitempty"`
+	LogErr string `json:"log_err,omitempty"`
+	// Read is how far each reader (a client's key) has read the cell's
+	// output, and Final which of them were given its result: a daemon
+	// taking the session up goes on from there for each.
+	Read  map[string]int64 `json:"read,omitempty"`
+	Final map[string]bool  `json:"final,omitempty"`
+	// Done: its result came (it is replayed after the output).
+	Done   bool      `json:"done"`
+	Status string    `json:"status,omitempty"`
+	Ended  time.Time `json:"ended,omitempty"`
 	// Prompt is the question the cell waits on, if it asked one nobody
 	// answered yet.
 	Prompt *driver.Prompt `json:"prompt,omitempty"`
 }
+
+// maxReaders bounds the readers a holder keeps positions of for a cell:
+// one past it reads from the start after a daemon restart.
+const maxReaders = 32
 
 // Exit is how the runtime ended, as the holder saw it.
 type Exit struct {
@@ -177,12 +192,22 @@ func (x Exit) Driver() driver.Exit {
 	return e
 }
 
-// delivered says that replies took cell's output up to bytes, and, if
-// final, its result too.
-type delivered struct {
-	Cell  int   `json:"cell"`
-	Bytes int64 `json:"bytes"`
-	Final bool  `json:"final"`
+// readMark says how far a reader (a client's key) has read cell's
+// output, and whether it was given the result.
+type readMark struct {
+	Cell   int    `json:"cell"`
+	Reader string `json:"reader"`
+	At     int64  `json:"at"`
+	Final  bool   `json:"final,omitempty"`
+}
+
+// logCut says that the cell's log file holds its output only up to byte
+// At: the disk refused the rest (Err), which the holder keeps the last
+// of in memory.
+type logCut struct {
+	Cell int    `json:"cell"`
+	At   int64  `json:"at"`
+	Err  string `json:"err"`
 }
 
 // idleEntry says which record entry holds the output printed after

@@ -145,7 +145,10 @@ func (r *Record) EndStale(keep int) {
 // the entry holds it once, whatever an earlier daemon had saved of it.
 // A cell entry is running again until its result comes. It reports
 // whether the record has the entry.
-func (r *Record) Rewrite(seq int) bool {
+//
+// A cell's whole output is its holder's (elsewhere): the record reads the
+// cell's output again for the entry, and leaves the file as it is.
+func (r *Record) Rewrite(seq int, elsewhere bool) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	e := r.getLocked(seq)
@@ -156,8 +159,8 @@ func (r *Record) Rewrite(seq int) bool {
 		c.closeFile()
 		delete(r.clips, seq)
 	}
-	c := &clip{wholePath: r.outputPath(seq)}
-	if e.OutputCut != nil && e.OutputCut.File == c.wholePath {
+	c := &clip{wholePath: r.outputPath(seq), elsewhere: elsewhere}
+	if !elsewhere && e.OutputCut != nil && e.OutputCut.File == c.wholePath {
 		// Its whole-output file is written again from the start.
 		c.path = c.wholePath
 		c.spill()
@@ -232,6 +235,33 @@ func (r *Record) Add(e api.Entry) int {
 	r.saveLocked(&e)
 	r.notifyLocked()
 	return e.Seq
+}
+
+// WholeElsewhere says that cell entry seq's whole output is written by
+// the session's holder (its output log) to the file the entry points at
+// once cut, and returns that file: the record never writes it, and
+// removes it with the entry.
+func (r *Record) WholeElsewhere(seq int) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.clips[seq]
+	if c == nil {
+		return ""
+	}
+	c.elsewhere = true
+	return c.wholePath
+}
+
+// WholeFailed says that entry seq's whole output could not be written
+// (why): its entry no longer points at a file missing part of it.
+func (r *Record) WholeFailed(seq int, why error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if c := r.clips[seq]; c != nil && c.fileErr == nil {
+		c.fileErr = why
+		c.stale = true
+		r.dirtyLocked(seq)
+	}
 }
 
 // Output adds what a running cell (or an idle entry) printed.
@@ -539,9 +569,11 @@ type clip struct {
 
 	stream stream
 	// wholePath is where the whole output goes once it outgrows the
-	// entry, and path that file once it did.
+	// entry, and path that file once it did. elsewhere: the session's
+	// holder writes that file (a cell's output log), not the clip.
 	wholePath string
 	path      string
+	elsewhere bool
 	f         *os.File
 	w         *bufio.Writer
 	fileErr   error
@@ -584,9 +616,11 @@ func (c *clip) Write(p []byte) {
 		// Before p goes into the head and tail, which let bytes go once
 		// the output is over the limit: until now they hold all of it.
 		c.path = c.wholePath
-		c.spill()
+		if !c.elsewhere {
+			c.spill()
+		}
 	}
-	if c.path != "" {
+	if c.path != "" && !c.elsewhere {
 		c.save(p)
 	}
 	if room := 4*headChars - len(c.head); room > 0 {

@@ -152,8 +152,10 @@ func (r *Record) outputPath(seq int) string {
 // whole error's, value's, answers' and figures': only the ones this
 // record would have made for it, wherever the entry says.
 func (r *Record) removeOutput(e *api.Entry) {
-	if e.OutputCut != nil && e.OutputCut.File == r.outputPath(e.Seq) {
-		os.Remove(e.OutputCut.File)
+	if (e.OutputCut != nil && e.OutputCut.File == r.outputPath(e.Seq)) || e.Kind == api.EntryCell {
+		// A cell's holder writes its whole output there once it is past
+		// the bytes held in memory, whether or not the entry was cut.
+		os.Remove(r.outputPath(e.Seq))
 	}
 	if e.Error != nil && (e.Error.MessageCut != nil || e.Error.TracebackCut != nil) {
 		os.Remove(r.errorPath(e.Seq))

@@ -108,9 +108,8 @@ func Note(n api.Note, v Voice) string {
 		fmt.Fprintf(&b, "Cell %d (sent by %s) %s while nobody was waiting for it. What it left:\n", n.Result.Cell, Who(n.Client), Finished(n.Result.Status))
 		Result(&b, n.Result.Result(n.Session), Style{Voice: v})
 		return strings.TrimRight(b.String(), "\n")
-	case api.NoteToSender:
-		return fmt.Sprintf("Cell %d %s. Its output and result went to the reply to %s, who was waiting for it; %s", n.Cell, Finished(n.Status), Who(n.Client),
-			steps(n.Next, v, map[string]string{api.DoHistory: "shows them too"}))
+	case api.NoteSentBy:
+		return fmt.Sprintf("Cell %d was sent by %s, whose reply reads the same output.", n.Cell, Who(n.Client))
 	case api.NoteNotRunning:
 		if n.Cell > 0 {
 			return fmt.Sprintf("Nothing to interrupt: session %q is idle; its last cell, %d, %s.", n.Session, n.Cell, Finished(n.Status))

@@ -135,7 +135,7 @@ func before(kind string, r api.CellResult) bool {
 // new, so an empty result need not be said aloud.
 func explained(notes []api.Note) bool {
 	for _, n := range notes {
-		if n.Kind == api.NoteCollected || n.Kind == api.NoteNotRunning || n.Kind == api.NoteToSender {
+		if n.Kind == api.NoteCollected || n.Kind == api.NoteNotRunning {
 			return true
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log"
 	"os"
 	"sort"
@@ -12,10 +13,10 @@ import (
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
-	"github.com/polyrepl/polyrepl/internal/bound"
 	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/holder"
 	"github.com/polyrepl/polyrepl/internal/limit"
+	"github.com/polyrepl/polyrepl/internal/paths"
 	"github.com/polyrepl/polyrepl/internal/proc"
 	"github.com/polyrepl/polyrepl/internal/state"
 	"github.com/polyrepl/polyrepl/internal/version"
@@ -124,7 +125,7 @@ func (m *Manager) adopt(p *holder.Process) (string, error) {
 		m.forgetDead(old)
 	}
 	keep := 0
-	if c := hi.Cur; c != nil && !c.Released {
+	if c := hi.Cur; c != nil {
 		keep = c.Seq
 	}
 	s := m.sessionOf(name, hi.Generation, hi.Created, hi.Spawn, drv, m.openRecord(name, keep))
@@ -132,28 +133,10 @@ func (m *Manager) adopt(p *holder.Process) (string, error) {
 	curN := 0
 	if c := hi.Cur; c != nil {
 		curN = c.Cell
-		cl := &cell{n: c.Cell, seq: c.Seq, code: c.Code, client: c.Client, started: c.Started, ooms: c.OOMs,
-			out: bound.NewSink(api.OutputLimit, m.outputDir, fmt.Sprintf("%s-%d-*.txt", name, c.Cell))}
-		if c.Released {
-			cl.status, cl.ended, cl.delivered = c.Status, c.Ended, true
-			cl.result = &driver.Result{Cell: c.Cell, Status: c.Status}
-		} else {
-			// Its holder sends all it printed again, then its result if
-			// it came: the entry is written again, whole, and a reply
-			// gets what no reply took yet.
-			cl.status, cl.skip, cl.prompt = api.StatusRunning, c.Delivered, c.Prompt
-			if q := cl.prompt; q != nil {
-				*q = boundQuestion(*q)
-			}
-			if !s.entryIs(c.Seq, api.EntryCell, c.Cell) || !s.rec.Rewrite(c.Seq) {
-				cl.seq = s.rec.Add(api.Entry{Kind: api.EntryCell, Generation: s.Generation, Runtime: s.Runtime, Cell: c.Cell,
-					Who: c.Client.Who, How: c.Client.How, Conn: c.Client.Conn, Code: c.Code, Status: api.StatusRunning, Started: c.Started})
-			}
-			s.state = Running
-		}
-		s.cur = cl
+		s.cur = s.takeUpCell(c)
+		s.state = Running // until its result, which its holder sends again
 	}
-	if hi.IdleSeq != 0 && hi.IdleAfter == curN && s.entryIs(hi.IdleSeq, api.EntryIdle, 0) && s.rec.Rewrite(hi.IdleSeq) {
+	if hi.IdleSeq != 0 && hi.IdleAfter == curN && s.entryIs(hi.IdleSeq, api.EntryIdle, 0) && s.rec.Rewrite(hi.IdleSeq, false) {
 		s.adoptIdle = hi.IdleSeq
 	}
 	// An end under way when the last daemon ended (journalled as dying)
@@ -194,6 +177,81 @@ func (m *Manager) adopt(p *holder.Process) (string, error) {
 		m.forgetDead(s)
 	}
 	return name, nil
+}
+
+// takeUpCell is the cell in flight (or the last one) as its holder keeps
+// it: its entry is written again from the cell's output log — read from
+// its file here, the rest sent by the holder after its hello, then its
+// result if it came — and each reader goes on from where it was.
+func (s *Session) takeUpCell(c *holder.CellState) *cell {
+	cl := &cell{n: c.Cell, seq: c.Seq, code: c.Code, client: c.Client, started: c.Started, ooms: c.OOMs,
+		status: api.StatusRunning, prompt: c.Prompt}
+	if q := cl.prompt; q != nil {
+		*q = boundQuestion(*q)
+	}
+	for k, at := range c.Read {
+		if len(cl.readers) == maxReaders || len(k) > 3*api.LabelLimit*4 {
+			break
+		}
+		if cl.readers == nil {
+			cl.readers = map[string]*reader{}
+		}
+		cl.readers[k] = &reader{at: max(at, 0), final: c.Final[k]}
+	}
+	whole := ""
+	if s.entryIs(c.Seq, api.EntryCell, c.Cell) && s.rec.Rewrite(c.Seq, true) {
+		whole = s.rec.WholeElsewhere(c.Seq)
+	} else {
+		cl.seq = s.rec.Add(api.Entry{Kind: api.EntryCell, Generation: s.Generation, Runtime: s.Runtime, Cell: c.Cell,
+			Who: c.Client.Who, How: c.Client.How, Conn: c.Client.Conn, Code: c.Code, Status: api.StatusRunning, Started: c.Started})
+		s.rec.WholeElsewhere(cl.seq)
+	}
+	// The holder's file is read only where the record keeps it: its
+	// hello names no other path to this daemon.
+	if c.Whole != whole {
+		whole = ""
+	}
+	cl.out = newCellOutput(whole)
+	if c.LogErr != "" && !c.InFile {
+		cl.out.cut(c.Kept, errors.New(api.Clip(c.LogErr, api.RefusalLimit, "error")))
+	}
+	if c.InFile && whole != "" {
+		end := c.Bytes
+		if c.LogErr != "" {
+			end = min(end, c.Kept)
+		}
+		s.readLog(cl, end)
+		if c.LogErr != "" {
+			cl.out.cut(end, errors.New(api.Clip(c.LogErr, api.RefusalLimit, "error")))
+		}
+	}
+	return cl
+}
+
+// readLog feeds the record and the cell's output from the cell's log
+// file, up to byte end: what its holder does not send again.
+func (s *Session) readLog(cl *cell, end int64) {
+	f, err := paths.OpenFile(cl.out.whole, os.O_RDONLY)
+	if err != nil {
+		cl.out.cut(0, err)
+		s.rec.WholeFailed(cl.seq, err)
+		return
+	}
+	defer f.Close()
+	buf := make([]byte, 256<<10)
+	for cl.out.n < end {
+		n, err := f.Read(buf[:min(int64(len(buf)), end-cl.out.n)])
+		cl.out.write(buf[:n])
+		s.rec.Output(cl.seq, buf[:n])
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = fmt.Errorf("its file ends at byte %d of %d", cl.out.n, end)
+			}
+			cl.out.cut(cl.out.n, err)
+			s.rec.WholeFailed(cl.seq, err)
+			return
+		}
+	}
 }
 
 // entryIs reports whether record entry seq is of this life, of kind, and

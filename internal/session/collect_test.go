@@ -187,34 +187,45 @@ func TestInterrupt(t *testing.T) {
 	}
 }
 
-// An interrupt from another client while the cell's sender still waits
-// for it leaves the output and result to the sender's reply and says so;
-// with nobody waiting, the interrupt's reply takes them.
-func TestInterruptLeavesTheResultToItsSender(t *testing.T) {
+// Every client reads a cell from its own position: an interrupt from
+// another client gets the cell's output and result, told whose cell it
+// is, and the sender's exec still gets all of it; a sender whose timeout
+// passed gets the rest with its wait, whoever read it meanwhile.
+func TestEveryReaderReadsTheCell(t *testing.T) {
 	m := newTestManager(t)
 	execOK(t, m, "s", req("value 0"))
 	f, ch := startBlocked(t, m, "s", req("print partial\nblock"))
 	r, err := m.Interrupt(context.Background(), "s", api.ControlRequest{Client: bob})
-	if err != nil || r.Status != api.StatusInterrupted || r.Cell != 2 || r.Output != "" || count(r.Notes, api.NoteToSender) != 1 {
-		t.Fatalf("bob's interrupt: %+v, %v; want cell 2 interrupted, no output, a note that alice's reply has it", r, err)
+	if err != nil || r.Status != api.StatusInterrupted || r.Cell != 2 || r.Output != "partial\n" || count(r.Notes, api.NoteSentBy) != 1 {
+		t.Fatalf("bob's interrupt: %+v, %v; want cell 2 interrupted, its output, a note that alice sent it", r, err)
 	}
-	if n := r.Notes[len(r.Notes)-1]; n.Kind != api.NoteToSender || n.Client == nil || n.Client.Who != alice.Who {
-		t.Errorf("the note names %+v, want alice", n.Client)
+	for _, n := range r.Notes {
+		if n.Kind == api.NoteSentBy && (n.Client == nil || n.Client.Who != alice.Who) {
+			t.Errorf("the note names %+v, want alice", n.Client)
+		}
 	}
 	sent := await(t, ch)
-	if sent.err != nil || sent.r.Status != api.StatusInterrupted || sent.r.Output != "partial\n" {
+	if sent.err != nil || sent.r.Status != api.StatusInterrupted || sent.r.Output != "partial\n" || count(sent.r.Notes, api.NoteSentBy) != 0 {
 		t.Errorf("alice's exec: %+v, %v; want its output", sent.r, sent.err)
 	}
 
 	// The sender stopped waiting (its timeout passed): the interrupt
-	// takes what is left, as before.
+	// reads the cell from its start, and the sender's wait the rest.
 	x := req("print more\nblock")
 	x.Timeout = short
-	execOK(t, m, "s", x)
+	first := execOK(t, m, "s", x)
 	f.Print("late\n")
 	r, err = m.Interrupt(context.Background(), "s", api.ControlRequest{Client: bob})
-	if err != nil || r.Status != api.StatusInterrupted || r.Output != "late\n" || count(r.Notes, api.NoteToSender) != 0 {
-		t.Errorf("interrupt with nobody waiting: %+v, %v; want the output since the last reply", r, err)
+	if err != nil || r.Status != api.StatusInterrupted || r.Output != "more\nlate\n" {
+		t.Errorf("bob's interrupt with nobody waiting: %+v, %v; want all the cell printed", r, err)
+	}
+	w, err := m.Wait(context.Background(), "s", api.WaitRequest{Client: alice, Timeout: short}, nil)
+	if err != nil || first.Output+w.Output != "more\nlate\n" || w.Status != api.StatusInterrupted {
+		t.Errorf("alice's wait: %+v, %v after %q; want the rest of her cell and its end", w, err, first.Output)
+	}
+	w, err = m.Wait(context.Background(), "s", api.WaitRequest{Client: alice, Timeout: short}, nil)
+	if err != nil || w.Output != "" || count(w.Notes, api.NoteCollected) != 1 {
+		t.Errorf("alice's second wait: %+v, %v; want nothing new", w, err)
 	}
 }
 

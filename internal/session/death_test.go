@@ -231,8 +231,8 @@ func TestDeadCellIsCollectedOnce(t *testing.T) {
 		t.Errorf("describe: state %q, unread %v; want dead with the cell unread", i.State, i.Unread)
 	}
 	w, err := m.Wait(context.Background(), "s", api.WaitRequest{Client: bob}, nil)
-	if err != nil || w.Status != api.StatusDead || w.Cell != 1 || w.Output != "gone\n" || count(w.Notes, api.NoteLost) != 1 {
-		t.Fatalf("first wait: %+v, %v; want cell 1 dead with the rest of its output and a lost note", w, err)
+	if err != nil || w.Status != api.StatusDead || w.Cell != 1 || w.Output != "going\ngone\n" || count(w.Notes, api.NoteLost) != 1 {
+		t.Fatalf("first wait: %+v, %v; want cell 1 dead with all its output (bob read none of it) and a lost note", w, err)
 	}
 	_, err = m.Wait(context.Background(), "s", api.WaitRequest{Client: bob}, nil)
 	wantCode(t, err, "dead")

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -25,14 +26,7 @@ func (s *Session) Output(p []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if c := s.cur; c != nil && !c.finished() {
-		c.bytes += int64(len(p))
-		if c.skip > 0 {
-			n := min(c.skip, int64(len(p)))
-			c.skip -= n
-			c.out.Write(p[n:])
-		} else {
-			c.out.Write(p)
-		}
+		c.out.write(p)
 		s.rec.Output(c.seq, p)
 		if len(p) >= recentMax {
 			s.recent = append(s.recent[:0], p[len(p)-recentMax:]...)
@@ -66,6 +60,19 @@ func (s *Session) Output(p []byte) {
 		}
 	default:
 		s.rec.Output(s.idleSeq, p)
+	}
+}
+
+// LogCut implements holder.Handler: the cell's whole-output file holds
+// its output only up to byte at; replies read the rest from what the
+// daemon holds of its end, and say what is missing.
+func (s *Session) LogCut(cell int, at int64, why string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c := s.cur; c != nil && c.n == cell {
+		err := errors.New(why)
+		c.out.cut(at, err)
+		s.rec.WholeFailed(c.seq, err)
 	}
 }
 

@@ -80,46 +80,15 @@ func (s *Session) Interrupt(ctx context.Context, asker api.Client) (api.CellResu
 			break
 		}
 	}
-	// The wait for the cell to stop is done here, so that a result left
-	// to another call is not taken by this one; collect then takes what
-	// there is at once.
+	// The interrupt's reply reads the cell from its asker's own position,
+	// as any reader does: the exec that sent it still gets all of it.
 	s.waitSettled(c, api.InterruptTimeout)
-	if r, ok := s.leftToOthers(ctx, c, asker); ok {
-		return r, nil
-	}
 	r, err := s.collect(ctx, c, 0, asker, nil, 0)
 	if err == nil && r.Status == api.StatusRunning {
 		r.Notes = append(r.Notes, api.Note{Kind: api.NoteStuck, Session: s.Name, Cell: r.Cell, Elapsed: api.InterruptTimeout.Seconds(),
 			Why: stuckWhy(p.Tree().Leader), Next: []api.Action{{Do: api.DoKill, Session: s.Name}}})
 	}
 	return r, err
-}
-
-// leftToOthers answers an interrupt of cell c, once the cell ended, if
-// its result is another call's: the exec that sent it still waits for it
-// (an interrupt from a person, or another agent, must not leave the
-// sender's reply empty), or a reply took it while the interrupt waited.
-// The interrupt's reply then says where the result went.
-func (s *Session) leftToOthers(ctx context.Context, c *cell, asker api.Client) (api.CellResult, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var to api.Client
-	switch {
-	case !c.finished(), c.status == api.StatusDead, ctx.Err() != nil:
-		return api.CellResult{}, false
-	case c.senderWaits && !c.delivered:
-		to = c.client
-	case c.delivered && c.out.Len() == 0 && c.deliveredTo != asker:
-		to = c.deliveredTo
-	default:
-		return api.CellResult{}, false
-	}
-	r := s.baseResultLocked(c)
-	r.Status = c.status
-	r.Notes = append(r.Notes, api.Note{Kind: api.NoteToSender, Session: s.Name, Cell: c.n, Status: c.status, Client: clientRef(to),
-		Next: []api.Action{{Do: api.DoHistory, Session: s.Name}}})
-	s.idleNoteLocked(&r, asker)
-	return r, true
 }
 
 // waitFinished waits up to d for cell c to finish.

@@ -231,9 +231,6 @@ func (m *Manager) forgetDead(s *Session) {
 	// Close spool files nobody will collect now, so no descriptor leaks.
 	s.mu.Lock()
 	s.idle.Close()
-	if s.cur != nil {
-		s.cur.out.Close()
-	}
 	s.mu.Unlock()
 	// The record is saved and let go; it is read back when needed.
 	if r := m.records[s.Name]; r == s.rec && (m.entries[s.Name] == nil || m.entries[s.Name].s == nil) {

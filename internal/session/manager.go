@@ -363,7 +363,9 @@ func (m *Manager) Wait(ctx context.Context, name string, req api.WaitRequest, pr
 		// how it died.
 		s.mu.Lock()
 		c := s.cur
-		pending := c != nil && (!c.delivered || c.out.Len() > 0)
+		// Another client's cell that its sender (or anyone) collected is
+		// not: the death is what this client is told.
+		pending := c != nil && (!c.collected() || readerKey(c.client) == readerKey(req.Client) && !c.collectedBy(req.Client))
 		s.mu.Unlock()
 		if !pending {
 			return api.CellResult{}, s.deadError(req.Client)

@@ -119,24 +119,21 @@ const recentMax = 512
 
 // cell is one run of code.
 type cell struct {
-	n         int
-	seq       int // its entry in the record
-	code      string
-	client    api.Client
-	started   time.Time
-	ended     time.Time
-	out       *bound.Sink // output not yet delivered in a reply
-	result    *driver.Result
-	status    string
-	delivered bool // the final result went out in a reply
+	n       int
+	seq     int // its entry in the record
+	code    string
+	client  api.Client
+	started time.Time
+	ended   time.Time
+	// out is its output, which its holder owns; readers says how far
+	// each client read it, and whether it was given the result.
+	out     *cellOutput
+	readers map[string]*reader
+	result  *driver.Result
+	status  string
 	// collecting counts the calls waiting for this cell: its result is
 	// theirs, not an uncollected note for whoever runs the next cell.
 	collecting int
-	// senderWaits: the exec that sent the cell still waits for it, and
-	// an interrupt from elsewhere leaves the cell's result to it;
-	// deliveredTo is whose reply took the result.
-	senderWaits bool
-	deliveredTo api.Client
 	// ooms counts the session's processes killed for memory before the
 	// cell; oomNote says, once it ended, how many it lost.
 	ooms    int
@@ -152,10 +149,71 @@ type cell struct {
 	// prompt is the question the cell waits on, if it asked one that was
 	// not answered yet.
 	prompt *driver.Prompt
-	// bytes counts what the cell printed; skip, for a cell taken up from
-	// an earlier daemon, how much of it a reply took already (its holder
-	// sends it all again, for the record).
-	bytes, skip int64
+}
+
+// reader is how far one client has read a cell's output, and whether it
+// was given the cell's result.
+type reader struct {
+	at    int64
+	final bool
+}
+
+// maxReaders bounds the clients whose positions a cell keeps: past it,
+// another reader's position goes (not the sender's), and that reader
+// reads the cell from its start if it asks again.
+const maxReaders = 32
+
+// readerKey identifies a client as a reader: its label, how it comes,
+// and its connection.
+func readerKey(c api.Client) string { return c.How + "\x00" + c.Who + "\x00" + c.Conn }
+
+// readerOf is client c's position in the cell, made if it has none.
+func (c *cell) readerOf(cl api.Client) (string, *reader) {
+	k := readerKey(cl)
+	r := c.readers[k]
+	if r == nil {
+		if c.readers == nil {
+			c.readers = map[string]*reader{}
+		}
+		if len(c.readers) >= maxReaders {
+			for other := range c.readers {
+				if other != readerKey(c.client) {
+					delete(c.readers, other)
+					break
+				}
+			}
+		}
+		r = &reader{}
+		c.readers[k] = r
+	}
+	return k, r
+}
+
+// collectedBy reports whether client cl has read all of the finished
+// cell, its result included.
+func (c *cell) collectedBy(cl api.Client) bool {
+	r := c.readers[readerKey(cl)]
+	return c.finished() && r != nil && r.final && r.at >= c.out.n
+}
+
+// collected reports whether any client was given the finished cell's
+// result.
+func (c *cell) collected() bool {
+	for _, r := range c.readers {
+		if r.final {
+			return true
+		}
+	}
+	return false
+}
+
+// unread reports whether the cell holds what its sender has not read.
+func (c *cell) unread() bool {
+	if c.finished() {
+		return !c.collected()
+	}
+	r := c.readers[readerKey(c.client)]
+	return r == nil || r.at < c.out.n
 }
 
 func (c *cell) finished() bool { return c.status != api.StatusRunning }
@@ -207,21 +265,21 @@ func (s *Session) Exec(ctx context.Context, code string, client api.Client, time
 		status: api.StatusRunning,
 		// Its sender collects it: held from now, so that a fast cell's
 		// result is not taken by the next exec before collect begins.
-		collecting:  1,
-		senderWaits: true,
-		ooms:        s.limit.OOMKills(),
-		out:         bound.NewSink(api.OutputLimit, s.m.outputDir, fmt.Sprintf("%s-%d-*.txt", s.Name, s.cells)),
+		collecting: 1,
+		ooms:       s.limit.OOMKills(),
 	}
 	// What nobody collected of the previous cell is not dropped: it goes
 	// out as a note with this cell's reply.
 	var pending []api.Note
-	if prev := s.cur; prev != nil && prev.collecting == 0 && (!prev.delivered || prev.out.Len() > 0) {
+	if prev := s.cur; prev != nil && prev.collecting == 0 && !prev.collected() {
 		prevResult := s.takeLocked(prev, client)
 		pending = append([]api.Note{{Kind: api.NoteUncollected, Session: s.Name, Cell: prev.n, Result: api.EarlierOf(prevResult),
 			Client: clientRef(prev.client)}}, prevResult.Notes...)
 	}
 	c.seq = s.rec.Add(api.Entry{Kind: api.EntryCell, Generation: s.Generation, Runtime: s.Runtime, Cell: c.n,
 		Who: client.Who, How: client.How, Conn: client.Conn, Code: code, Status: api.StatusRunning, Started: c.started})
+	c.out = newCellOutput(s.rec.WholeElsewhere(c.seq))
+	c.readerOf(client)
 	s.idleSeq = 0
 	s.cur = c
 	s.recent = s.recent[:0]
@@ -232,7 +290,7 @@ func (s *Session) Exec(ctx context.Context, code string, client api.Client, time
 	s.mu.Unlock()
 
 	terr := s.m.appendTranscript(s, c)
-	meta := holder.CellMeta{Cell: c.n, Seq: c.seq, Code: firstLine(code), Client: client, Started: c.started, OOMs: c.ooms}
+	meta := holder.CellMeta{Cell: c.n, Seq: c.seq, Code: firstLine(code), Client: client, Started: c.started, OOMs: c.ooms, Whole: c.out.whole}
 	if err := p.Run(meta, code); err != nil {
 		// The worker is gone; Exited will follow and mark the cell dead.
 		s.waitExited(2 * time.Second)
@@ -240,7 +298,6 @@ func (s *Session) Exec(ctx context.Context, code string, client api.Client, time
 	r, err := s.collect(ctx, c, timeout, client, prog, every)
 	s.mu.Lock()
 	c.collecting--
-	c.senderWaits = false
 	s.mu.Unlock()
 	if err == nil && pending != nil {
 		r.Notes = append(pending, r.Notes...)
@@ -267,9 +324,9 @@ func (s *Session) Wait(ctx context.Context, timeout time.Duration, asker api.Cli
 		s.mu.Unlock()
 		return r, nil
 	}
-	if c.finished() && c.delivered && c.out.Len() == 0 {
-		// Nothing new: the status is of this call, done; the note says how
-		// the last cell ended.
+	if c.collectedBy(asker) {
+		// Nothing new for this client: the status is of this call, done;
+		// the note says how the last cell ended.
 		r := s.baseResultLocked(c)
 		r.Status = api.StatusDone
 		ended := c.ended
@@ -283,9 +340,10 @@ func (s *Session) Wait(ctx context.Context, timeout time.Duration, asker api.Cli
 }
 
 // collect waits for cell c to finish, up to timeout, and returns what it
-// printed since the last reply. A cancelled ctx (the client went away)
-// returns without taking anything, so the next wait gets it all. If prog is
-// set, it is called every so often while the cell runs.
+// printed since the asker last read it. A cancelled ctx (the client went
+// away) returns without moving the asker's position, so its next wait
+// gets it all. If prog is set, it is called every so often while the
+// cell runs.
 func (s *Session) collect(ctx context.Context, c *cell, timeout time.Duration, asker api.Client, prog Progress, every time.Duration) (api.CellResult, error) {
 	s.mu.Lock()
 	c.collecting++
@@ -352,18 +410,24 @@ func lastLine(b []byte) string {
 	return t
 }
 
-// takeLocked builds a reply for cell c from its undelivered output and,
-// if it finished, its result, and marks them delivered.
+// takeLocked builds asker's reply for cell c: what it printed since the
+// asker last read it, and, if it finished, its result. Another client's
+// position is not moved: each reads the whole cell from where it left
+// off, and is told whose cell it is.
 func (s *Session) takeLocked(c *cell, asker api.Client) api.CellResult {
 	r := s.baseResultLocked(c)
-	text, cut, err := c.out.Take()
-	// The holder may let go of what a reply took: a later daemon does
-	// not send it again.
-	defer func() { s.p.Delivered(c.n, c.bytes, c.delivered && c.out.Len() == 0) }()
+	key, rd := c.readerOf(asker)
+	text, cut, end, err := c.out.read(rd.at, api.OutputLimit, c.finished())
+	rd.at = end
+	// The holder keeps the position for the daemon after this one.
+	defer func() { s.p.MarkRead(c.n, key, rd.at, rd.final) }()
 	r.Output = plain.Text(text)
 	r.OutputCut = cut
 	if err != nil {
 		r.Notes = append(r.Notes, api.Note{Kind: api.NoteSave, Session: s.Name, Cell: c.n, Saved: api.SavedOutput, Err: err.Error()})
+	}
+	if readerKey(c.client) != key {
+		r.Notes = append(r.Notes, api.Note{Kind: api.NoteSentBy, Session: s.Name, Cell: c.n, Client: clientRef(c.client)})
 	}
 	r.Status = c.status
 	if q := c.prompt; q != nil && !c.finished() {
@@ -395,7 +459,7 @@ func (s *Session) takeLocked(c *cell, asker api.Client) api.CellResult {
 		s.idleNoteLocked(&r, asker)
 		return r
 	}
-	c.delivered, c.deliveredTo = true, asker
+	rd.final = true
 	if res := c.result; res != nil {
 		r.Value = res.Value
 		if res.Value != "" {
@@ -596,7 +660,7 @@ func (s *Session) info(full, withMemory bool, tb *proc.Table) api.SessionInfo {
 				info.Running.Input = &api.Prompt{Text: text, Password: q.Password, NoEOF: q.NoEOF, Total: total}
 			}
 		}
-		info.Unread = (c.finished() && !c.delivered) || c.out.Len() > 0
+		info.Unread = c.unread()
 	}
 	info.Unread = info.Unread || s.idleUnread
 	p := s.p
