@@ -184,29 +184,33 @@ type RawTerminal interface {
 }
 
 // Info describes a runtime to users: `polyrepl runtimes`, errors, README.
+// These are the runtime's facts a session needs while it lives (how a
+// value is shown, how the runtime ends itself, its transcript's
+// extension): the holder that runs the driver sends them in its hello, so
+// that the daemon needs no driver of its own (see Bounded).
 type Info struct {
-	Name   string // as users type it: "python", "r"
-	Family string // "worker" or "terminal"
-	Ext    string // the transcript's extension: ".py", ".R"
+	Name   string `json:"name"`   // as users type it: "python", "r"
+	Family string `json:"family"` // "worker" or "terminal"
+	Ext    string `json:"ext"`    // the transcript's extension: ".py", ".R"
 	// Lang names the language for Markdown fences and notebooks, if it is
 	// not the runtime's name ("python" for ipython).
-	Lang   string
-	Exes   []string // executables tried on the caller's PATH, in order
-	EnvVar string   // the variable that overrides the executable: POLYREPL_R
-	Needs  string   // what the user needs installed, in words
-	Limits string   // known limits, in words
+	Lang   string   `json:"lang,omitempty"`
+	Exes   []string `json:"exes,omitempty"`    // executables tried on the caller's PATH, in order
+	EnvVar string   `json:"env_var,omitempty"` // the variable that overrides the executable: POLYREPL_R
+	Needs  string   `json:"needs,omitempty"`   // what the user needs installed, in words
+	Limits string   `json:"limits,omitempty"`  // known limits, in words
 	// VersionArgs print the executable's version.
-	VersionArgs []string
+	VersionArgs []string `json:"version_args,omitempty"`
 	// Exit is how a cell ends the runtime itself, for a death's cause:
 	// "os._exit()", "exit"; "" says "its own exit".
-	Exit string
+	Exit string `json:"exit,omitempty"`
 	// ConsoleLines says how to go on or leave at the runtime's own console
 	// prompt, for a question that takes lines only (R's browser), or "".
-	ConsoleLines string
+	ConsoleLines string `json:"console_lines,omitempty"`
 	// ValueFormat shows a value as the runtime's REPL does: "{v}" is the
 	// value, "{n}" the cell number, "{name}" the name the runtime gave the
 	// value (jshell's $1); "" means the value alone.
-	ValueFormat string
+	ValueFormat string `json:"value_format,omitempty"`
 }
 
 // Display shows value v of cell n, which the runtime named name, as the
