@@ -282,8 +282,8 @@ func Start(ctx context.Context, l Launcher, sp Spawn) (*Process, error) {
 	case typ != frameHello:
 		return fail(fmt.Errorf("the session's holder answered with a frame of type %q", typ))
 	}
-	var hello Hello
-	if err := json.Unmarshal(b, &hello); err != nil {
+	hello, err := decodeHello(b)
+	if err != nil {
 		return fail(fmt.Errorf("the session's holder sent a hello this daemon cannot read: %w", err))
 	}
 	start, _ := proc.StartTime(child.PID)
@@ -370,12 +370,30 @@ func Dial(path string) (*Process, error) {
 		return nil, &ProtoError{Hello: Hello{Proto: head.Proto, Polyrepl: head.Polyrepl, HolderPID: head.HolderPID, Name: head.Name,
 			Generation: head.Generation, Runtime: head.Runtime, Cookie: head.Cookie, Leader: head.Leader}, Holder: holder, Socket: path}
 	}
-	var hello Hello
-	if err := json.Unmarshal(b, &hello); err != nil {
+	hello, err := decodeHello(b)
+	if err != nil {
 		w.close()
 		return nil, fmt.Errorf("the holder at %s sent a hello this daemon cannot read: %w", path, err)
 	}
 	return newProcess(w, hello, path, holder), nil
+}
+
+// decodeHello reads a holder's hello, which a holder of another build
+// may have sent: its runtime's facts are held to driver.Info's bounds
+// here, where they enter the daemon. A holder of an older build sends
+// none: its runtime's facts are then this binary's (driver.Facts), or
+// neutral ones for a runtime it has no driver for, with which the
+// session goes on (only a restart says what is missing).
+func decodeHello(b []byte) (Hello, error) {
+	var h Hello
+	if err := json.Unmarshal(b, &h); err != nil {
+		return Hello{}, err
+	}
+	if h.Facts.Name == "" {
+		h.Facts = driver.Facts(h.Runtime)
+	}
+	h.Facts = h.Facts.Bounded()
+	return h, nil
 }
 
 // SocketName is where the holder of generation gen listens, in dir.

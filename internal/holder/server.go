@@ -121,7 +121,7 @@ func (s *server) start(ctx context.Context, w *wire) error {
 		Proto: Proto, Polyrepl: version.Version, HolderPID: os.Getpid(),
 		Name: s.sp.Name, Generation: s.sp.Generation, Runtime: s.sp.Spawn.Runtime,
 		Cookie: tree.Cookie, Leader: tree.Leader, Created: s.sp.Created, Spawn: s.sp.Spawn,
-		Version: s.p.Version(), Exe: s.p.Exe(), Note: s.p.Note(),
+		Version: s.p.Version(), Exe: s.p.Exe(), Note: s.p.Note(), Facts: drv.Info(),
 	}
 	if r, ok := s.p.(driver.Remote); ok {
 		s.hi.Where = r.Where()

@@ -104,6 +104,7 @@ type Hello struct {
 	Spawn      api.Spawn   `json:"spawn"`
 	Version    string      `json:"version"` // the runtime's
 	Exe        string      `json:"exe"`
+	Facts      driver.Info `json:"facts"` // the runtime's, from its driver here; no Name: a holder of an older build
 	Note       string      `json:"note,omitempty"`
 	Where      string      `json:"where,omitempty"` // where a remote runtime runs (driver.Remote)
 	Limit      *limit.Held `json:"limit,omitempty"`
