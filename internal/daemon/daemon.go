@@ -31,9 +31,6 @@ import (
 	"github.com/polyrepl/polyrepl/internal/proc"
 	"github.com/polyrepl/polyrepl/internal/session"
 	"github.com/polyrepl/polyrepl/internal/state"
-
-	// The runtimes the daemon can start.
-	_ "github.com/polyrepl/polyrepl/internal/driver/all"
 )
 
 // ErrRunning means another daemon keeps the state directory or holds

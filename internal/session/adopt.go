@@ -1,7 +1,6 @@
 package session
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -107,10 +106,6 @@ func (m *Manager) adopt(p *holder.Process) (string, error) {
 		p.Detach()
 		return "", fmt.Errorf("its session's name: %v", err)
 	}
-	drv, err := driver.Lookup(hi.Runtime)
-	if err != nil {
-		drv = missing{name: hi.Runtime, err: err}
-	}
 	e := m.entry(name)
 	e.life.Lock()
 	defer e.life.Unlock()
@@ -128,7 +123,8 @@ func (m *Manager) adopt(p *holder.Process) (string, error) {
 	if c := hi.Cur; c != nil {
 		keep = c.Seq
 	}
-	s := m.sessionOf(name, hi.Generation, hi.Created, hi.Spawn, drv, m.openRecord(name, keep))
+	s := m.sessionOf(name, hi.Generation, hi.Created, hi.Spawn, m.openRecord(name, keep))
+	s.setFacts(hi.Facts)
 	s.state, s.p, s.cells, s.names, s.lastActive, s.limit = Idle, p, hi.Cells, boundNames(hi.Names), hi.LastActive, limit.Restore(hi.Limit)
 	curN := 0
 	if c := hi.Cur; c != nil {
@@ -259,20 +255,6 @@ func (s *Session) readLog(cl *cell, end int64) {
 func (s *Session) entryIs(seq int, kind string, n int) bool {
 	e, ok := s.rec.Get(seq)
 	return ok && e.Generation == s.Generation && e.Kind == kind && (kind != api.EntryCell || e.Cell == n)
-}
-
-// missing stands for a runtime this binary does not have, which a
-// holder of other code runs: the session goes on, and only a restart,
-// which starts the runtime anew, says what is missing.
-type missing struct {
-	name string
-	err  error
-}
-
-func (d missing) Info() driver.Info { return driver.Info{Name: d.name, Family: "worker", Ext: ".txt"} }
-
-func (d missing) Start(context.Context, driver.Spec, driver.Handler) (driver.Process, error) {
-	return nil, d.err
 }
 
 // Leaving tells every call waiting on a cell to answer now that the cell

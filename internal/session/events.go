@@ -181,8 +181,8 @@ func (s *Session) CellDone(r driver.Result) {
 	}
 	display, prompt := "", ""
 	if r.Value != "" {
-		display = s.drv.Info().Display(c.n, r.ValueName, r.Value)
-		if p := s.drv.Info().Display(c.n, r.ValueName, ""); strings.HasPrefix(display, p) {
+		display = s.facts().Display(c.n, r.ValueName, r.Value)
+		if p := s.facts().Display(c.n, r.ValueName, ""); strings.HasPrefix(display, p) {
 			prompt = p
 		}
 	}
@@ -214,7 +214,7 @@ func (s *Session) Exited(e driver.Exit) {
 	s.mu.Lock()
 	d := s.dying
 	if d == nil {
-		d = deathFromExit(e, s.drv.Info().Exit)
+		d = deathFromExit(e, s.facts().Exit)
 		switch {
 		case e.Signal == int(syscall.SIGKILL) && s.limit.OOMKilled():
 			d.By = api.ByMemory

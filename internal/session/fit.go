@@ -28,7 +28,7 @@ func (s *Session) fitLocked(r *api.CellResult, c *cell, asker api.Client) {
 			r.Notes = append(r.Notes, api.Note{Kind: api.NoteSave, Session: s.Name, Cell: c.n, Saved: api.SavedValue, Err: err.Error()})
 		}
 		if r.Value != before && r.Display != "" {
-			r.Display = s.drv.Info().Display(c.n, c.result.ValueName, r.Value)
+			r.Display = s.facts().Display(c.n, c.result.ValueName, r.Value)
 		}
 	}
 }

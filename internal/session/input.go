@@ -60,7 +60,7 @@ func (s *Session) Input(ctx context.Context, text string, eof, secret bool, time
 	if eof && q.NoEOF {
 		s.mu.Unlock()
 		hint := "answer with a line, or interrupt the cell"
-		if how := s.drv.Info().ConsoleLines; how != "" {
+		if how := s.facts().ConsoleLines; how != "" {
 			hint = "answer with a line (" + how + "), or interrupt the cell"
 		}
 		return api.CellResult{}, &Error{Code: api.CodeBadRequest, Field: api.FieldEOF,

@@ -117,7 +117,7 @@ func (m *Manager) create(ctx context.Context, e *entry, name string, sp api.Spaw
 			return nil, nil, badInput(api.FieldProject, "give an existing directory", "the project directory %s does not exist or is not a directory", sp.Project)
 		}
 	}
-	s := m.newSession(name, sp, drv)
+	s := m.newSession(name, sp)
 	if err := m.start(ctx, s); err != nil {
 		return nil, nil, err
 	}
@@ -139,17 +139,18 @@ func (m *Manager) create(ctx context.Context, e *entry, name string, sp api.Spaw
 }
 
 // newSession makes a session, not yet started, for a new life of name.
-func (m *Manager) newSession(name string, sp api.Spawn, drv driver.Driver) *Session {
-	return m.sessionOf(name, newGeneration(), time.Now(), sp, drv, m.record(name))
+func (m *Manager) newSession(name string, sp api.Spawn) *Session {
+	return m.sessionOf(name, newGeneration(), time.Now(), sp, m.record(name))
 }
 
 // sessionOf makes the session of one life of name, generation gen, with
-// record rec: not yet started, or not yet taken up from its holder.
-func (m *Manager) sessionOf(name, gen string, created time.Time, sp api.Spawn, drv driver.Driver, rec *record.Record) *Session {
+// record rec: not yet started, or not yet taken up from its holder. Its
+// runtime's facts and its transcript's path come with its holder's hello
+// (see setFacts).
+func (m *Manager) sessionOf(name, gen string, created time.Time, sp api.Spawn, rec *record.Record) *Session {
 	return &Session{
-		Name: name, Generation: gen, Created: created, Spawn: sp,
-		Runtime: sp.Runtime, Transcript: m.state.TranscriptPath(name, drv.Info().Ext),
-		m: m, drv: drv, changed: make(chan struct{}), state: Starting,
+		Name: name, Generation: gen, Created: created, Spawn: sp, Runtime: sp.Runtime,
+		m: m, changed: make(chan struct{}), state: Starting,
 		exited: make(chan struct{}),
 		idle:   bound.NewSink(api.OutputLimit, m.outputDir, name+"-idle-*.txt"),
 		rec:    rec,
@@ -184,6 +185,7 @@ func (m *Manager) start(ctx context.Context, s *Session) error {
 	}
 	s.mu.Lock()
 	s.p = p
+	s.setFacts(p.Hello().Facts)
 	s.mu.Unlock()
 	p.Start(s)
 	var lim *limit.Limit

@@ -444,7 +444,7 @@ func (m *Manager) Restart(ctx context.Context, name string, req api.ControlReque
 	// them), so a restart and a death never disagree on what was lost.
 	lost := lossNote(m.life(old))
 	m.forgetDead(old)
-	s := m.newSession(name, old.Spawn, old.drv)
+	s := m.newSession(name, old.Spawn)
 	if err := m.start(ctx, s); err != nil {
 		return api.KillReply{}, err
 	}

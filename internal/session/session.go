@@ -76,8 +76,8 @@ type Session struct {
 	Runtime    string
 	Transcript string
 
-	m   *Manager
-	drv driver.Driver
+	m  *Manager
+	rt driver.Info // the runtime's facts, as its holder told them (see facts)
 
 	mu         sync.Mutex
 	changed    chan struct{}   // closed and replaced on every state change
@@ -463,7 +463,7 @@ func (s *Session) takeLocked(c *cell, asker api.Client) api.CellResult {
 	if res := c.result; res != nil {
 		r.Value = res.Value
 		if res.Value != "" {
-			r.Display = s.drv.Info().Display(c.n, res.ValueName, res.Value)
+			r.Display = s.facts().Display(c.n, res.ValueName, res.Value)
 		}
 		r.Error = res.Error
 		r.ValueCut = res.ValueCut
