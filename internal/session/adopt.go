@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
-	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/holder"
 	"github.com/polyrepl/polyrepl/internal/limit"
 	"github.com/polyrepl/polyrepl/internal/paths"

@@ -15,7 +15,7 @@ import (
 	"github.com/polyrepl/polyrepl/internal/proc"
 )
 
-// otherHolder is a holder of protocol 1 built elsewhere, played by a
+// otherHolder is a holder of this protocol built elsewhere, played by a
 // Python process, keeping a session of runtime "cobol", which this binary
 // has no driver for: it greets with a hello carrying the facts given
 // (none: a holder of a build from before holders sent them), answers a
@@ -28,7 +28,7 @@ s = socket.socket(socket.AF_UNIX)
 s.bind(path)
 s.listen(4)
 print("ready", flush=True)
-hello = {"proto": 1, "polyrepl": "0.9.0", "holder_pid": os.getpid(), "name": "other",
+hello = {"proto": 2, "polyrepl": "0.9.0", "holder_pid": os.getpid(), "name": "other",
     "generation": "0123456789ab", "runtime": "cobol", "cookie": cookie,
     "leader": {"pid": leader, "start": start}, "created": "2024-01-02T03:04:05Z",
     "spawn": {"runtime": "cobol", "cwd": "/", "env": []}, "version": "1.0", "exe": "/usr/bin/cobol",
