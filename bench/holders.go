@@ -54,10 +54,10 @@ type events struct {
 
 func newEvents() *events { return &events{done: make(chan driver.Result, 1)} }
 
-func (e *events) Output(p []byte)          { e.out.Add(int64(len(p))) }
-func (e *events) CellDone(r driver.Result) { e.done <- r }
-func (e *events) Exited(driver.Exit)       {}
-func (e *events) HolderLost(string)        {}
+func (e *events) Output(p []byte)           { e.out.Add(int64(len(p))) }
+func (e *events) CellDone(r driver.Result)  { e.done <- r }
+func (e *events) Exited(driver.Exit)        {}
+func (e *events) HolderLost(string)         {}
 func (e *events) LogCut(int, int64, string) {}
 
 // cell runs one cell through run and waits for its result, checking that

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -31,10 +30,6 @@ type Handler interface {
 	LogCut(cell int, at int64, why string)
 }
 
-// ErrNoTerminal is the refusal of a raw attach to a runtime that runs
-// over pipes.
-var ErrNoTerminal = errors.New("the runtime runs over pipes, not on a terminal: there is no terminal to attach to")
-
 // holderGone is how long ending a holder waits for it to exit before it
 // is killed.
 const holderGone = 7 * time.Second
@@ -59,7 +54,7 @@ type Process struct {
 
 	mu      sync.Mutex
 	nextID  uint64
-	waiting map[uint64]chan string
+	waiting map[uint64]chan replyMsg
 	raw     chan []byte
 
 	// Control messages nobody waits for go out from a goroutine of their
@@ -74,7 +69,7 @@ type Process struct {
 
 func newProcess(w *wire, hello Hello, socket string, holder proc.Proc) *Process {
 	return &Process{w: w, hello: hello, socket: socket, holder: holder, pumped: make(chan struct{}),
-		waiting: map[uint64]chan string{}, ctlWake: make(chan struct{}, 1)}
+		waiting: map[uint64]chan replyMsg{}, ctlWake: make(chan struct{}, 1)}
 }
 
 // Hello is the session as the holder told it when this daemon took it.
@@ -138,27 +133,27 @@ func (p *Process) Run(meta CellMeta, code string) error {
 // Interrupt asks the running cell to stop, as the runtime's driver does
 // it (attempt 0, 1, 2… escalate).
 func (p *Process) Interrupt(attempt int) error {
-	return p.call(frameInterrupt, request{Attempt: attempt})
+	return p.remote().Interrupt(InterruptArgs{Attempt: attempt})
 }
 
 // Answer implements driver.Answerer: the holder gives the cell's
 // question its answer.
 func (p *Process) Answer(text string, eof bool) error {
-	return p.call(frameAnswer, request{Text: text, EOF: eof})
+	return p.remote().Answer(AnswerArgs{Text: text, EOF: eof})
 }
 
 // EndRemote asks the holder to end a runtime that runs elsewhere (a
 // kernel on a gateway); its exit comes as any runtime's.
-func (p *Process) EndRemote() error { return p.call(frameEndRemote, request{}) }
+func (p *Process) EndRemote() error { return p.remote().EndRemote(struct{}{}) }
 
 // Sync returns once every event the holder sent before it has been
 // handled.
-func (p *Process) Sync() error { return p.call(framePing, request{}) }
+func (p *Process) Sync() error { return p.remote().Sync(struct{}{}) }
 
 // SetLimit tells the holder the memory limit the daemon set on the
 // runtime, for the daemons after this one.
 func (p *Process) SetLimit(l *limit.Held) error {
-	return p.w.sendJSON(frameLimit, l)
+	return p.remote().SetLimit(*l)
 }
 
 // MarkRead tells the holder how far reader (a client's key) has read
@@ -228,37 +223,75 @@ func (p *Process) sendControl() {
 	p.ctlRead, p.ctlIdle = nil, nil
 	p.ctlMu.Unlock()
 	if e != nil {
-		p.w.sendJSON(frameIdle, e)
+		p.remote().SetIdleEntry(*e)
 	}
 	if marks != nil {
-		p.w.sendJSON(frameRead, marks)
+		p.remote().MarkRead(marks)
 	}
 }
 
-// call sends a request and waits for its answer.
-func (p *Process) call(typ byte, rq request) error {
-	ch := make(chan string, 1)
-	p.mu.Lock()
-	p.nextID++
-	rq.ID = p.nextID
-	p.waiting[rq.ID] = ch
-	p.mu.Unlock()
-	if err := p.w.sendJSON(typ, rq); err != nil {
+// remote is the holder's Service as this daemon calls it.
+func (p *Process) remote() Service { return remote{p} }
+
+// call sends the Service's operation name with its arguments and, if it
+// is answered, waits for the reply: a refusal is an *Error with its
+// Code.
+func (p *Process) call(name string, args any) error {
+	o := ops[name]
+	b, err := json.Marshal(args)
+	if err != nil {
+		return err
+	}
+	msg := callMsg{Op: name, Args: b}
+	var ch chan replyMsg
+	if o.answered {
+		ch = make(chan replyMsg, 1)
 		p.mu.Lock()
-		delete(p.waiting, rq.ID)
+		p.nextID++
+		msg.ID = p.nextID
+		p.waiting[msg.ID] = ch
 		p.mu.Unlock()
-		return fmt.Errorf("the session's holder (pid %d) cannot be reached: %w", p.holder.PID, err)
+	}
+	if err := p.w.sendJSON(frameCall, msg); err != nil {
+		if ch != nil {
+			p.mu.Lock()
+			delete(p.waiting, msg.ID)
+			p.mu.Unlock()
+		}
+		return &Error{Code: CodeGone, Msg: fmt.Sprintf("the session's holder (pid %d) cannot be reached: %v", p.holder.PID, err)}
+	}
+	if ch == nil {
+		return nil
 	}
 	select {
-	case msg := <-ch:
-		if msg != "" {
-			return errors.New(msg)
+	case r := <-ch:
+		if r.Code != "" {
+			return &Error{Code: r.Code, Msg: r.Msg}
 		}
 		return nil
 	case <-time.After(10 * time.Second):
-		return fmt.Errorf("the session's holder (pid %d) did not answer within 10s", p.holder.PID)
+		p.mu.Lock()
+		delete(p.waiting, msg.ID)
+		p.mu.Unlock()
+		return &Error{Code: CodeSilent, Msg: fmt.Sprintf("the session's holder (pid %d) did not answer within 10s", p.holder.PID)}
 	}
 }
+
+// remote calls the holder's Service over its connection.
+type remote struct{ p *Process }
+
+var _ Service = remote{}
+
+func (r remote) Interrupt(a InterruptArgs) error { return r.p.call("interrupt", a) }
+func (r remote) Answer(a AnswerArgs) error       { return r.p.call("answer", a) }
+func (r remote) EndRemote(a struct{}) error      { return r.p.call("end-remote", a) }
+func (r remote) Sync(a struct{}) error           { return r.p.call("sync", a) }
+func (r remote) AttachRaw(a struct{}) error      { return r.p.call("attach-raw", a) }
+func (r remote) DetachRaw(a struct{}) error      { return r.p.call("detach-raw", a) }
+func (r remote) SetLimit(a limit.Held) error     { return r.p.call("set-limit", a) }
+func (r remote) MarkRead(a []readMark) error     { return r.p.call("mark-read", a) }
+func (r remote) SetIdleEntry(a idleEntry) error  { return r.p.call("idle-entry", a) }
+func (r remote) End(a struct{}) error            { return r.p.call("end", a) }
 
 // Raw attaches a person's terminal to the runtime's, for a runtime
 // hosted on one (see driver.RawTerminal).
@@ -271,10 +304,7 @@ func (p *Process) Raw() (in io.Writer, out <-chan []byte, detach func(), err err
 	}
 	p.raw = ch
 	p.mu.Unlock()
-	if err := p.call(frameRawAttach, request{}); err != nil {
-		if err.Error() == ErrNoTerminal.Error() {
-			err = ErrNoTerminal
-		}
+	if err := p.remote().AttachRaw(struct{}{}); err != nil {
 		p.mu.Lock()
 		if p.raw == ch {
 			p.raw = nil
@@ -285,7 +315,7 @@ func (p *Process) Raw() (in io.Writer, out <-chan []byte, detach func(), err err
 	var once sync.Once
 	detach = func() {
 		once.Do(func() {
-			p.w.send(frameRawDetach)
+			p.remote().DetachRaw(struct{}{})
 			p.endRaw(ch)
 		})
 	}
@@ -346,14 +376,15 @@ func (p *Process) pump() {
 			p.exited.Store(true)
 			p.h.Exited(x.Driver())
 		case frameReply:
-			var r reply
+			var r replyMsg
 			if json.Unmarshal(b, &r) == nil {
+				r.Msg = api.Clip(r.Msg, api.RefusalLimit, "error")
 				p.mu.Lock()
 				ch := p.waiting[r.ID]
 				delete(p.waiting, r.ID)
 				p.mu.Unlock()
 				if ch != nil {
-					ch <- r.Err
+					ch <- r
 				}
 			}
 		case frameRawOut:
@@ -380,7 +411,7 @@ func (p *Process) pump() {
 func (p *Process) lost(err error) {
 	p.mu.Lock()
 	for id, ch := range p.waiting {
-		ch <- fmt.Sprintf("the session's holder (pid %d) went away", p.holder.PID)
+		ch <- replyMsg{ID: id, Code: CodeGone, Msg: fmt.Sprintf("the session's holder (pid %d) went away", p.holder.PID)}
 		delete(p.waiting, id)
 	}
 	ch := p.raw
@@ -426,7 +457,7 @@ func (p *Process) Detach() {
 func (p *Process) End() error {
 	p.leaving.Store(true)
 	wait := holderGone
-	if p.w.send(frameEnd) != nil {
+	if p.remote().End(struct{}{}) != nil {
 		// The connection is gone (the holder dropped it, say for a frame
 		// it could not send): a holder that cannot hear End is not waited
 		// for, or a daemon stopping meanwhile would leave it behind.

@@ -334,7 +334,7 @@ func (s *server) InputAsked(p driver.Prompt) {
 func (s *server) answer(text string, eof bool) error {
 	a, ok := s.p.(driver.Answerer)
 	if !ok {
-		return fmt.Errorf("the %s runtime cannot be given input", s.sp.Spawn.Runtime)
+		return noInput(s.sp.Spawn.Runtime)
 	}
 	if err := a.Answer(text, eof); err != nil {
 		return err
@@ -392,37 +392,6 @@ func (s *server) serve(w *wire) {
 		switch typ {
 		case frameRun:
 			s.run(b)
-		case frameInterrupt:
-			var rq request
-			if json.Unmarshal(b, &rq) == nil {
-				w.sendJSON(frameReply, replyOf(rq.ID, s.p.Interrupt(rq.Attempt)))
-			}
-		case frameRead:
-			var ms []readMark
-			if json.Unmarshal(b, &ms) == nil {
-				s.read(ms)
-			}
-		case frameIdle:
-			var e idleEntry
-			if json.Unmarshal(b, &e) == nil {
-				s.mu.Lock()
-				if e.After == s.idleAfter {
-					s.idleSeq = e.Seq
-				}
-				s.mu.Unlock()
-			}
-		case frameLimit:
-			var l limit.Held
-			if json.Unmarshal(b, &l) == nil {
-				s.mu.Lock()
-				s.lim = &l
-				s.mu.Unlock()
-			}
-		case frameRawAttach:
-			var rq request
-			if json.Unmarshal(b, &rq) == nil {
-				w.sendJSON(frameReply, replyOf(rq.ID, s.attachRaw(w)))
-			}
 		case frameRawIn:
 			s.mu.Lock()
 			raw := s.raw
@@ -430,45 +399,48 @@ func (s *server) serve(w *wire) {
 			if raw != nil {
 				raw.in.Write(b)
 			}
-		case frameRawDetach:
-			s.mu.Lock()
-			if s.raw != nil {
-				s.raw.detach()
-				s.raw = nil
+		case frameCall:
+			if s.call(w, b) {
+				return
 			}
-			s.mu.Unlock()
-		case framePing:
-			var rq request
-			if json.Unmarshal(b, &rq) == nil {
-				s.mu.Lock() // after every event the holder has sent
-				s.mu.Unlock()
-				w.sendJSON(frameReply, replyOf(rq.ID, nil))
-			}
-		case frameAnswer:
-			var rq request
-			if json.Unmarshal(b, &rq) == nil {
-				w.sendJSON(frameReply, replyOf(rq.ID, s.answer(rq.Text, rq.EOF)))
-			}
-		case frameEndRemote:
-			var rq request
-			if json.Unmarshal(b, &rq) == nil {
-				go func() { w.sendJSON(frameReply, replyOf(rq.ID, s.endRemote())) }()
-			}
-		case frameEnd:
-			s.finish()
-			return
 		default:
 			log.Printf("session %s: a daemon sent a frame of unknown type %q; ignored", s.sp.Name, typ)
 		}
 	}
 }
 
-func replyOf(id uint64, err error) reply {
-	r := reply{ID: id}
-	if err != nil {
-		r.Err = err.Error()
+// call runs one of the Service's operations a daemon asked for, and
+// answers it if it is answered; it reports whether the holder ends.
+func (s *server) call(w *wire, b []byte) (end bool) {
+	var c callMsg
+	if err := json.Unmarshal(b, &c); err != nil {
+		log.Printf("session %s: a daemon sent a call the holder cannot read; ignored", s.sp.Name)
+		return false
 	}
-	return r
+	o, ok := ops[c.Op]
+	if !ok {
+		log.Printf("session %s: a daemon asked for %.100q, which this holder does not know", s.sp.Name, c.Op)
+		if c.ID != 0 {
+			w.sendJSON(frameReply, replyMsg{ID: c.ID, Code: CodeUnknown, Msg: fmt.Sprintf("the session's holder (polyrepl %s) does not know the operation %.100q", version.Version, c.Op)})
+		}
+		return false
+	}
+	run := func() {
+		err := o.run(service{s, w}, c.Args)
+		if c.ID != 0 {
+			r := replyMsg{ID: c.ID}
+			if err != nil {
+				r.Code, r.Msg = codeOf(err), err.Error()
+			}
+			w.sendJSON(frameReply, r)
+		}
+	}
+	if o.alone {
+		go run()
+		return false
+	}
+	run()
+	return c.Op == "end"
 }
 
 // run starts a cell: what was kept of the last one, and of the output
@@ -544,7 +516,7 @@ func (s *server) attachRaw(w *wire) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.raw != nil {
-		return fmt.Errorf("someone is already attached to this session's terminal")
+		return errAttached
 	}
 	in, out, detach, err := rt.Raw()
 	if err != nil {
@@ -567,7 +539,7 @@ func (s *server) attachRaw(w *wire) error {
 func (s *server) endRemote() error {
 	e, ok := s.p.(driver.Ender)
 	if !ok {
-		return fmt.Errorf("the session's runtime is not remote: end its process tree")
+		return &Error{Code: CodeNotRemote, Msg: "the session's runtime is not remote: end its process tree"}
 	}
 	return e.End(endGrace)
 }
@@ -659,4 +631,60 @@ func (s *server) trimWhenQuiet() {
 		debug.FreeOSMemory()
 		trim()
 	}
+}
+
+// service is the holder's Service to the daemon connected on w.
+type service struct {
+	s *server
+	w *wire
+}
+
+func (v service) Interrupt(a InterruptArgs) error { return v.s.p.Interrupt(a.Attempt) }
+
+func (v service) Answer(a AnswerArgs) error { return v.s.answer(a.Text, a.EOF) }
+
+func (v service) EndRemote(struct{}) error { return v.s.endRemote() }
+
+func (v service) Sync(struct{}) error {
+	v.s.mu.Lock() // after every event the holder has sent
+	v.s.mu.Unlock()
+	return nil
+}
+
+func (v service) AttachRaw(struct{}) error { return v.s.attachRaw(v.w) }
+
+func (v service) DetachRaw(struct{}) error {
+	v.s.mu.Lock()
+	defer v.s.mu.Unlock()
+	if v.s.raw != nil {
+		v.s.raw.detach()
+		v.s.raw = nil
+	}
+	return nil
+}
+
+func (v service) SetLimit(l limit.Held) error {
+	v.s.mu.Lock()
+	v.s.lim = &l
+	v.s.mu.Unlock()
+	return nil
+}
+
+func (v service) MarkRead(ms []readMark) error {
+	v.s.read(ms)
+	return nil
+}
+
+func (v service) SetIdleEntry(e idleEntry) error {
+	v.s.mu.Lock()
+	if e.After == v.s.idleAfter {
+		v.s.idleSeq = e.Seq
+	}
+	v.s.mu.Unlock()
+	return nil
+}
+
+func (v service) End(struct{}) error {
+	v.s.finish()
+	return nil
 }

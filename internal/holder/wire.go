@@ -24,8 +24,8 @@ import (
 // every protocol, so that any daemon can at least say whose session a
 // holder keeps and end it.
 const (
-	Proto    = 2
-	MinProto = 2
+	Proto    = 3
+	MinProto = 3
 )
 
 // Frame types. A frame is its type (one byte), the length of its
@@ -35,30 +35,21 @@ const (
 	// holder → daemon
 	frameHello   = 'H' // Hello: the session as the holder keeps it
 	frameFailed  = 'F' // failure: the runtime did not start
+	frameRefused = 'N' // failure: the holder will not serve this daemon
 	frameOutput  = 'O' // raw output, in order
 	frameDone    = 'C' // a cell's result (driver.Result)
-	frameExited  = 'X' // the runtime's exit (exitMsg)
-	frameReply   = 'r' // the answer to a request (reply)
-	frameRawOut  = 'T' // what the runtime's terminal printed, for a person attached raw
-	frameRawEnd  = 'U' // the raw attachment ended
-	frameRefused = 'N' // failure: the holder will not serve this daemon
 	frameAsk     = 'Y' // a cell asks for input (driver.Prompt)
 	frameLogCut  = 'G' // logCut: the cell's log file holds no more than this
+	frameExited  = 'X' // the runtime's exit (exitMsg)
+	frameRawOut  = 'T' // what the runtime's terminal printed, for a person attached raw
+	frameRawEnd  = 'U' // the raw attachment ended
+	frameReply   = 'r' // replyMsg: the answer to a call
 
 	// daemon → holder
-	frameSpawn     = 'S' // Spawn: what to start (the first frame only)
-	frameRun       = 'R' // CellMeta as JSON, a newline, then the code
-	frameInterrupt = 'I' // request{Attempt}
-	frameRead      = 'D' // readMarks: how far readers have read the cell
-	frameIdle      = 'E' // idleEntry
-	frameLimit     = 'L' // limit.Held
-	frameRawAttach = 'A' // request: attach a person's terminal
-	frameRawIn     = 'W' // a person's typing
-	frameRawDetach = 'Z' // the person let go
-	frameEnd       = 'Q' // end the runtime if it lives, then the holder
-	frameEndRemote = 'K' // request: end a remote runtime (driver.Ender), keeping the holder to report it
-	frameAnswer    = 'V' // request{Text, EOF}: answer the cell's question
-	framePing      = 'P' // request: answered at once, after every event before it
+	frameSpawn = 'S' // Spawn: what to start (the first frame only)
+	frameCall  = 'q' // callMsg: one of the Service's operations
+	frameRun   = 'R' // CellMeta as JSON, a newline, then the code
+	frameRawIn = 'W' // a person's typing
 )
 
 // maxFrame bounds a frame's payload: a cell's code is at most
@@ -216,20 +207,6 @@ type logCut struct {
 type idleEntry struct {
 	After int `json:"after"`
 	Seq   int `json:"seq"`
-}
-
-// request is a call that is answered (interrupt, raw attach).
-type request struct {
-	ID      uint64 `json:"id"`
-	Attempt int    `json:"attempt,omitempty"`
-	Text    string `json:"text,omitempty"` // an answer to a cell's question
-	EOF     bool   `json:"eof,omitempty"`
-}
-
-// reply answers request ID: Err is "" on success.
-type reply struct {
-	ID  uint64 `json:"id"`
-	Err string `json:"err,omitempty"`
 }
 
 // failure says why a holder did not start a runtime, or will not serve.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/holder"
 	"github.com/polyrepl/polyrepl/internal/proc"
 )
 
@@ -28,7 +29,7 @@ s = socket.socket(socket.AF_UNIX)
 s.bind(path)
 s.listen(4)
 print("ready", flush=True)
-hello = {"proto": 2, "polyrepl": "0.9.0", "holder_pid": os.getpid(), "name": "other",
+hello = {"proto": PROTO, "polyrepl": "0.9.0", "holder_pid": os.getpid(), "name": "other",
     "generation": "0123456789ab", "runtime": "cobol", "cookie": cookie,
     "leader": {"pid": leader, "start": start}, "created": "2024-01-02T03:04:05Z",
     "spawn": {"runtime": "cobol", "cwd": "/", "env": []}, "version": "1.0", "exe": "/usr/bin/cobol",
@@ -72,11 +73,13 @@ while True:
             exited(c, 3, 0)
         send(c, b"O", b"hi\n")
         send(c, b"C", json.dumps({"cell": meta["cell"], "status": "done", "value": "42", "names": []}).encode())
-    elif t in b"PIVKA":
-        send(c, b"r", json.dumps({"id": json.loads(b)["id"]}).encode())
-    elif t == b"Q":
-        os.kill(leader, signal.SIGKILL)
-        exited(c)
+    elif t == b"q":
+        call = json.loads(b)
+        if call["op"] == "end":
+            os.kill(leader, signal.SIGKILL)
+            exited(c)
+        if call.get("id"):
+            send(c, b"r", json.dumps({"id": call["id"]}).encode())
 `
 
 // A session whose holder runs a runtime this binary has no driver for
@@ -149,7 +152,7 @@ func plantOtherHolder(t *testing.T, m *Manager, facts string) func() {
 	if err := os.MkdirAll(m.holdersDir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	h := exec.Command("/usr/bin/python3", "-c", otherHolder, filepath.Join(m.holdersDir, "0123456789ab.sock"),
+	h := exec.Command("/usr/bin/python3", "-c", strings.Replace(otherHolder, "PROTO", strconv.Itoa(holder.Proto), 1), filepath.Join(m.holdersDir, "0123456789ab.sock"),
 		strconv.Itoa(runtime.Process.Pid), strconv.FormatUint(start, 10), cookie, facts)
 	h.Stderr = os.Stderr
 	out, _ := h.StdoutPipe()

@@ -1,0 +1,68 @@
+package holder
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/polyrepl/polyrepl/internal/limit"
+)
+
+// Every method of the Service is one operation on the wire, and the
+// daemon's side calls each by the name the holder dispatches.
+func TestEveryOperationIsOneMethod(t *testing.T) {
+	st := reflect.TypeOf((*Service)(nil)).Elem()
+	if st.NumMethod() != len(ops) {
+		t.Errorf("the Service has %d methods and the wire %d operations", st.NumMethod(), len(ops))
+	}
+	// Each op runs the method it is named for: a recorder says which.
+	for name, o := range ops {
+		rec := &recorder{}
+		if err := o.run(rec, nil); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		if len(rec.called) != 1 {
+			t.Errorf("%s ran %v, want one method", name, rec.called)
+		}
+	}
+	// The daemon's side names each method as the holder dispatches it.
+	r := remote{}
+	rt := reflect.TypeOf(r)
+	for i := range rt.NumMethod() {
+		if _, ok := st.MethodByName(rt.Method(i).Name); !ok {
+			t.Errorf("the daemon's side has %s, which the Service does not", rt.Method(i).Name)
+		}
+	}
+}
+
+// A refusal travels as its code: errors.Is finds it on the daemon's
+// side, and arguments the holder cannot read are refused as such.
+func TestRefusalsAreTyped(t *testing.T) {
+	var err error = &Error{Code: CodeNoTerminal, Msg: "the holder's words"}
+	if !errors.Is(err, ErrNoTerminal) || errors.Is(err, errAttached) {
+		t.Errorf("errors.Is on a refusal by code")
+	}
+	if codeOf(errors.New("plain")) != CodeFailed || codeOf(noInput("x")) != CodeNoInput {
+		t.Errorf("codes of errors")
+	}
+	err = ops["interrupt"].run(&recorder{}, json.RawMessage(`{"attempt": "two"}`))
+	if codeOf(err) != CodeBadArgs {
+		t.Errorf("unreadable arguments: %v, want %s", err, CodeBadArgs)
+	}
+}
+
+// recorder is a Service that notes which method ran.
+type recorder struct{ called []string }
+
+func (r *recorder) note(m string) error           { r.called = append(r.called, m); return nil }
+func (r *recorder) Interrupt(InterruptArgs) error { return r.note("Interrupt") }
+func (r *recorder) Answer(AnswerArgs) error       { return r.note("Answer") }
+func (r *recorder) EndRemote(struct{}) error      { return r.note("EndRemote") }
+func (r *recorder) Sync(struct{}) error           { return r.note("Sync") }
+func (r *recorder) AttachRaw(struct{}) error      { return r.note("AttachRaw") }
+func (r *recorder) DetachRaw(struct{}) error      { return r.note("DetachRaw") }
+func (r *recorder) SetLimit(limit.Held) error     { return r.note("SetLimit") }
+func (r *recorder) MarkRead([]readMark) error     { return r.note("MarkRead") }
+func (r *recorder) SetIdleEntry(idleEntry) error  { return r.note("SetIdleEntry") }
+func (r *recorder) End(struct{}) error            { return r.note("End") }
