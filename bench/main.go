@@ -22,6 +22,7 @@
 //	go run ./bench                   # the full run, a few minutes
 //	go run ./bench -quick            # a smoke run, well under a minute
 //	go run ./bench -only context     # the context-cost section alone, under a minute
+//	go run ./bench -only owner       # one owner of a session's live state (issue 34), a few minutes
 //	go run ./bench -only context -save-before bench/testdata/context-before.json
 //	                                 # ... and keep this run as the "before"
 //
@@ -79,7 +80,7 @@ func main() {
 	flag.IntVar(&c.reps, "reps", 0, "repetitions of each round-trip row (default 200, or 15 with -quick)")
 	flag.StringVar(&c.out, "o", "docs/benchmarks.md", "write the report here (relative to the module root); \"-\" for nowhere")
 	flag.StringVar(&c.python, "python", "/usr/bin/python3", "the Python interpreter of every Python row")
-	flag.StringVar(&c.only, "only", "", "run only this section: "+contextSection+" (the context cost of an agent run, issue 15)")
+	flag.StringVar(&c.only, "only", "", "run only this section: "+contextSection+" (the context cost of an agent run, issue 15) or "+ownerSection+" (one owner of a session's live state, issue 34)")
 	flag.StringVar(&c.saveBefore, "save-before", "", "write the context-cost run's numbers to this JSON file (relative to the module root), as the \"before\" of later runs")
 	flag.StringVar(&c.dump, "dump", "", "write each reply of the context-cost run (text and structured content) into this directory, to read what is counted")
 	flag.Usage = func() {
@@ -87,7 +88,7 @@ func main() {
 		flag.PrintDefaults()
 	}
 	flag.Parse()
-	if flag.NArg() > 0 || (c.only != "" && c.only != contextSection) {
+	if flag.NArg() > 0 || (c.only != "" && c.only != contextSection && c.only != ownerSection) {
 		flag.Usage()
 		os.Exit(2)
 	}
@@ -136,6 +137,21 @@ func run(c config) (err error) {
 	if err := w.startDaemon(ctx); err != nil {
 		return err
 	}
+	if c.only == ownerSection {
+		rep.owner = owner(ctx, w, c)
+		if err := w.stopDaemon(ctx); err != nil {
+			return err
+		}
+		text := ownerMarkdown(rep.owner)
+		fmt.Println(text)
+		if path := w.reportPath(); path != "" {
+			if err := writeSection(path, ownerSection, text); err != nil {
+				return err
+			}
+			logf("wrote the %s section of %s", ownerSection, path)
+		}
+		return nil
+	}
 	// The context run goes first, on a daemon with no other session, so
 	// that its sessions listing is the same in every run.
 	rep.context = contextCost(ctx, w, c)
@@ -178,6 +194,10 @@ func run(c config) (err error) {
 		return err
 	}
 	rep.holders.adopt = adoptions(ctx, w, c, c.adoptCounts, c.adoptReps)
+	if err := w.restartDaemon(ctx); err != nil {
+		return err
+	}
+	rep.owner = owner(ctx, w, c)
 	if err := w.stopDaemon(ctx); err != nil {
 		return err
 	}

@@ -30,6 +30,7 @@ type report struct {
 	idle         *idleResult
 	holders      *holderResult
 	context      *contextResult
+	owner        *ownerResult
 	skips        []string
 }
 
@@ -414,6 +415,10 @@ func (r *report) body() string {
 
 	if r.context != nil {
 		p("%s\n", fenced(contextSection, contextMarkdown(r.context)))
+	}
+
+	if r.owner != nil {
+		p("%s\n", fenced(ownerSection, ownerMarkdown(r.owner)))
 	}
 
 	if len(r.skips) > 0 {
