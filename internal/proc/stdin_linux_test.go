@@ -57,9 +57,13 @@ func TestWaitsOnStdin(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := Proc{PID: cmd.Process.Pid, Start: st}
-			// Give it time to reach its blocking call, then look for a
-			// while: the answer must hold steadily.
+			// Give it time to reach its blocking call (on a loaded
+			// machine, seconds), then look for a while: the answer must
+			// hold steadily.
 			time.Sleep(300 * time.Millisecond)
+			for deadline := time.Now().Add(10 * time.Second); c.waits && !WaitsOnStdin(p) && time.Now().Before(deadline); {
+				time.Sleep(20 * time.Millisecond)
+			}
 			for range 5 {
 				if got := WaitsOnStdin(p); got != c.waits {
 					t.Fatalf("WaitsOnStdin = %v, want %v", got, c.waits)
