@@ -9,6 +9,11 @@ const (
 	// StateUnreachable: a holder keeps the session, but this daemon
 	// cannot take it up (SessionInfo.Problem says why).
 	StateUnreachable = "unreachable"
+	// StateAdopting: a holder keeps the session, and this daemon is
+	// taking it up, but the holder has not answered yet (it is stopped,
+	// or slow); the session is listed from its live note
+	// (SessionInfo.Problem says what is known) until it answers.
+	StateAdopting = "adopting"
 )
 
 // Error codes of an ErrorReply, for programs to act on.
@@ -21,6 +26,7 @@ const (
 	CodeDead       = "dead"        // the session died; Death says how
 	CodeInternal   = "internal"    // the daemon failed; its log says why
 	CodeForeign    = "foreign"     // a holder keeps the session that this daemon cannot take up
+	CodeAdopting   = "adopting"    // the session is being taken up from its holder, which has not answered yet: retry shortly
 	CodeInput      = "input"       // the running cell waits for input: answer it, or interrupt it
 	CodeNoInput    = "no-input"    // an answer was sent, and no cell waits for one
 	// Codes a client gives, for the errors no daemon sent.

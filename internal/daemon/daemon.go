@@ -231,14 +231,18 @@ func listen(stateDir string, st *state.Dir, stateLock *os.File) (*Daemon, error)
 		sessions: session.NewManager(cfg), lock: lock, stateLock: stateLock, stopped: make(chan struct{}),
 	}
 	keepLogSmall(dir)
-	// The sessions the holders kept while no daemon ran are taken up
-	// before the first call is served; then what no holder kept is
-	// reported lost.
+	// The sessions the holders kept while no daemon ran are taken up,
+	// those whose holders answer within session.StartWait before the
+	// first call is served, the others when they answer (listed as being
+	// taken up meanwhile); then what no holder kept is reported lost.
 	t0 := time.Now()
-	if adopted := d.sessions.AdoptAll(); len(adopted) > 0 {
+	if adopted := d.sessions.AdoptAll(session.StartWait); len(adopted) > 0 {
 		log.Printf("took up %d sessions from their holders in %s: %s", len(adopted), time.Since(t0).Round(time.Microsecond), strings.Join(adopted, ", "))
 	}
 	d.sessions.RecoverLost()
+	if waiting := d.sessions.Adopting(); len(waiting) > 0 {
+		log.Printf("%d sessions are taken up once their holders answer: %s", len(waiting), strings.Join(waiting, ", "))
+	}
 	pruneOutput(st.OutputDir(), outputKeep)
 	d.server = &http.Server{Handler: d.routes(), ReadHeaderTimeout: 10 * time.Second}
 	go func() {

@@ -317,6 +317,7 @@ var statusOf = map[string]int{
 	api.CodeInput:      http.StatusConflict, // busy with a question
 	api.CodeNoInput:    http.StatusConflict,
 	api.CodeForeign:    http.StatusConflict,
+	api.CodeAdopting:   http.StatusConflict, // retry shortly
 	api.CodeStale:      http.StatusGone,
 	api.CodeDead:       http.StatusGone,
 }

@@ -16,7 +16,7 @@ import (
 // an exec with a 500).
 func TestRefusalStatus(t *testing.T) {
 	for _, code := range []string{api.CodeBadRequest, api.CodeNoSession, api.CodeNoEntry, api.CodeBusy, api.CodeStale,
-		api.CodeDead, api.CodeForeign, api.CodeInput, api.CodeNoInput} {
+		api.CodeDead, api.CodeForeign, api.CodeAdopting, api.CodeInput, api.CodeNoInput} {
 		err := fmt.Errorf("wrapped: %w", &session.Error{Code: code, Msg: "refused"})
 		body, status := errorReply(err)
 		if status >= 500 || body.Code != code {

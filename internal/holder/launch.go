@@ -311,11 +311,28 @@ func (e *ProtoError) Error() string {
 // must neither take nor end.
 var ErrHeld = errors.New("another daemon holds its session")
 
-// Dial takes up the session a holder keeps, at its socket: the holder
-// must run as this user, and speak a protocol this daemon does. The
-// events it kept for this daemon come once the Process is Started.
+// Dial takes up the session a holder keeps, at its socket, waiting up
+// to dialWait for its hello (see DialContext).
 func Dial(path string) (*Process, error) {
-	c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: path, Net: "unix"})
+	ctx, cancel := context.WithTimeout(context.Background(), dialWait)
+	defer cancel()
+	return DialContext(ctx, path)
+}
+
+// redialEvery bounds the pause between attempts to connect to a holder
+// whose socket's queue of connections is full (a stopped holder that
+// earlier daemons knocked at): it is tried again until ctx ends.
+const redialEvery = 5 * time.Second
+
+// DialContext takes up the session a holder keeps, at its socket: the
+// holder must run as this user, and speak a protocol this daemon does.
+// It waits for the hello on one connection until ctx ends, however long
+// that is: a holder that was stopped (SIGSTOP) answers the connection
+// waiting in its queue once it runs again, and one that never answers
+// costs a descriptor and a goroutine, not the daemon's start. The events
+// it kept for this daemon come once the Process is Started.
+func DialContext(ctx context.Context, path string) (*Process, error) {
+	c, err := connect(ctx, path)
 	if err != nil {
 		return nil, err
 	}
@@ -329,11 +346,15 @@ func Dial(path string) (*Process, error) {
 		return nil, fmt.Errorf("refusing the holder at %s: it runs as uid %d, not as you (uid %d)", path, uid, os.Getuid())
 	}
 	w := newWire(c)
-	c.SetReadDeadline(time.Now().Add(dialWait))
+	stop := context.AfterFunc(ctx, func() { c.SetReadDeadline(time.Now()) })
 	typ, b, err := w.read()
+	stop()
 	c.SetReadDeadline(time.Time{})
 	if err != nil {
 		w.close()
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
 		return nil, fmt.Errorf("the holder at %s did not say hello: %w", path, err)
 	}
 	switch typ {
@@ -394,6 +415,28 @@ func decodeHello(b []byte) (Hello, error) {
 	}
 	h.Facts = h.Facts.Bounded()
 	return h, nil
+}
+
+// connect connects to the socket at path, again while its queue of
+// connections is full (EAGAIN), until ctx ends.
+func connect(ctx context.Context, path string) (*net.UnixConn, error) {
+	pause := 100 * time.Millisecond
+	for {
+		var d net.Dialer
+		c, err := d.DialContext(ctx, "unix", path)
+		if err == nil {
+			return c.(*net.UnixConn), nil
+		}
+		if !errors.Is(err, syscall.EAGAIN) {
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w (its queue of connections was full)", ctx.Err())
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, redialEvery)
+	}
 }
 
 // SocketName is where the holder of generation gen listens, in dir.

@@ -287,6 +287,12 @@ func Session(w io.Writer, s api.SessionInfo, now time.Time, v Voice) {
 			s.Name, s.Problem, s.PID, s.Holder, v.Step(api.Action{Do: api.DoKill, Session: s.Name}))
 		return
 	}
+	if s.State == api.StateAdopting {
+		fmt.Fprintf(w, "%s  %s  %s  runtime pid %d  up %s  %s  cwd %s\n    calls on it are served once its holder answers; %s ends it\n",
+			s.Name, s.Problem, strings.TrimSpace(s.Runtime+" "+s.Version), s.PID, Ago(now.Sub(s.Created)), cells, s.Cwd,
+			v.Step(api.Action{Do: api.DoKill, Session: s.Name}))
+		return
+	}
 	if s.State == api.StateDead {
 		cause := ""
 		if s.Death != nil {

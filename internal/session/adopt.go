@@ -6,8 +6,8 @@ import (
 	"io"
 	"log"
 	"os"
+	"path/filepath"
 	"sort"
-	"sync"
 	"syscall"
 	"time"
 
@@ -25,44 +25,67 @@ import (
 // keeps it, and carries on with it, its cell in flight included, as if
 // it had never left; and leaving them to their holders when it goes.
 
-// adoptAtOnce bounds how many holders a starting daemon talks to at once.
+// adoptAtOnce bounds how many sessions a daemon takes up at once (the
+// holders are dialled all at once: see pending.go).
 const adoptAtOnce = 16
 
-// AdoptAll takes up every session a holder keeps, and returns their
-// names. A holder this daemon cannot speak to is listed as unreachable,
-// with what to do; none is ended.
-func (m *Manager) AdoptAll() []string {
+// AdoptAll takes up every session a holder keeps: every holder's socket
+// is dialled at once, and AdoptAll waits at most wait for them. It
+// returns the names taken up by then; a holder that answers later is
+// taken up when it does (RecoverLost lists its session as being taken
+// up meanwhile). A holder this daemon cannot speak to is listed as
+// unreachable, with what to do; none is ended.
+func (m *Manager) AdoptAll(wait time.Duration) []string {
 	socks := holder.Sockets(m.holdersDir)
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		names []string
-	)
-	sem := make(chan struct{}, adoptAtOnce)
-	for _, path := range socks {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			name, err := m.adoptAt(path)
-			if err != nil {
-				log.Printf("cannot take up the session whose holder is at %s: %v", path, err)
-				return
-			}
-			mu.Lock()
-			names = append(names, name)
-			mu.Unlock()
-		}()
+	// A live holder listening beside another daemon's socket, which its
+	// live note names, is dialled there.
+	lives, _ := m.state.Lives()
+	for _, l := range lives {
+		if sock := m.holderSocket(l); filepath.Dir(sock) != m.holdersDir && l.Holder.PID > 0 && proc.Alive(l.Holder) {
+			socks = append(socks, sock)
+		}
 	}
-	wg.Wait()
+	ds := make([]*dial, 0, len(socks))
+	for _, path := range socks {
+		ds = append(ds, m.dialAt(path))
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for _, d := range ds {
+		select {
+		case <-d.done:
+		case <-timer.C:
+			log.Printf("serving while the holders at %s have not answered: each is taken up when it does", m.waitingDials())
+			return m.takenUp(socks)
+		}
+	}
+	return m.takenUp(socks)
+}
+
+// takenUp names the sessions taken up from the holders at socks.
+func (m *Manager) takenUp(socks []string) []string {
+	at := make(map[string]bool, len(socks))
+	for _, s := range socks {
+		at[s] = true
+	}
+	var names []string
+	for _, s := range m.sessions() {
+		s.mu.Lock()
+		p := s.p
+		s.mu.Unlock()
+		if p != nil && at[p.Socket()] {
+			names = append(names, s.Name)
+		}
+	}
 	sort.Strings(names)
 	return names
 }
 
-// adoptAt takes up the session of the holder at path.
-func (m *Manager) adoptAt(path string) (string, error) {
-	p, err := holder.Dial(path)
+// adoptAt takes up the session of the holder at path, waiting for its
+// hello until it comes or ctx ends (d dropped).
+func (m *Manager) adoptAt(ctx context.Context, d *dial) (string, error) {
+	path := d.path
+	p, err := holder.DialContext(ctx, path)
 	var pe *holder.ProtoError
 	switch {
 	case errors.As(err, &pe):
@@ -94,6 +117,14 @@ func (m *Manager) adoptAt(path string) (string, error) {
 	case err != nil:
 		return "", err
 	}
+	if !d.take() {
+		// Killed, or the daemon leaves, while the hello came: the holder
+		// is not taken up.
+		p.Detach()
+		return "", errDropped
+	}
+	m.adoptSlots <- struct{}{}
+	defer func() { <-m.adoptSlots }()
 	return m.adopt(p)
 }
 
@@ -268,6 +299,7 @@ func (m *Manager) Leaving() {
 // holders let go, and nothing is ended. It returns the sessions left.
 func (m *Manager) Leave() []api.SessionInfo {
 	m.Leaving()
+	m.dropDials() // the holders not taken up yet keep their sessions for the next daemon
 	defer m.closeLauncher()
 	// The calls that were waiting take what they answer with first (and
 	// the holders hear what the replies took).

@@ -109,8 +109,9 @@ func (m *Manager) died(s *Session, d *api.Death) {
 // RecoverLost reports the sessions a previous daemon left live that no
 // holder was there to keep (AdoptAll took up the others first): their
 // processes are ended and each gets a death note, so nothing is silently
-// forgotten. A holder that still runs but did not answer is not ended:
-// its session is listed as unreachable, with what to do.
+// forgotten. A holder that still runs is not ended: if it has not
+// answered yet its session is listed as being taken up, and if it
+// cannot be spoken to, as unreachable, with what to do.
 func (m *Manager) RecoverLost() {
 	lives, err := m.state.Lives()
 	if err != nil {
@@ -118,70 +119,72 @@ func (m *Manager) RecoverLost() {
 		return
 	}
 	for _, l := range lives {
-		if s := m.get(l.Name); s != nil && s.Generation == l.Generation {
-			continue // taken up from its holder
-		}
-		m.mu.Lock()
-		u := m.unreach[l.Name]
-		m.mu.Unlock()
-		if u != nil {
-			continue
-		}
-		tree := proc.Tree{Leader: proc.Proc{PID: l.PID, Start: l.Start}, Cookie: l.Cookie}
-		if l.Holder.PID > 0 && proc.Alive(l.Holder) {
-			sock := m.holderSocket(l)
-			if filepath.Dir(sock) != m.holdersDir {
-				// Its holder listens beside the socket of the daemon
-				// that started it, which is not this one's.
-				name, err := m.adoptAt(sock)
-				if err == nil {
-					log.Printf("session %s taken up from its holder at %s", name, sock)
-					continue
-				}
-				log.Printf("cannot take up the session whose holder is at %s: %v", sock, err)
-			}
-			m.mu.Lock()
-			held := m.heldElsewhere[sock]
-			m.mu.Unlock()
-			if held {
-				log.Printf("session %s (generation %s) is held by another daemon; left to it", l.Name, l.Generation)
-				continue
-			}
-			m.addUnreachable(&unreachable{
-				info: api.SessionInfo{Name: l.Name, Generation: l.Generation, Runtime: l.Runtime, Version: l.Version, Exe: l.Exe,
-					PID: l.PID, Created: l.Created, Cells: l.Cells, Cwd: l.Cwd, Names: l.Names, Transcript: l.Transcript, Holder: l.Holder.PID,
-					Problem: fmt.Sprintf("kept by a holder (pid %d) that runs but does not answer at its socket", l.Holder.PID)},
-				tree: tree, holder: l.Holder, socket: sock,
-			})
-			continue
-		}
-		if l.Dying != nil {
-			// It was being ended on request when its daemon ended: the
-			// request is its cause, whatever signal ended it.
-			if _, err := tree.Kill(killGrace); err != nil {
-				log.Printf("session %s: processes left by the previous daemon survived: %v", l.Name, err)
-			}
-			l.Death = interruptedEnd(l.Dying, "its holder had ended too when the next daemon started")
-			m.endLost(l)
-			continue
-		}
-		ended := ""
-		if members := tree.Members(true); len(members) > 0 {
-			if _, err := tree.Kill(killGrace); err != nil {
-				log.Printf("session %s: processes left by the previous daemon survived: %v", l.Name, err)
-			}
-			ended = fmt.Sprintf("; its %d orphaned processes were ended", len(members))
-		}
-		cause := "lost when the daemon that owned it ended without stopping it (killed or crashed)"
-		if l.Holder.PID > 0 {
-			cause = fmt.Sprintf("lost: its holder process (pid %d) ended while no daemon was running", l.Holder.PID)
-		}
-		l.Death = &api.Death{By: api.ByDaemonLost, At: time.Now(), Cause: cause + ended}
-		if l.Holder.PID > 0 {
-			l.Death.By = api.ByHolder
-		}
-		m.endLost(l)
+		m.recoverLife(l)
 	}
+}
+
+// recoverLife is RecoverLost for one live note: at a daemon's start, or
+// once the dial of a holder that had not answered has ended.
+func (m *Manager) recoverLife(l state.Life) {
+	sock := m.holderSocket(l)
+	alive := l.Holder.PID > 0 && proc.Alive(l.Holder)
+	if alive && m.listAdopting(l, sock) {
+		return // its holder has not answered yet: it is taken up when it does
+	}
+	if s := m.get(l.Name); s != nil && s.Generation == l.Generation {
+		return // taken up from its holder
+	}
+	m.mu.Lock()
+	u := m.unreach[l.Name]
+	m.mu.Unlock()
+	if u != nil && u.adopting == nil {
+		return
+	}
+	tree := proc.Tree{Leader: proc.Proc{PID: l.PID, Start: l.Start}, Cookie: l.Cookie}
+	if alive {
+		m.mu.Lock()
+		held := m.heldElsewhere[sock]
+		m.mu.Unlock()
+		if held {
+			log.Printf("session %s (generation %s) is held by another daemon; left to it", l.Name, l.Generation)
+			return
+		}
+		m.addUnreachable(&unreachable{
+			info: api.SessionInfo{Name: l.Name, Generation: l.Generation, Runtime: l.Runtime, Version: l.Version, Exe: l.Exe,
+				PID: l.PID, Created: l.Created, Cells: l.Cells, Cwd: l.Cwd, Names: l.Names, Transcript: l.Transcript, Holder: l.Holder.PID,
+				Problem: fmt.Sprintf("kept by a holder (pid %d) that runs but does not answer at its socket", l.Holder.PID)},
+			tree: tree, holder: l.Holder, socket: sock,
+		})
+		return
+	}
+	// Whatever listens where its dead holder did is not waited on.
+	m.dropDial(sock)
+	if l.Dying != nil {
+		// It was being ended on request when its daemon ended: the
+		// request is its cause, whatever signal ended it.
+		if _, err := tree.Kill(killGrace); err != nil {
+			log.Printf("session %s: processes left by the previous daemon survived: %v", l.Name, err)
+		}
+		l.Death = interruptedEnd(l.Dying, "its holder had ended too when the next daemon started")
+		m.endLost(l)
+		return
+	}
+	ended := ""
+	if members := tree.Members(true); len(members) > 0 {
+		if _, err := tree.Kill(killGrace); err != nil {
+			log.Printf("session %s: processes left by the previous daemon survived: %v", l.Name, err)
+		}
+		ended = fmt.Sprintf("; its %d orphaned processes were ended", len(members))
+	}
+	cause := "lost when the daemon that owned it ended without stopping it (killed or crashed)"
+	if l.Holder.PID > 0 {
+		cause = fmt.Sprintf("lost: its holder process (pid %d) ended while no daemon was running", l.Holder.PID)
+	}
+	l.Death = &api.Death{By: api.ByDaemonLost, At: time.Now(), Cause: cause + ended}
+	if l.Holder.PID > 0 {
+		l.Death.By = api.ByHolder
+	}
+	m.endLost(l)
 }
 
 // holderSocket is where the holder of life l listens: where its live

@@ -91,6 +91,11 @@ type Manager struct {
 	// heldElsewhere are the holders' sockets whose holders said another
 	// daemon holds their session: not this daemon's to list or end.
 	heldElsewhere map[string]bool
+	// dials are the holders' sockets being dialled, by path: their
+	// holders have not answered yet (pending.go).
+	dials map[string]*dial
+	// adoptSlots bounds how many sessions are taken up at once.
+	adoptSlots chan struct{}
 }
 
 // entry serializes the lifecycle (create, restart, kill) of one name.
@@ -133,7 +138,8 @@ func NewManager(c Config) *Manager {
 	return &Manager{state: c.State, runtimeDir: c.RuntimeDir, outputDir: c.State.OutputDir(),
 		holdersDir: hd, launcher: l, log: c.Log, leaving: make(chan struct{}),
 		defaultMemory: c.DefaultMemory, limits: limit.Limiter{Want: c.MemoryBy},
-		entries: map[string]*entry{}, records: map[string]*record.Record{}, unreach: map[string]*unreachable{}, heldElsewhere: map[string]bool{}}
+		entries: map[string]*entry{}, records: map[string]*record.Record{}, unreach: map[string]*unreachable{}, heldElsewhere: map[string]bool{},
+		dials: map[string]*dial{}, adoptSlots: make(chan struct{}, adoptAtOnce)}
 }
 
 // Memory says the default memory limit in bytes (0: none) and how limits
@@ -492,13 +498,17 @@ func (m *Manager) glances(except string) []api.SessionInfo {
 func (m *Manager) list(except string, describe func(*Session) api.SessionInfo) []api.SessionInfo {
 	ss := m.sessions()
 	infos := make([]api.SessionInfo, 0, len(ss))
+	have := make(map[string]bool, len(ss))
 	for _, s := range ss {
+		have[s.Name] = true
 		if s.Name != except {
 			infos = append(infos, describe(s))
 		}
 	}
 	for _, u := range m.listUnreachable() {
-		if u.Name != except {
+		// One being taken up is in the table a moment before it leaves
+		// this list.
+		if u.Name != except && !have[u.Name] {
 			infos = append(infos, u)
 		}
 	}
@@ -512,7 +522,7 @@ func (m *Manager) Describe(name string) (api.SessionInfo, error) {
 	u := m.unreach[name]
 	m.mu.Unlock()
 	if u != nil {
-		return u.info, nil
+		return u.listed(), nil
 	}
 	s, err := m.lookup(name, "", api.Client{How: "cli"})
 	if err != nil {
@@ -539,6 +549,9 @@ const stopAtOnce = 32
 // parallel, stopAtOnce at a time, each verified ended (Session.kill).
 func (m *Manager) StopAll(cause string) []api.SessionInfo {
 	defer m.closeLauncher()
+	// A holder that answers from now on is not taken up: those being
+	// taken up are ended below, their holders with them.
+	m.dropDials()
 	m.mu.Lock()
 	var es []*entry
 	for _, e := range m.entries {

@@ -17,12 +17,16 @@ import (
 // unreachable is a session a holder keeps that this daemon cannot take
 // up: its holder speaks another protocol, or does not answer. It is
 // listed and refused with what to do, and ended only when asked: never
-// silently.
+// silently. One being taken up (adopting: its holder has not answered
+// yet) is listed and ended the same way, and refused until it answers.
 type unreachable struct {
 	info   api.SessionInfo
 	tree   proc.Tree
 	holder proc.Proc
 	socket string
+	// adopting is the dial waiting for its holder's hello, since when.
+	adopting *dial
+	since    time.Time
 }
 
 // addUnreachable lists a session this daemon cannot take up.
@@ -40,6 +44,17 @@ func (m *Manager) unreachableError(name string) error {
 	m.mu.Lock()
 	u := m.unreach[name]
 	m.mu.Unlock()
+	if u != nil && u.adopting != nil {
+		// Its holder may answer in a moment: a call waits for that
+		// before it is refused.
+		awaitAdoption(u)
+		m.mu.Lock()
+		u = m.unreach[name]
+		m.mu.Unlock()
+		if u != nil && u.adopting != nil {
+			return adoptingError(name, u)
+		}
+	}
 	if u == nil {
 		return nil
 	}
@@ -53,10 +68,19 @@ func (m *Manager) listUnreachable() []api.SessionInfo {
 	defer m.mu.Unlock()
 	var out []api.SessionInfo
 	for _, u := range m.unreach {
-		out = append(out, u.info)
+		out = append(out, u.listed())
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// listed is how the session is listed now.
+func (u *unreachable) listed() api.SessionInfo {
+	info := u.info
+	if u.adopting != nil {
+		info.Problem = adoptingProblem(u)
+	}
+	return info
 }
 
 // killUnreachable ends a session this daemon cannot take up: its holder,
@@ -65,12 +89,21 @@ func (m *Manager) listUnreachable() []api.SessionInfo {
 func (m *Manager) killUnreachable(name string, asker api.Client, by, cause string) (reply api.KillReply, ok bool, err error) {
 	m.mu.Lock()
 	u := m.unreach[name]
+	if u != nil && u.adopting != nil && !u.adopting.drop() {
+		// Its holder answered: the session is being taken up, and is
+		// ended as any session once it is.
+		m.mu.Unlock()
+		<-u.adopting.done
+		return api.KillReply{}, false, nil
+	}
 	delete(m.unreach, name)
 	m.mu.Unlock()
 	if u == nil {
 		return api.KillReply{}, false, nil
 	}
 	proc.Signal(u.holder, syscall.SIGTERM)
+	// A stopped holder (SIGSTOP) ends only once it runs again.
+	proc.Signal(u.holder, syscall.SIGCONT)
 	survivors, kerr := u.tree.Kill(killGrace)
 	for deadline := time.Now().Add(2 * time.Second); proc.Alive(u.holder) && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)

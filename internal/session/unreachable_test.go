@@ -66,7 +66,7 @@ func TestAHolderOfAnotherProtocol(t *testing.T) {
 	buf := make([]byte, 16)
 	out.Read(buf) // ready
 
-	if names := m.AdoptAll(); len(names) != 0 {
+	if names := m.AdoptAll(10 * time.Second); len(names) != 0 {
 		t.Errorf("took up %v from a holder of protocol 99", names)
 	}
 	info := describe(t, m, "far")
