@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -17,7 +18,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/polyrepl/polyrepl/internal/proc"
 	"github.com/polyrepl/polyrepl/internal/proc/proctest"
+	"github.com/polyrepl/polyrepl/internal/state"
 )
 
 // holdersSection is where the holders' scenarios report.
@@ -43,7 +46,7 @@ func (e *env) plantSilent(n int) {
 		conns []net.Conn
 	)
 	for i := range n {
-		ln, err := net.Listen("unix", filepath.Join(e.holdersDir(), fmt.Sprintf("5113e%07d.sock", i)))
+		ln, err := net.Listen("unix", filepath.Join(e.holdersDir(), silentGen(i)+".sock"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,6 +86,47 @@ func (e *env) refusal(args ...string) (int, struct{ Error, Hint, Code string }) 
 	return code, ref
 }
 
+// silentGen is the generation the i-th silent socket is named for.
+func silentGen(i int) string { return fmt.Sprintf("5113e%07d", i) }
+
+// plantWedged writes live notes for the first n silent sockets, each
+// naming a holder that runs (a sleep, and another as its runtime) and
+// never answers: the worst a starting daemon can find, for it waits for
+// a running holder its live notes name. They end with the daemon's stop.
+func (e *env) plantWedged(n int) {
+	t := e.t
+	t.Helper()
+	st, err := state.Open(filepath.Join(e.stateDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := func(cookie string) proc.Proc {
+		cmd := exec.Command("sleep", "600")
+		cmd.Env = append(os.Environ(), "POLYREPL_TEST_TAG="+e.tag, cookie)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		go cmd.Wait()
+		t.Cleanup(func() { cmd.Process.Kill() })
+		at, err := proc.StartTime(cmd.Process.Pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return proc.Proc{PID: cmd.Process.Pid, Start: at}
+	}
+	for i := range n {
+		gen := silentGen(i)
+		cookie := "POLYREPL_SESSION=" + gen
+		rt := start(cookie)
+		l := state.Life{Name: fmt.Sprintf("wedged%d", i), Generation: gen, Runtime: "python", PID: rt.PID, Start: rt.Start, Cookie: cookie,
+			Cwd: e.home, Created: time.Now(), Holder: start("POLYREPL_HOLDER_OF=" + gen), Socket: filepath.Join(e.holdersDir(), gen+".sock")}
+		if err := st.SaveLive(l); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // firstAnswer runs `polyrepl sessions`, which starts the daemon, and
 // says how long it took and what it printed.
 func (e *env) firstAnswer() (time.Duration, string) {
@@ -96,7 +140,10 @@ func (e *env) firstAnswer() (time.Duration, string) {
 // directory where nobody answers (20 listened at and never accepted, 20
 // accepted and never answered) beside a live session left by a killed
 // daemon: the next daemon answers `polyrepl sessions` within 2 s of the
-// command's start, with the live session taken up.
+// command's start, with the live session taken up. Then it does it again
+// with 4 of the sockets named by live notes whose holders run (and never
+// answer), which a starting daemon waits for, at most 1 s: they are
+// listed as being taken up.
 func TestReliabilitySilentSockets(t *testing.T) {
 	needPython(t)
 	t.Parallel()
@@ -112,13 +159,24 @@ func TestReliabilitySilentSockets(t *testing.T) {
 	if ss := e.sessions(); len(ss) != 1 || ss[0].Name != "kept" || ss[0].State != "idle" {
 		t.Errorf("sessions: %+v\n%s", ss, out)
 	}
+
+	e.killDaemon()
+	e.plantWedged(4)
+	wedged, out := e.firstAnswer()
+	if wedged > 2*time.Second {
+		t.Errorf("the first answer of a daemon starting beside 4 running holders that never answer took %s, want under 2 s", wedged.Round(time.Millisecond))
+	}
+	wantContains(t, "sessions", out, "wedged0  being taken up from its holder (pid", "which has not answered yet", "`polyrepl kill wedged3` ends it")
+	if ss := e.sessions(); len(ss) != 5 || ss[0].Name != "kept" || ss[0].State != "idle" || ss[1].State != "adopting" {
+		t.Errorf("sessions: %+v\n%s", ss, out)
+	}
 	if r := e.runJSON("exec", "kept", "x + 1"); r.Value != "42" {
 		t.Errorf("exec in the session taken up: %v", r)
 	}
-	t.Logf("first answer in %s", took)
-	report(t, holdersSection, "40 sockets in `runtimes/holders/` where nobody answers (20 never accepted, 20 accepted and never answered), beside a session a killed daemon left",
-		"the next daemon answered `polyrepl sessions` %s after the command started (it waits at most 1 s for holders' hellos, then serves; was 30 s), the live session taken up idle, its names kept",
-		took.Round(10*time.Millisecond))
+	t.Logf("first answer in %s; with 4 wedged holders, in %s", took, wedged)
+	report(t, holdersSection, "40 sockets in `runtimes/holders/` where nobody answers (20 never accepted, 20 accepted and never answered), beside a session a killed daemon left; then 4 of them named by live notes whose holders run and never answer",
+		"the next daemon answered `polyrepl sessions` %s after the command started (was 30.1 s), the live session taken up idle, its names kept; with the 4 running holders that never answer, which it waits for at most 1 s, in %s, listing them as being taken up; `stop` ended them",
+		took.Round(10*time.Millisecond), wedged.Round(10*time.Millisecond))
 }
 
 // stoppedHolderLeft runs a cell that prints for a while in a new python

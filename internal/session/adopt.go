@@ -30,24 +30,37 @@ import (
 const adoptAtOnce = 16
 
 // AdoptAll takes up every session a holder keeps: every holder's socket
-// is dialled at once, and AdoptAll waits at most wait for them. It
-// returns the names taken up by then; a holder that answers later is
-// taken up when it does (RecoverLost lists its session as being taken
-// up meanwhile). A holder this daemon cannot speak to is listed as
-// unreachable, with what to do; none is ended.
+// is dialled at once, and AdoptAll waits at most wait for the holders
+// that should answer at once: those a live note names that run (not
+// stopped by a signal). It returns the names taken up by then; a holder
+// that answers later is taken up when it does (RecoverLost lists its
+// session as being taken up meanwhile), and a socket that no live note
+// names (a holder's whose note could not be written, or anything else
+// listening there) is dialled without being waited for. A holder this
+// daemon cannot speak to is listed as unreachable, with what to do; none
+// is ended.
 func (m *Manager) AdoptAll(wait time.Duration) []string {
 	socks := holder.Sockets(m.holdersDir)
-	// A live holder listening beside another daemon's socket, which its
-	// live note names, is dialled there.
 	lives, _ := m.state.Lives()
+	expect := map[string]bool{}
 	for _, l := range lives {
-		if sock := m.holderSocket(l); filepath.Dir(sock) != m.holdersDir && l.Holder.PID > 0 && proc.Alive(l.Holder) {
+		if l.Holder.PID <= 0 || !proc.Alive(l.Holder) {
+			continue
+		}
+		sock := m.holderSocket(l)
+		if filepath.Dir(sock) != m.holdersDir {
+			// A live holder listening beside another daemon's socket,
+			// which its live note names, is dialled there.
 			socks = append(socks, sock)
 		}
+		expect[sock] = !proc.Stopped(l.Holder)
 	}
 	ds := make([]*dial, 0, len(socks))
 	for _, path := range socks {
-		ds = append(ds, m.dialAt(path))
+		d := m.dialAt(path)
+		if expect[path] {
+			ds = append(ds, d)
+		}
 	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
@@ -55,9 +68,12 @@ func (m *Manager) AdoptAll(wait time.Duration) []string {
 		select {
 		case <-d.done:
 		case <-timer.C:
-			log.Printf("serving while the holders at %s have not answered: each is taken up when it does", m.waitingDials())
+			log.Printf("serving while live holders have not answered: each is taken up when it does")
 			return m.takenUp(socks)
 		}
+	}
+	if waiting := m.waitingDials(); waiting != "" {
+		log.Printf("serving while the holders' sockets %s have not answered: each is taken up if it does", waiting)
 	}
 	return m.takenUp(socks)
 }

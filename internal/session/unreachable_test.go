@@ -69,6 +69,13 @@ func TestAHolderOfAnotherProtocol(t *testing.T) {
 	if names := m.AdoptAll(10 * time.Second); len(names) != 0 {
 		t.Errorf("took up %v from a holder of protocol 99", names)
 	}
+	// No live note names it: it is not waited for, and is listed once
+	// it has answered.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if _, err := m.Describe("far"); err == nil {
+			break
+		}
+	}
 	info := describe(t, m, "far")
 	if info.State != api.StateUnreachable || !strings.Contains(info.Problem, "polyrepl 7.0.0") || !strings.Contains(info.Problem, "protocol 99") || info.PID != runtime.Process.Pid {
 		t.Errorf("the session as listed: %+v", info)
