@@ -96,6 +96,9 @@ type Manager struct {
 	dials map[string]*dial
 	// adoptSlots bounds how many sessions are taken up at once.
 	adoptSlots chan struct{}
+	// staleLeft are the records of sessions being taken up, opened to
+	// be read, whose cells left running are not ended yet (openRecord).
+	staleLeft map[string]bool
 }
 
 // entry serializes the lifecycle (create, restart, kill) of one name.
@@ -139,7 +142,7 @@ func NewManager(c Config) *Manager {
 		holdersDir: hd, launcher: l, log: c.Log, leaving: make(chan struct{}),
 		defaultMemory: c.DefaultMemory, limits: limit.Limiter{Want: c.MemoryBy},
 		entries: map[string]*entry{}, records: map[string]*record.Record{}, unreach: map[string]*unreachable{}, heldElsewhere: map[string]bool{},
-		dials: map[string]*dial{}, adoptSlots: make(chan struct{}, adoptAtOnce)}
+		dials: map[string]*dial{}, adoptSlots: make(chan struct{}, adoptAtOnce), staleLeft: map[string]bool{}}
 }
 
 // Memory says the default memory limit in bytes (0: none) and how limits
@@ -157,13 +160,23 @@ func (m *Manager) openRecord(name string, keep int) *record.Record {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if r := m.records[name]; r != nil {
+		if m.staleLeft[name] {
+			delete(m.staleLeft, name)
+			r.EndStale(keep)
+		}
 		return r
 	}
 	r, err := record.Open(m.state.RecordDir(), name)
 	if err != nil {
 		log.Printf("session %s: %v", name, err)
 	}
-	r.EndStale(keep)
+	if u := m.unreach[name]; u != nil && u.adopting != nil {
+		// Which of its cells runs on, its holder's hello says: the
+		// others are ended once it is taken up, or found lost.
+		m.staleLeft[name] = true
+	} else {
+		r.EndStale(keep)
+	}
 	m.records[name] = r
 	return r
 }

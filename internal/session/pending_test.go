@@ -85,8 +85,12 @@ func stall(t *testing.T, m *Manager, name string) (answer func()) {
 func TestAHolderThatAnswersLate(t *testing.T) {
 	m := newTestManager(t)
 	execOK(t, m, "late", req("names kept\nvalue 1"))
+	f, sent := startBlocked(t, m, "late", req("print before\nblock"))
 	answer := stall(t, m, "late")
 	leave(m)
+	if r := await(t, sent); r.err != nil || r.r.Status != api.StatusRunning {
+		t.Fatalf("the cell's reply as its daemon left: %+v", r)
+	}
 
 	n := nextDaemon(t, m)
 	t0 := time.Now()
@@ -110,7 +114,31 @@ func TestAHolderThatAnswersLate(t *testing.T) {
 		t.Errorf("wait on it: %v", err)
 	}
 
+	// Its record read meanwhile keeps the cell running: its holder has
+	// not said yet which cell runs on.
+	rec, err := n.Record("late", bob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, _, _ := rec.Since(0)
+	last := entries[len(entries)-1]
+	if last.Kind != api.EntryCell || last.Status != api.StatusRunning {
+		t.Errorf("the cell in flight as the record says while being taken up: %+v", last)
+	}
+
 	answer()
+	w, err := n.Wait(context.Background(), "late", api.WaitRequest{Client: alice, Timeout: api.Seconds(0.2)}, nil)
+	if err != nil || w.Status != api.StatusRunning {
+		t.Fatalf("wait on the cell once its holder answered: %+v %v", w, err)
+	}
+	f.Finish(driver.Result{Status: api.StatusDone, Value: "'blocked'"})
+	w, err = n.Wait(context.Background(), "late", api.WaitRequest{Client: alice, Timeout: api.Seconds(10)}, nil)
+	if err != nil || w.Value != "'blocked'" || w.Output != "" && w.Output != "before\n" {
+		t.Fatalf("the cell's end: %+v %v", w, err)
+	}
+	if e, _ := rec.Get(last.Seq); e.Status != api.StatusDone || e.Output != "before\n" {
+		t.Errorf("the cell's entry: %+v", e)
+	}
 	r, err := n.Exec(context.Background(), "late", req("value 2"), nil)
 	if err != nil || r.Value != "2" || r.Generation != info.Generation {
 		t.Fatalf("exec once the holder answered: %+v %v", r, err)

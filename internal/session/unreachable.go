@@ -119,6 +119,12 @@ func (m *Manager) killUnreachable(name string, asker api.Client, by, cause strin
 	if err := m.state.SaveLoss(l); err != nil {
 		log.Printf("session %s: cannot save its death note: %v", name, err)
 	}
+	m.mu.Lock()
+	left := m.staleLeft[name]
+	m.mu.Unlock()
+	if left {
+		m.record(name) // the cell it ran when its daemon ended ends with it
+	}
 	m.told.first(name, u.info.Generation, asker)
 	if err := m.state.RemoveLive(name); err != nil {
 		log.Printf("session %s: cannot remove its live record: %v", name, err)
