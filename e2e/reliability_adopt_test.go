@@ -181,12 +181,16 @@ func TestReliabilitySilentSockets(t *testing.T) {
 
 // stoppedHolderLeft runs a cell that prints for a while in a new python
 // session, stops (SIGSTOP) the session's holder and SIGKILLs the daemon:
-// the session's holder has not answered when the next daemon starts.
+// the session's holder has not answered when the next daemon starts, and
+// the cell prints while nobody reads it.
 func (e *env) stoppedHolderLeft(name string) (before sessionInfo, first cellResult) {
 	t := e.t
 	t.Helper()
 	e.must(0, "exec", name, "kept = 'still here'")
-	first = e.runJSON("exec", name, "import time\nfor i in range(20):\n    print('tick', i, flush=True); time.sleep(0.1)\n'ticked'", "-t", "0.3")
+	// It prints after its reply, so that the reply takes none of its
+	// output: what a reply took, the holder hears a moment later, which
+	// a holder stopped at once may not have heard.
+	first = e.runJSON("exec", name, "import time\ntime.sleep(1)\nfor i in range(20):\n    print('tick', i, flush=True); time.sleep(0.1)\n'ticked'", "-t", "0.2")
 	if first.Status != "running" {
 		t.Fatalf("the printing cell: %v", first)
 	}
