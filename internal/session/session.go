@@ -8,7 +8,8 @@
 // interrupt, kill, restart, stop); life.go how a life of a name is
 // spawned, started and let go; adopt.go how a starting daemon takes up
 // the sessions holders kept, and how a leaving one leaves them;
-// unreachable.go the sessions a holder keeps that this daemon cannot
+// pending.go the holders that have not answered yet, dialled in the
+// background and taken up when they answer; unreachable.go the sessions a holder keeps that this daemon cannot
 // speak to; checks.go what a request may ask; tell.go what a reply tells
 // besides its cell; journal.go what a session leaves on disk and the
 // recovery of what no holder kept; told.go who has heard of which death;
@@ -27,7 +28,7 @@
 //     events (Output, CellDone, Exited, HolderLost) take it, so nothing
 //     that waits on the holder (Run, Interrupt) is called under it.
 //  4. Leaves, which never take another lock: a record.Record's, told's,
-//     a bound.Sink's, a holder.Process's.
+//     a bound.Sink's, a holder.Process's, a dial's.
 //
 // A death is written down (Manager.died: the tree ended, the loss note
 // saved, the live note removed, the holder ended) outside the event's

@@ -65,10 +65,14 @@ func (m *Manager) unreachableError(name string) error {
 // listUnreachable lists the sessions this daemon cannot take up.
 func (m *Manager) listUnreachable() []api.SessionInfo {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []api.SessionInfo
+	us := make([]*unreachable, 0, len(m.unreach))
 	for _, u := range m.unreach {
-		out = append(out, u.listed())
+		us = append(us, u)
+	}
+	m.mu.Unlock()
+	var out []api.SessionInfo
+	for _, u := range us {
+		out = append(out, u.listed()) // it reads the process table: not under the lock
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
