@@ -363,3 +363,44 @@ func TestReliabilityManyHoldersTakenUp(t *testing.T) {
 		"the next daemon answered `polyrepl sessions` %s after the command started; all %d were listed idle within %s",
 		took.Round(10*time.Millisecond), n, allIn.Round(10*time.Millisecond))
 }
+
+// TestReliabilityHolderHeldOpen has another process connect to a live
+// holder's socket once the daemon is killed, and hold the connection:
+// the holder serves it as its daemon and refuses the next one, which
+// answers at once, leaving that session to whoever holds it. Once that
+// connection is closed, a daemon started after it takes the session up.
+func TestReliabilityHolderHeldOpen(t *testing.T) {
+	needPython(t)
+	t.Parallel()
+	e := newEnv(t)
+	e.must(0, "exec", "mine", "x = 1")
+	e.must(0, "exec", "theirs", "y = 2")
+	gen := e.session("theirs").Generation
+	e.killDaemon()
+	c, err := net.Dial("unix", filepath.Join(e.holdersDir(), gen+".sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if b := make([]byte, 1); func() bool { _, err := c.Read(b); return err != nil || b[0] != 'H' }() {
+		t.Fatalf("the holder did not greet the connection that holds it")
+	}
+
+	took, out := e.firstAnswer()
+	if took > 2*time.Second {
+		t.Errorf("the first answer beside a holder another process holds took %s, want under 2 s", took.Round(time.Millisecond))
+	}
+	if ss := e.sessions(); len(ss) != 1 || ss[0].Name != "mine" || ss[0].State != "idle" {
+		t.Errorf("sessions while another process holds theirs: %+v\n%s", ss, out)
+	}
+	c.Close()
+	e.must(0, "stop", "--keep-sessions")
+	if r := e.runJSON("exec", "theirs", "y + 1"); r.Value != "3" || r.Generation != gen {
+		t.Errorf("exec once the connection was closed and another daemon started: %v", r)
+	}
+	t.Logf("first answer in %s", took)
+	report(t, holdersSection, "another process connected to a live holder's socket (the daemon killed) and holding the connection",
+		"the next daemon answered in %s, leaving that session to whoever holds it (not listed, not ended); once the connection was closed, the daemon started after it took the session up, its names kept",
+		took.Round(10*time.Millisecond))
+}
