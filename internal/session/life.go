@@ -123,7 +123,7 @@ func (m *Manager) create(ctx context.Context, e *entry, name string, sp api.Spaw
 	}
 	var notes []api.Note
 	if loss, _ := m.state.Loss(name); loss != nil {
-		if m.told.first(name, loss.Generation, asker) {
+		if m.told.TellDeath(name, loss.Generation, asker) {
 			notes = append(notes, lossNote(*loss))
 		}
 		if err := m.state.ClearLoss(name); err != nil {
@@ -150,7 +150,7 @@ func (m *Manager) newSession(name string, sp api.Spawn) *Session {
 func (m *Manager) sessionOf(name, gen string, created time.Time, sp api.Spawn, rec *record.Record) *Session {
 	return &Session{
 		Name: name, Generation: gen, Created: created, Spawn: sp, Runtime: sp.Runtime,
-		m: m, changed: make(chan struct{}), state: Starting,
+		m: m, told: &m.told, changed: make(chan struct{}), state: Starting,
 		exited: make(chan struct{}),
 		idle:   bound.NewSink(api.OutputLimit, m.outputDir, name+"-idle-*.txt"),
 		rec:    rec,

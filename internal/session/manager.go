@@ -75,12 +75,10 @@ type Manager struct {
 	// limits holds sessions to their memory limits.
 	limits limit.Limiter
 
-	// told remembers who has heard of each name's last death.
-	told told
-	// othersTold keeps the others note to news: each client hears of a
-	// cell running elsewhere when it starts and of its end, not on every
-	// call between.
-	othersTold othersTold
+	// told is what each client was told beyond the records' entries:
+	// each name's last death, and the other sessions that need its
+	// attention. Every session of the daemon tells through it.
+	told record.Told
 
 	mu      sync.Mutex
 	entries map[string]*entry
@@ -343,7 +341,7 @@ func (m *Manager) lookup(name, gen string, asker api.Client) (*Session, error) {
 	if loss, _ := m.state.Loss(name); loss != nil {
 		n := lossNote(*loss)
 		err := &Error{Code: api.CodeDead, Msg: lossMsg(n), Death: loss.Death, Next: []api.Action{{Do: api.DoExec, Session: name}}}
-		if m.told.first(name, loss.Generation, asker) {
+		if m.told.TellDeath(name, loss.Generation, asker) {
 			err.Lost = &n
 		}
 		return nil, err
@@ -430,7 +428,7 @@ func (m *Manager) Kill(name string, req api.ControlRequest) (api.KillReply, erro
 	info := s.Info(true)
 	kerr := s.kill(api.ByKill, "killed by "+req.Client.Label(), req.Client)
 	// The reply says what was lost: the killer has heard of this death.
-	m.told.first(name, s.Generation, req.Client)
+	m.told.TellDeath(name, s.Generation, req.Client)
 	m.forgetDead(s)
 	reply := api.KillReply{Session: name, Info: s.Info(false)}
 	reply.Info.Memory = info.Memory

@@ -11,8 +11,8 @@
 // pending.go the holders that have not answered yet, dialled in the
 // background and taken up when they answer; unreachable.go the sessions a holder keeps that this daemon cannot
 // speak to; checks.go what a request may ask; tell.go what a reply tells
-// besides its cell; journal.go what a session leaves on disk and the
-// recovery of what no holder kept; told.go who has heard of which death;
+// besides its cell (who was told what is record.Told's); journal.go what
+// a session leaves on disk and the recovery of what no holder kept;
 // session.go one session's state machine and its cells; events.go what
 // the runtime tells a session through its holder.
 //
@@ -27,8 +27,8 @@
 //  3. Session.mu: one session's state, cell and output. The holder's
 //     events (Output, CellDone, Exited, HolderLost) take it, so nothing
 //     that waits on the holder (Run, Interrupt) is called under it.
-//  4. Leaves, which never take another lock: a record.Record's, told's,
-//     a bound.Sink's, a holder.Process's, a dial's.
+//  4. Leaves, which never take another lock: a record.Record's, a
+//     record.Told's, a bound.Sink's, a holder.Process's, a dial's.
 //
 // A death is written down (Manager.died: the tree ended, the loss note
 // saved, the live note removed, the holder ended) outside the event's
@@ -105,6 +105,7 @@ type Session struct {
 	// every cell it misses (a planted link is refused, not followed).
 	transcriptErr error
 	rec           *record.Record // the name's shared record
+	told          *record.Told   // what each client was told (the Manager's)
 	limit         *limit.Limit   // its memory limit, or nil
 	idleSeq       int            // the record entry of output while idle, or 0
 	// adoptIdle is the record entry of the output printed while idle that
@@ -491,7 +492,7 @@ func (s *Session) takeLocked(c *cell, asker api.Client) api.CellResult {
 	}
 	if c.status == api.StatusDead && s.death != nil {
 		r.Error = &api.CellError{Type: "SessionDied", Message: fmt.Sprintf("the session died during cell %d: %s", c.n, s.death.Cause)}
-		if s.m.told.first(s.Name, s.Generation, asker) {
+		if s.told.TellDeath(s.Name, s.Generation, asker) {
 			r.Notes = append(r.Notes, s.lossNoteLocked())
 		}
 	}
@@ -602,7 +603,7 @@ func (s *Session) deadError(asker api.Client) error {
 	defer s.mu.Unlock()
 	n := s.lossNoteLocked()
 	err := &Error{Code: api.CodeDead, Msg: lossMsg(n), Death: s.death, Next: []api.Action{{Do: api.DoExec, Session: s.Name}}}
-	if s.m.told.first(s.Name, s.Generation, asker) {
+	if s.told.TellDeath(s.Name, s.Generation, asker) {
 		err.Lost = &n
 	}
 	return err

@@ -1,7 +1,6 @@
 package session
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
@@ -19,7 +18,8 @@ func (m *Manager) note(s *Session, c api.Client, n api.Note) {
 
 // tell adds to a reply what other clients did in the session since the
 // asker last heard, and what the session printed while idle, unless it
-// asked not to hear (it then gets the idle note instead).
+// asked not to hear (it then gets the idle note instead). A death it has
+// heard of already is not told again (record.Told).
 func (m *Manager) tell(r *api.CellResult, name string, asker api.Client) {
 	if asker.Quiet {
 		return
@@ -30,21 +30,7 @@ func (m *Manager) tell(r *api.CellResult, name string, asker api.Client) {
 	if rec == nil {
 		return
 	}
-	r.Activity = rec.Activity(asker)
-	if a := r.Activity; a != nil && len(a.Entries) > 0 {
-		// A death this client has heard of already is not told again.
-		kept := a.Entries[:0]
-		for _, e := range a.Entries {
-			if e.Kind == api.EntryNote && e.Note != nil && e.Note.Kind == api.NoteEnded && m.told.has(name, e.Generation, asker) {
-				continue
-			}
-			kept = append(kept, e)
-		}
-		a.Entries = kept
-		if len(a.Entries) == 0 && a.Earlier == 0 {
-			r.Activity = nil
-		}
-	}
+	r.Activity = m.told.Activity(rec, asker)
 	if err := rec.SaveError(); err != nil {
 		r.Notes = append(r.Notes, api.Note{Kind: api.NoteSave, Session: name, Saved: api.SavedRecord, Err: err.Error()})
 	}
@@ -54,58 +40,26 @@ func (m *Manager) tell(r *api.CellResult, name string, asker api.Client) {
 // something nobody collected, so no client forgets work in flight: each
 // once to each client, when it begins (a cell starts; it ends with
 // output or a result nobody collected), not again on every call while it
-// lasts. A note lists at most api.MaxOthers of them and counts the rest,
-// which later replies list: with hundreds of sessions holding results,
-// a reply stays small.
+// lasts (record.Told.Others chooses). A note lists at most api.MaxOthers
+// of them and counts the rest, which later replies list: with hundreds
+// of sessions holding results, a reply stays small.
 //
 // A session that died with a cell nobody collected is mentioned with what
 // its death lost, once to each client: it is the first this client hears
 // of the death, so the reply that collects the cell does not tell it again.
 func (m *Manager) othersNotes(except string, asker api.Client) []api.Note {
-	n := api.Note{Kind: api.NoteOthers}
-	// The asker's own session is not told here, nor forgotten: what it
-	// was told of it stays told.
-	attention := map[string]bool{except: true}
-	for _, i := range m.glances(except) {
-		var what string
-		switch {
-		case i.Running != nil:
-			what = fmt.Sprintf("running %s %d", i.Generation, i.Running.Cell)
-		case i.State == Dead && i.Unread:
-			if m.told.has(i.Name, i.Generation, asker) {
-				continue
-			}
-			what = "dead " + i.Generation
-		case i.Unread:
-			what = fmt.Sprintf("unread %s %d", i.Generation, i.Cells)
-		default:
-			continue
-		}
-		attention[i.Name] = true
-		if len(n.Others) == api.MaxOthers {
-			// Counted, not listed, and not marked told: a later reply
-			// lists it.
-			if m.othersTold.isNews(asker, i.Name, what) {
-				n.Count++
-			}
-			continue
-		}
-		if !m.othersTold.news(asker, i.Name, what) {
-			continue
-		}
-		if i.State == Dead {
-			m.told.first(i.Name, i.Generation, asker)
-		}
+	tell, more := m.told.Others(asker, except, m.glances(except))
+	if len(tell) == 0 {
+		return nil
+	}
+	n := api.Note{Kind: api.NoteOthers, Count: more}
+	for _, i := range tell {
 		o := api.Other{Session: i.Name, State: i.State, Running: i.Running, Death: i.Death, Unread: i.Unread}
 		if i.State == Dead {
 			o.Names = i.Names
 		}
 		n.Others = append(n.Others, o)
 		n.Next = append(n.Next, api.Action{Do: api.DoWait, Session: i.Name})
-	}
-	m.othersTold.settled(asker, attention)
-	if len(n.Others) == 0 {
-		return nil
 	}
 	return []api.Note{n}
 }

@@ -129,7 +129,7 @@ func (m *Manager) killUnreachable(name string, asker api.Client, by, cause strin
 	if left {
 		m.record(name) // the cell it ran when its daemon ended ends with it
 	}
-	m.told.first(name, u.info.Generation, asker)
+	m.told.TellDeath(name, u.info.Generation, asker)
 	if err := m.state.RemoveLive(name); err != nil {
 		log.Printf("session %s: cannot remove its live record: %v", name, err)
 	}
