@@ -11,7 +11,6 @@ import (
 
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/record"
-	"github.com/polyrepl/polyrepl/internal/session"
 )
 
 // followBeat is how often a follower gets a heartbeat line while nothing
@@ -28,7 +27,7 @@ func (d *Daemon) history(w http.ResponseWriter, r *http.Request) {
 	if s := r.URL.Query().Get("since"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 0 {
-			fail(w, &session.Error{Code: api.CodeBadRequest, Msg: fmt.Sprintf("invalid position %q", s), Hint: "give a record seq, 0 for the start", Field: api.FieldSince})
+			refuse(w, api.ErrorReply{Code: api.CodeBadRequest, Error: fmt.Sprintf("invalid position %q", s), Hint: "give a record seq, 0 for the start", Field: api.FieldSince})
 			return
 		}
 		since = n
@@ -211,7 +210,7 @@ func (d *Daemon) entry(w http.ResponseWriter, r *http.Request) {
 	}
 	seq, err := strconv.Atoi(r.PathValue("seq"))
 	if err != nil {
-		fail(w, &session.Error{Code: api.CodeBadRequest, Msg: fmt.Sprintf("invalid entry %q", r.PathValue("seq")), Hint: "name an entry by its seq (12) or id (NAME#12)"})
+		refuse(w, api.ErrorReply{Code: api.CodeBadRequest, Error: fmt.Sprintf("invalid entry %q", r.PathValue("seq")), Hint: "name an entry by its seq (12) or id (NAME#12)"})
 		return
 	}
 	e, ok := rec.Get(seq)
@@ -221,7 +220,7 @@ func (d *Daemon) entry(w http.ResponseWriter, r *http.Request) {
 		if seq <= dropped {
 			msg = fmt.Sprintf("entry %d of session %q was dropped: the record keeps its last %d entries (%d to %d)", seq, r.PathValue("name"), api.RecordKeep, dropped+1, next-1)
 		}
-		fail(w, &session.Error{Code: api.CodeNoEntry, Msg: msg, Next: []api.Action{{Do: api.DoHistory, Session: r.PathValue("name")}}})
+		refuse(w, api.ErrorReply{Code: api.CodeNoEntry, Error: msg, Next: []api.Action{{Do: api.DoHistory, Session: r.PathValue("name")}}})
 		return
 	}
 	reply(w, e)
@@ -235,7 +234,7 @@ const next0 = 1 << 62
 // what the runtime prints back, until either side hangs up.
 func (d *Daemon) raw(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("Upgrade") != api.RawProtocol {
-		fail(w, &session.Error{Code: api.CodeBadRequest, Msg: "a raw attach must ask to upgrade to " + api.RawProtocol, Hint: "use `polyrepl attach --raw`"})
+		refuse(w, api.ErrorReply{Code: api.CodeBadRequest, Error: "a raw attach must ask to upgrade to " + api.RawProtocol, Hint: "use `polyrepl attach --raw`"})
 		return
 	}
 	q := r.URL.Query()

@@ -281,7 +281,7 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 		rc.SetReadDeadline(time.Now())
 		if errors.As(err, &ne) && ne.Timeout() {
 			log.Printf("a client sent half a request and stalled for %s; cut off", bodyTimeout)
-			fail(w, &session.Error{Code: api.CodeBadRequest, Msg: fmt.Sprintf("the request body did not arrive within %s", bodyTimeout), Hint: "send the whole request at once"})
+			refuse(w, api.ErrorReply{Code: api.CodeBadRequest, Error: fmt.Sprintf("the request body did not arrive within %s", bodyTimeout), Hint: "send the whole request at once"})
 			return false
 		}
 		if errors.As(err, &mbe) {
@@ -289,10 +289,10 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 			if r.ContentLength > 0 {
 				size = fmt.Sprintf("%d bytes, over the limit of %d bytes", r.ContentLength, maxBody)
 			}
-			fail(w, &session.Error{Code: api.CodeBadRequest, Msg: "the request is " + size, Hint: "keep code and answers under 2 MiB"})
+			refuse(w, api.ErrorReply{Code: api.CodeBadRequest, Error: "the request is " + size, Hint: "keep code and answers under 2 MiB"})
 			return false
 		}
-		fail(w, &session.Error{Code: api.CodeBadRequest, Msg: fmt.Sprintf("malformed request body: %v", err), Hint: "send one JSON object as the API describes"})
+		refuse(w, api.ErrorReply{Code: api.CodeBadRequest, Error: fmt.Sprintf("malformed request body: %v", err), Hint: "send one JSON object as the API describes"})
 		return false
 	}
 	rc.SetReadDeadline(time.Time{}) // the reply may take long; the client waits for it
@@ -332,14 +332,17 @@ func fail(w http.ResponseWriter, err error) {
 	json.NewEncoder(w).Encode(body)
 }
 
+// refuse answers with refusal r, its status from its Code.
+func refuse(w http.ResponseWriter, r api.ErrorReply) { fail(w, &session.Error{ErrorReply: r}) }
+
 // errorReply turns an error into its reply body and HTTP status.
 func errorReply(err error) (api.ErrorReply, int) {
 	body := api.ErrorReply{Error: err.Error(), Code: api.CodeInternal}
 	status := http.StatusInternalServerError
 	var se *session.Error
 	if errors.As(err, &se) {
-		body.Code, body.Hint, body.Death, body.Lost = se.Code, se.Hint, se.Death, se.Lost
-		body.Field, body.Next = se.Field, se.Next
+		body = se.ErrorReply
+		body.Error = err.Error() // with what wrapped it, if anything did
 		if s, ok := statusOf[se.Code]; ok {
 			status = s
 		}

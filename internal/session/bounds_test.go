@@ -59,8 +59,8 @@ func TestQuestionBoundedAtTheDoor(t *testing.T) {
 		t.Errorf("the listing's prompt: %+v", in)
 	}
 	_, err := m.Exec(context.Background(), "q", req("x"), nil)
-	if e := wantCode(t, err, api.CodeInput); len(e.Msg) > 600 {
-		t.Errorf("the refusal is %d bytes: %.300s", len(e.Msg), e.Msg)
+	if e := wantCode(t, err, api.CodeInput); len(e.ErrorReply.Error) > 600 {
+		t.Errorf("the refusal is %d bytes: %.300s", len(e.ErrorReply.Error), e.ErrorReply.Error)
 	}
 	f.Finish(driver.Result{})
 }
@@ -77,8 +77,8 @@ func TestAnswerOverTheLimitRefused(t *testing.T) {
 	text := strings.Repeat("a", api.MaxAnswerBytes+5)
 	_, err := m.Input(context.Background(), "q", api.InputRequest{Text: text, Client: alice}, nil)
 	e := wantCode(t, err, api.CodeBadRequest)
-	if want := fmt.Sprintf("the answer is %d bytes; the limit is %d bytes", len(text), api.MaxAnswerBytes); !strings.Contains(e.Msg, want) {
-		t.Errorf("refusal %q does not say %q", e.Msg, want)
+	if want := fmt.Sprintf("the answer is %d bytes; the limit is %d bytes", len(text), api.MaxAnswerBytes); !strings.Contains(e.ErrorReply.Error, want) {
+		t.Errorf("refusal %q does not say %q", e.ErrorReply.Error, want)
 	}
 	if info := describe(t, m, "q"); info.Running == nil || info.Running.Input == nil {
 		t.Errorf("the question is gone after a refused answer: %+v", info.Running)

@@ -53,8 +53,8 @@ func (m *Manager) checkGeneration(name string, s *Session, gen string) error {
 	if s != nil {
 		now = fmt.Sprintf("the session under that name now is generation %s, created %s", s.Generation, s.Created.Format(time.RFC3339))
 	}
-	return &Error{Code: api.CodeStale, Msg: fmt.Sprintf("the request was for generation %s of session %q, which has ended; %s", gen, name, now),
-		Hint: "send the request without a generation to reach the current session"}
+	return &Error{api.ErrorReply{Code: api.CodeStale, Error: fmt.Sprintf("the request was for generation %s of session %q, which has ended; %s", gen, name, now),
+		Hint: "send the request without a generation to reach the current session"}}
 }
 
 // unchangedSpawn says which of the things asked for only take effect when

@@ -133,7 +133,7 @@ func TestAHolderOfAnotherBuild(t *testing.T) {
 				t.Errorf("the runtime's end: %+v; want it to say %q", d, tc.exit)
 			}
 			_, err = m.Restart(context.Background(), "other", api.ControlRequest{Client: alice})
-			if e := wantCode(t, err, api.CodeBadRequest); e != nil && !strings.Contains(e.Msg, `unknown runtime "cobol"`) {
+			if e := wantCode(t, err, api.CodeBadRequest); e != nil && !strings.Contains(e.ErrorReply.Error, `unknown runtime "cobol"`) {
 				t.Errorf("restart: %v; want it to say the runtime is unknown", e)
 			}
 		})

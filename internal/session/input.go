@@ -50,7 +50,7 @@ func (s *Session) Input(ctx context.Context, text string, eof, secret bool, time
 	c := s.cur
 	if c == nil || c.finished() || c.prompt == nil {
 		s.mu.Unlock()
-		err := &Error{Code: api.CodeNoInput, Msg: fmt.Sprintf("no cell of session %q waits for input: the answer was not sent", s.Name)}
+		err := &Error{api.ErrorReply{Code: api.CodeNoInput, Error: fmt.Sprintf("no cell of session %q waits for input: the answer was not sent", s.Name)}}
 		if c != nil && !c.finished() {
 			err.Next = []api.Action{{Do: api.DoWait, Session: s.Name}}
 		}
@@ -63,9 +63,9 @@ func (s *Session) Input(ctx context.Context, text string, eof, secret bool, time
 		if how := s.facts().ConsoleLines; how != "" {
 			hint = "answer with a line (" + how + "), or interrupt the cell"
 		}
-		return api.CellResult{}, &Error{Code: api.CodeBadRequest, Field: api.FieldEOF,
-			Msg:  fmt.Sprintf("session %q: cell %d waits on the runtime's own console, where end of file would end the session; nothing was sent", s.Name, c.n),
-			Hint: hint}
+		return api.CellResult{}, &Error{api.ErrorReply{Code: api.CodeBadRequest, Field: api.FieldEOF,
+			Error: fmt.Sprintf("session %q: cell %d waits on the runtime's own console, where end of file would end the session; nothing was sent", s.Name, c.n),
+			Hint:  hint}}
 	}
 	c.prompt = nil
 	p := s.p

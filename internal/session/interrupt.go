@@ -27,11 +27,11 @@ func (s *Session) holderError(what string, err error, asker api.Client) error {
 	dying := s.dying
 	s.mu.Unlock()
 	if dying != nil {
-		return &Error{Code: api.CodeDead, Msg: fmt.Sprintf("session %q: %s: the session is being ended (%s)", s.Name, what, dying.Cause),
-			Next: []api.Action{{Do: api.DoExec, Session: s.Name}}}
+		return &Error{api.ErrorReply{Code: api.CodeDead, Error: fmt.Sprintf("session %q: %s: the session is being ended (%s)", s.Name, what, dying.Cause),
+			Next: []api.Action{{Do: api.DoExec, Session: s.Name}}}}
 	}
-	return &Error{Code: api.CodeInternal, Msg: fmt.Sprintf("session %q: %s: its holder process did not take it (the daemon log says why)", s.Name, what),
-		Next: []api.Action{{Do: api.DoKill, Session: s.Name}}}
+	return &Error{api.ErrorReply{Code: api.CodeInternal, Error: fmt.Sprintf("session %q: %s: its holder process did not take it (the daemon log says why)", s.Name, what),
+		Next: []api.Action{{Do: api.DoKill, Session: s.Name}}}}
 }
 
 // holderGrace is how long a call its holder did not take waits for the

@@ -22,31 +22,26 @@ import (
 	"github.com/polyrepl/polyrepl/internal/state"
 )
 
-// Error is a refusal a client can act on: it maps to an HTTP status and an
-// api.ErrorReply.
+// Error is a refusal a client can act on: the api.ErrorReply it is sent
+// as (the daemon maps its Code to an HTTP status), as an error.
 //
-// Msg and Hint are written for any reader: they name no command, flag or
-// tool. Field and Next carry the rest as data, for the CLI and the MCP
-// server to word in their reader's terms.
+// Its words (ErrorReply.Error, Hint) are written for any reader: they
+// name no command, flag or tool. Field and Next carry the rest as data,
+// for the CLI and the MCP server to word in their reader's terms. Lost
+// says what a death lost, if this client was not told yet.
 type Error struct {
-	Code  string // one of the api.Code constants
-	Msg   string
-	Hint  string
-	Field string       // the input that was wrong, one of the api.Field constants
-	Next  []api.Action // steps that help
-	Death *api.Death
-	Lost  *api.Note // what the death lost, if this client was not told yet
+	api.ErrorReply
 }
 
-func (e *Error) Error() string { return e.Msg }
+func (e *Error) Error() string { return e.ErrorReply.Error }
 
 func badRequest(hint, format string, a ...any) error {
-	return &Error{Code: api.CodeBadRequest, Msg: fmt.Sprintf(format, a...), Hint: hint}
+	return &Error{api.ErrorReply{Code: api.CodeBadRequest, Error: fmt.Sprintf(format, a...), Hint: hint}}
 }
 
 // badInput is a refusal of one input of the request, named by field.
 func badInput(field, hint, format string, a ...any) error {
-	return &Error{Code: api.CodeBadRequest, Msg: fmt.Sprintf(format, a...), Hint: hint, Field: field}
+	return &Error{api.ErrorReply{Code: api.CodeBadRequest, Error: fmt.Sprintf(format, a...), Hint: hint, Field: field}}
 }
 
 // CookieVar is the environment variable that marks every process of a
@@ -279,8 +274,8 @@ func (m *Manager) Exec(ctx context.Context, name string, req api.ExecRequest, pr
 	}
 	if s != nil && !s.isDead() && req.Spawn.Runtime != "" && req.Spawn.Runtime != s.Runtime {
 		e.life.Unlock()
-		return api.CellResult{}, &Error{Code: api.CodeBadRequest, Msg: fmt.Sprintf("session %q is a %s session, not %s", name, s.Runtime, req.Spawn.Runtime),
-			Hint: "or use another session name for " + req.Spawn.Runtime, Next: []api.Action{{Do: api.DoKill, Session: name}}}
+		return api.CellResult{}, &Error{api.ErrorReply{Code: api.CodeBadRequest, Error: fmt.Sprintf("session %q is a %s session, not %s", name, s.Runtime, req.Spawn.Runtime),
+			Hint: "or use another session name for " + req.Spawn.Runtime, Next: []api.Action{{Do: api.DoKill, Session: name}}}}
 	}
 	var opening []api.Note
 	if s != nil && !s.isDead() {
@@ -340,7 +335,7 @@ func (m *Manager) lookup(name, gen string, asker api.Client) (*Session, error) {
 	}
 	if loss, _ := m.state.Loss(name); loss != nil {
 		n := lossNote(*loss)
-		err := &Error{Code: api.CodeDead, Msg: lossMsg(n), Death: loss.Death, Next: []api.Action{{Do: api.DoExec, Session: name}}}
+		err := &Error{api.ErrorReply{Code: api.CodeDead, Error: lossMsg(n), Death: loss.Death, Next: []api.Action{{Do: api.DoExec, Session: name}}}}
 		if m.told.TellDeath(name, loss.Generation, asker) {
 			err.Lost = &n
 		}
@@ -361,8 +356,8 @@ func (m *Manager) noSession(name string, asker api.Client) error {
 	} else if len(live) > 0 {
 		hint = "sessions now: " + strings.Join(live, ", ")
 	}
-	return &Error{Code: api.CodeNoSession, Msg: fmt.Sprintf("no session named %q", name), Hint: hint,
-		Next: []api.Action{{Do: api.DoExec, Session: name}}}
+	return &Error{api.ErrorReply{Code: api.CodeNoSession, Error: fmt.Sprintf("no session named %q", name), Hint: hint,
+		Next: []api.Action{{Do: api.DoExec, Session: name}}}}
 }
 
 // Wait collects the named session's running or uncollected cell.

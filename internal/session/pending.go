@@ -180,9 +180,9 @@ func adoptingProblem(u *unreachable) string {
 // adoptingError refuses a call on a session being taken up: retry
 // shortly, or end it.
 func adoptingError(name string, u *unreachable) error {
-	return &Error{Code: api.CodeAdopting, Msg: fmt.Sprintf("session %q is %s", name, adoptingProblem(u)),
+	return &Error{api.ErrorReply{Code: api.CodeAdopting, Error: fmt.Sprintf("session %q is %s", name, adoptingProblem(u)),
 		Hint: "retry shortly: its calls are served as soon as its holder answers",
-		Next: []api.Action{{Do: api.DoSessions, Session: name}, {Do: api.DoKill, Session: name}}}
+		Next: []api.Action{{Do: api.DoSessions, Session: name}, {Do: api.DoKill, Session: name}}}}
 }
 
 // awaitAdoption waits, at most adoptPatience, for the holder of a session

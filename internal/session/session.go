@@ -229,13 +229,13 @@ func (s *Session) notifyLocked() {
 // busyError is the refusal of a cell while another runs.
 func (s *Session) busyErrorLocked(asker api.Client) error {
 	c := s.cur
-	return &Error{
+	return &Error{api.ErrorReply{
 		Code: api.CodeBusy,
-		Msg: fmt.Sprintf("session %q is busy: cell %d has been running for %s, sent by %s",
+		Error: fmt.Sprintf("session %q is busy: cell %d has been running for %s, sent by %s",
 			s.Name, c.n, api.Readable(time.Since(c.started)), c.client.Label()),
 		Hint: "for parallel work use another session name",
 		Next: []api.Action{{Do: api.DoWait, Session: s.Name}, {Do: api.DoInterrupt, Session: s.Name}},
-	}
+	}}
 }
 
 // Exec starts a cell and waits for it up to timeout.
@@ -251,9 +251,9 @@ func (s *Session) Exec(ctx context.Context, code string, client api.Client, time
 			if q.Text == "" {
 				asked = "on its standard input"
 			}
-			err = &Error{Code: api.CodeInput,
-				Msg:  fmt.Sprintf("session %q: cell %d waits for input (%s); this code was not run", s.Name, s.cur.n, asked),
-				Next: []api.Action{{Do: api.DoInput, Session: s.Name}, {Do: api.DoInterrupt, Session: s.Name}}}
+			err = &Error{api.ErrorReply{Code: api.CodeInput,
+				Error: fmt.Sprintf("session %q: cell %d waits for input (%s); this code was not run", s.Name, s.cur.n, asked),
+				Next:  []api.Action{{Do: api.DoInput, Session: s.Name}, {Do: api.DoInterrupt, Session: s.Name}}}}
 		}
 		s.mu.Unlock()
 		return api.CellResult{}, err
@@ -602,7 +602,7 @@ func (s *Session) deadError(asker api.Client) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := s.lossNoteLocked()
-	err := &Error{Code: api.CodeDead, Msg: lossMsg(n), Death: s.death, Next: []api.Action{{Do: api.DoExec, Session: s.Name}}}
+	err := &Error{api.ErrorReply{Code: api.CodeDead, Error: lossMsg(n), Death: s.death, Next: []api.Action{{Do: api.DoExec, Session: s.Name}}}}
 	if s.told.TellDeath(s.Name, s.Generation, asker) {
 		err.Lost = &n
 	}

@@ -58,8 +58,8 @@ func (m *Manager) unreachableError(name string) error {
 	if u == nil {
 		return nil
 	}
-	return &Error{Code: api.CodeForeign, Msg: fmt.Sprintf("session %q is %s", name, u.info.Problem),
-		Hint: "reach it with the polyrepl that started it, or end it", Next: []api.Action{{Do: api.DoKill, Session: name}}}
+	return &Error{api.ErrorReply{Code: api.CodeForeign, Error: fmt.Sprintf("session %q is %s", name, u.info.Problem),
+		Hint: "reach it with the polyrepl that started it, or end it", Next: []api.Action{{Do: api.DoKill, Session: name}}}}
 }
 
 // listUnreachable lists the sessions this daemon cannot take up.
