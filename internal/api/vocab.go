@@ -66,6 +66,10 @@ const (
 	DoHistory   = "history"   // list the session's record
 	DoRuntimes  = "runtimes"  // see which runtimes there are
 	DoSessions  = "sessions"  // list the sessions (Session: that one's state: alive, running, with a result to collect)
+	DoAttach    = "attach"    // follow the session's record and send it cells, with no terminal of its own
+	// DoKernels lists the Jupyter kernels of the gateway the call named:
+	// a person's step (no tool lists a gateway's kernels).
+	DoKernels = "kernels"
 	// DoStop stops the daemon and every session: only a person can, and
 	// only to end a version mismatch.
 	DoStop = "stop"

@@ -234,7 +234,7 @@ const next0 = 1 << 62
 // what the runtime prints back, until either side hangs up.
 func (d *Daemon) raw(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("Upgrade") != api.RawProtocol {
-		refuse(w, api.ErrorReply{Code: api.CodeBadRequest, Error: "a raw attach must ask to upgrade to " + api.RawProtocol, Hint: "use `polyrepl attach --raw`"})
+		refuse(w, api.ErrorReply{Code: api.CodeBadRequest, Error: "a raw attach must ask to upgrade to " + api.RawProtocol, Hint: "ask for the upgrade, as polyrepl's own client does"})
 		return
 	}
 	q := r.URL.Query()

@@ -165,6 +165,10 @@ func (modelVoice) Step(a api.Action) string {
 		return fmt.Sprintf("the exec tool with session %q", a.Session)
 	case api.DoRuntimes:
 		return "the runtimes tool"
+	case api.DoKernels:
+		return "the user, at a terminal (no tool lists a gateway's kernels),"
+	case api.DoAttach:
+		return fmt.Sprintf("the history tool with the exec tool (session %q)", a.Session)
 	case api.DoSessions:
 		if a.Session == "" {
 			return "the sessions tool"

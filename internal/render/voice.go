@@ -42,6 +42,8 @@ func (people) Step(a api.Action) string {
 		return fmt.Sprintf("`polyrepl input %s TEXT`", a.Session)
 	case api.DoRuntimes:
 		return "`polyrepl runtimes`"
+	case api.DoKernels:
+		return "`polyrepl runtimes --gateway URL`"
 	case api.DoSessions:
 		if a.Session == "" {
 			return "`polyrepl sessions`"
@@ -69,6 +71,10 @@ func stepPurpose(a api.Action) string {
 		return "lists the entries"
 	case api.DoRuntimes:
 		return "lists them"
+	case api.DoKernels:
+		return "lists the kernels the gateway offers"
+	case api.DoAttach:
+		return "shows its record and sends it cells, with no terminal"
 	case api.DoSessions:
 		if a.Session == "" {
 			return "lists them"

@@ -102,7 +102,7 @@ func (m *Manager) create(ctx context.Context, e *entry, name string, sp api.Spaw
 		sp.Gateway = driver.Getenv(sp.Env, api.GatewayVar)
 	}
 	if sp.Gateway != "" && !strings.HasPrefix(sp.Runtime, api.JupyterPrefix) {
-		return nil, nil, badInput(api.FieldRuntime, "name a Jupyter kernel: --kernel NAME, or runtime jupyter:NAME",
+		return nil, nil, badInput(api.FieldRuntime, "name a Jupyter kernel as the runtime: jupyter:NAME",
 			"a gateway runs Jupyter kernels, and the runtime asked for is %s", sp.Runtime)
 	}
 	if sp.Gateway != "" && sp.Memory > 0 {
@@ -174,14 +174,17 @@ func (m *Manager) start(ctx context.Context, s *Session) error {
 		SpoolDir: m.outputDir, Socket: holder.SocketName(m.holdersDir, s.Generation), Log: m.log,
 	})
 	if err != nil {
-		field, hint := api.FieldExe, "choose the executable"
+		refusal := &Error{api.ErrorReply{Code: api.CodeBadRequest, Error: fmt.Sprintf("cannot start a %s session: %v", s.Runtime, err),
+			Field: api.FieldExe, Hint: "choose the executable"}}
 		switch {
 		case s.Spawn.Gateway != "":
-			field, hint = api.FieldGateway, "check the gateway, its token and the kernel's name: `polyrepl runtimes --gateway URL` lists its kernels"
+			refusal.Field, refusal.Hint = api.FieldGateway, "check the gateway, its token and the kernel's name"
+			refusal.Next = []api.Action{{Do: api.DoKernels}}
 		case strings.HasPrefix(s.Runtime, api.JupyterPrefix):
-			field, hint = api.FieldRuntime, "choose an installed kernel (`polyrepl runtimes` lists them), or fix its kernel.json"
+			refusal.Field, refusal.Hint = api.FieldRuntime, "choose an installed kernel, or fix its kernel.json"
+			refusal.Next = []api.Action{{Do: api.DoRuntimes}}
 		}
-		return badInput(field, hint, "cannot start a %s session: %v", s.Runtime, err)
+		return refusal
 	}
 	s.mu.Lock()
 	s.p = p

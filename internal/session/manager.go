@@ -207,12 +207,14 @@ func (m *Manager) Raw(name string, asker api.Client) (in io.Writer, out <-chan [
 	p := s.p
 	s.mu.Unlock()
 	in, out, detach, err = p.Raw()
-	if errors.Is(err, holder.ErrNoTerminal) {
-		return nil, nil, nil, badRequest("attach without --raw shows the record and sends cells",
-			"session %q runs %s over pipes: there is no terminal to attach to; runtimes hosted on a terminal (sh, lfortran) have one", name, s.Runtime)
-	}
 	if err != nil {
-		return nil, nil, nil, badRequest("attach without --raw shows the record and sends cells", "session %q: %v", name, err)
+		// Its record and cells need no terminal.
+		refusal := &Error{api.ErrorReply{Code: api.CodeBadRequest, Error: fmt.Sprintf("session %q: %v", name, err),
+			Next: []api.Action{{Do: api.DoAttach, Session: name}}}}
+		if errors.Is(err, holder.ErrNoTerminal) {
+			refusal.ErrorReply.Error = fmt.Sprintf("session %q runs %s over pipes: there is no terminal to attach to; runtimes hosted on a terminal (sh, lfortran) have one", name, s.Runtime)
+		}
+		return nil, nil, nil, refusal
 	}
 	m.note(s, asker, api.Note{Kind: api.NoteAttached, Session: name, Client: clientRef(asker)})
 	return in, out, detach, nil
