@@ -159,7 +159,7 @@ func FindSpec(name string, env []string, cwd string) (Spec, error) {
 		}
 		have += "; " + label(b.Err.Error(), maxSpecProblem)
 	}
-	return Spec{}, fmt.Errorf("no Jupyter kernel named %q: %s (looked in %s; `polyrepl runtimes` lists them)",
+	return Spec{}, fmt.Errorf("no Jupyter kernel named %q: %s (looked in %s)",
 		name, have, strings.Join(SpecDirs(env, cwd), ", "))
 }
 
@@ -350,5 +350,5 @@ func extOf(language string) string {
 }
 
 func errInvalidName(name string) error {
-	return fmt.Errorf("%q is not a kernel name (letters, digits, '.', '_' and '-'): `polyrepl runtimes` lists the kernels", name)
+	return fmt.Errorf("%q is not a kernel name (letters, digits, '.', '_' and '-')", name)
 }
