@@ -3,6 +3,8 @@
 // notes (created, restarted, died and why). Entries are written when they
 // start and rewritten as they change; every client has a position in each
 // record, so a reply can tell it what the others did since it last heard.
+// Told keeps what each client was told beyond one record: each name's
+// last death and the other sessions that need its attention.
 //
 // A record is persisted as JSON lines under the state directory (0600),
 // one line per change of an entry, the last line of a seq winning; it is

@@ -26,8 +26,8 @@ import (
 // starts afresh, so nothing is left to tell of it. It is held in memory:
 // after a daemon restart a client may hear of a death once more.
 //
-// Its lock is a leaf: it is taken under a session's and never holds
-// another (Activity takes the record's after its own is let go).
+// Its lock is a leaf: it is taken under a session's and never held
+// while another is taken (Activity reads the record before it takes it).
 type Told struct {
 	mu     sync.Mutex
 	deaths map[string]*toldDeath        // by session name
