@@ -141,7 +141,7 @@ func TestCaps(t *testing.T) {
 		if len(out) > 30000+cutMarkerRoom+500 {
 			t.Errorf("the text reply is %d bytes, want about 30,000 at most", len(out))
 		}
-		wantContains(t, "text reply", out, "output cut", "588,890", filepath.Join(e.stateDir(), "output"))
+		wantContains(t, "text reply", out, "output cut", "588,890", filepath.Join(e.stateDir(), "records", "output"))
 	})
 
 	t.Run("huge value", func(t *testing.T) {
