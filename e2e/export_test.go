@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/polyrepl/polyrepl/internal/testenv"
 )
 
 // The notebook export reads as Jupyter's own tools read a notebook: an
@@ -19,10 +21,7 @@ func TestNotebookExportThroughNbconvert(t *testing.T) {
 	needPython(t)
 	// Debian's python3-nbconvert is jupyter-nbconvert without the
 	// jupyter-nbconvert command, so it is run as a module.
-	py := "/usr/bin/python3"
-	if err := exec.Command(py, "-c", "import nbconvert").Run(); err != nil {
-		t.Skipf("cannot read the notebook as Jupyter does: %s has no nbconvert (Debian: apt-get install python3-nbconvert)", py)
-	}
+	py := testenv.NeedPythonModule(t, "nbconvert", "Debian: apt-get install python3-nbconvert")
 	e := newEnv(t)
 	// Each value is computed, so that its text is not in the cell's source.
 	e.must(0, "exec", "nb", `print("str" + "eam-" * 2)`)

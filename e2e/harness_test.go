@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/proc/proctest"
+	"github.com/polyrepl/polyrepl/internal/testenv"
 )
 
 var (
@@ -64,7 +65,7 @@ func mainErr(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "e2e: building polyrepl: %v\n", err)
 		return 1
 	}
-	findPython()
+	python, noPython = testenv.Python()
 	code := m.Run()
 	if err := writeReliability(); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
@@ -120,23 +121,6 @@ func versionedBinary() (string, error) {
 	return versioned, versionedErr
 }
 
-// findPython picks $POLYREPL_TEST_PYTHON, else /usr/bin/python3.
-func findPython() {
-	if p := os.Getenv("POLYREPL_TEST_PYTHON"); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			noPython = fmt.Sprintf("POLYREPL_TEST_PYTHON=%s is not usable: %v", p, err)
-			return
-		}
-		python = p
-		return
-	}
-	if _, err := os.Stat("/usr/bin/python3"); err == nil {
-		python = "/usr/bin/python3"
-		return
-	}
-	noPython = "no Python: set POLYREPL_TEST_PYTHON or install /usr/bin/python3"
-}
-
 // needPython skips a test that needs a Python interpreter the machine lacks.
 func needPython(t *testing.T) {
 	t.Helper()
@@ -157,21 +141,6 @@ type env struct {
 	vars    []string
 }
 
-// shortTemp makes a temporary directory with a short path: unix socket
-// paths are limited to 108 bytes.
-func shortTemp(t *testing.T) string {
-	t.Helper()
-	base := ""
-	if len(os.TempDir()) > 40 {
-		base = "/tmp"
-	}
-	d, err := os.MkdirTemp(base, "pr")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
-
 // newEnv prepares a test's world and registers its teardown: stop the
 // daemon, then prove that no process carrying the tag is left.
 func newEnv(t *testing.T) *env {
@@ -179,9 +148,9 @@ func newEnv(t *testing.T) *env {
 	e := &env{
 		t:       t,
 		bin:     binary,
-		runtime: shortTemp(t),
-		state:   shortTemp(t),
-		home:    shortTemp(t),
+		runtime: testenv.ShortDir(t),
+		state:   testenv.ShortDir(t),
+		home:    testenv.ShortDir(t),
 		tag:     newTag(),
 	}
 	for _, kv := range os.Environ() {
@@ -249,9 +218,6 @@ func (e *env) teardown() {
 	}
 	if left := leftovers(e.tag); len(left) > 0 {
 		t.Errorf("processes left behind after the test (now killed):%s", proctest.Describe(left))
-	}
-	for _, d := range []string{e.runtime, e.state, e.home} {
-		os.RemoveAll(d)
 	}
 }
 

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -16,28 +15,11 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/polyrepl/polyrepl/internal/proc/proctest"
+	"github.com/polyrepl/polyrepl/internal/testenv"
 )
 
 // e2eAgent is how the tests' MCP client introduces itself.
 var e2eAgent = &mcp.Implementation{Name: "e2e-agent", Title: "E2E Agent", Version: "1.0"}
-
-// lockedBuffer collects a process's stderr for failure messages.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // mcpServer is one `polyrepl mcp` process and the SDK client session
 // talking to it.
@@ -45,16 +27,16 @@ type mcpServer struct {
 	t      *testing.T
 	cmd    *exec.Cmd
 	cs     *mcp.ClientSession
-	stderr *lockedBuffer
+	stderr *testenv.Buffer // for failure messages
 	closed bool
 }
 
 // mcpCommand is `polyrepl mcp` in the env's world.
-func (e *env) mcpCommand() (*exec.Cmd, *lockedBuffer) {
+func (e *env) mcpCommand() (*exec.Cmd, *testenv.Buffer) {
 	cmd := exec.Command(e.bin, "mcp")
 	cmd.Env = append([]string{}, e.vars...)
 	cmd.Dir = e.home
-	stderr := &lockedBuffer{}
+	stderr := &testenv.Buffer{}
 	cmd.Stderr = stderr
 	return cmd, stderr
 }

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,11 +10,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/creack/pty"
+
+	"github.com/polyrepl/polyrepl/internal/testenv"
 )
 
 // activity is what a reply tells of other clients' work.
@@ -241,10 +241,7 @@ func (e *env) mustText(args ...string) string {
 // Debian's python3-nbformat.
 func validateNotebook(t *testing.T, path string, cells int) {
 	t.Helper()
-	py := "/usr/bin/python3"
-	if err := exec.Command(py, "-c", "import nbformat").Run(); err != nil {
-		t.Skipf("cannot validate the notebook: %s has no nbformat (Debian: apt-get install python3-nbformat)", py)
-	}
+	py := testenv.NeedPythonModule(t, "nbformat", "Debian: apt-get install python3-nbformat")
 	out, err := exec.Command(py, "-c", `
 import sys, nbformat
 nb = nbformat.read(sys.argv[1], as_version=4)
@@ -259,29 +256,11 @@ print(len(nb.cells), nb.nbformat, nb.nbformat_minor)
 	}
 }
 
-// screen reads a terminal's output in the background.
-type screen struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (s *screen) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
-}
-
-func (s *screen) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
-}
-
 // terminal is polyrepl run on a pseudo-terminal, as by a person at it.
 type terminal struct {
 	t    *testing.T
 	tty  *os.File
-	scr  *screen
+	scr  *testenv.Buffer // its output, read in the background
 	done chan error
 }
 
@@ -296,7 +275,7 @@ func (e *env) onTerminal(args ...string) *terminal {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	c := &terminal{t: e.t, tty: tty, scr: &screen{}, done: make(chan error, 1)}
+	c := &terminal{t: e.t, tty: tty, scr: &testenv.Buffer{}, done: make(chan error, 1)}
 	go io.Copy(c.scr, tty)
 	go func() { c.done <- cmd.Wait() }()
 	e.t.Cleanup(func() {
@@ -574,10 +553,10 @@ func TestLogFollow(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.must(0, "exec", "f", "x = 1") // entries 1 (created) and 2
-	follow := func(args ...string) *screen {
+	follow := func(args ...string) *testenv.Buffer {
 		cmd := exec.Command(e.bin, append([]string{"log", "f", "--follow", "--since", "2"}, args...)...)
 		cmd.Env = e.vars
-		out := &screen{}
+		out := &testenv.Buffer{}
 		cmd.Stdout, cmd.Stderr = out, out
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)

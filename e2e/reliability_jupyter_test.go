@@ -19,6 +19,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/polyrepl/polyrepl/internal/proc/proctest"
+	"github.com/polyrepl/polyrepl/internal/testenv"
 )
 
 // Kernels and holders (issue 33, items 4, 8 and 9): what a hostile
@@ -33,8 +34,7 @@ import (
 func TestReliabilityKernelspecs(t *testing.T) {
 	needPython(t)
 	e := newEnv(t)
-	jp := shortTemp(t)
-	t.Cleanup(func() { os.RemoveAll(jp) })
+	jp := testenv.ShortDir(t)
 	for _, k := range []string{"x", "z"} {
 		if err := os.MkdirAll(filepath.Join(jp, "kernels", k), 0o755); err != nil {
 			t.Fatal(err)
@@ -87,16 +87,14 @@ func TestReliabilityKernelspecs(t *testing.T) {
 // later (an env's teardown among them).
 func mountTmpfs(t *testing.T, size string) string {
 	t.Helper()
-	dir := shortTemp(t)
+	dir := testenv.ShortDir(t)
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size+",mode=0700", "tmpfs", dir).CombinedOutput(); err != nil {
-		os.RemoveAll(dir)
 		t.Skipf("cannot mount a %s tmpfs to fill (needs root, or a mount namespace): %v: %s", size, err, out)
 	}
 	t.Cleanup(func() {
 		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
 			t.Errorf("umount %s: %v: %s", dir, err, out)
 		}
-		os.RemoveAll(dir)
 	})
 	return dir
 }

@@ -25,6 +25,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/polyrepl/polyrepl/internal/testenv"
 )
 
 const mcpSection = "10 MCP server"
@@ -46,7 +48,7 @@ type rawMCP struct {
 	t       *testing.T
 	cmd     *exec.Cmd
 	stdin   io.WriteCloser
-	stderr  *lockedBuffer
+	stderr  *testenv.Buffer
 	answers chan rawAnswer
 	exited  chan struct{}
 	early   map[string]rawAnswer // answers read while another was awaited

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/polyrepl/polyrepl/internal/proc/proctest"
+	"github.com/polyrepl/polyrepl/internal/testenv"
 )
 
 // One daemon per state directory (issue 33 item 0): clients whose
@@ -25,8 +26,7 @@ const oneDaemon = "4 Faults"
 // terminal's: the same state directory, another socket path.
 func otherRuntime(t *testing.T) (runOpts, string) {
 	t.Helper()
-	dir := shortTemp(t)
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	dir := testenv.ShortDir(t)
 	return runOpts{extra: []string{"XDG_RUNTIME_DIR=" + dir}}, dir
 }
 
@@ -170,8 +170,7 @@ func TestReliabilityDaemonOnAKeptStateDir(t *testing.T) {
 	}
 	// Another state directory, the same socket: that socket, and the
 	// holders' directory beside it, are the running daemon's.
-	otherState := shortTemp(t)
-	t.Cleanup(func() { os.RemoveAll(otherState) })
+	otherState := testenv.ShortDir(t)
 	_, sameSocket, code := e.runWith(runOpts{extra: []string{"XDG_STATE_HOME=" + otherState}}, "daemon")
 	if code != 2 {
 		t.Errorf("polyrepl daemon on the same socket with another state directory: exit %d, want 2: %q", code, sameSocket)

@@ -12,6 +12,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/polyrepl/polyrepl/internal/proc/proctest"
+	"github.com/polyrepl/polyrepl/internal/testenv"
 )
 
 // TestScripts runs the CLI's behaviour as written in testdata/script:
@@ -41,9 +42,8 @@ func TestScripts(t *testing.T) {
 func scriptSetup(env *testscript.Env) error {
 	var dirs []string
 	for range 2 {
-		// Short paths: a unix socket path is limited to 108 bytes, and
-		// $WORK is long.
-		d, err := os.MkdirTemp("/tmp", "prs")
+		// Short paths: $WORK is too long for a unix socket's.
+		d, err := testenv.MkdirShort()
 		if err != nil {
 			return err
 		}

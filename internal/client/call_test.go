@@ -6,26 +6,18 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 
 	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/testenv"
 )
 
 // fakeDaemon serves h on a private socket and returns a client of it.
 func fakeDaemon(t *testing.T, h http.HandlerFunc) *Client {
 	t.Helper()
-	dir, err := os.MkdirTemp("/tmp", "prcc") // socket paths are short
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	sock := filepath.Join(dir, "s")
+	sock := filepath.Join(testenv.ShortDir(t), "s")
 	l, err := net.Listen("unix", sock)
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/client"
 	"github.com/polyrepl/polyrepl/internal/daemon"
+	"github.com/polyrepl/polyrepl/internal/testenv"
 )
 
 // benchDaemon runs a daemon in this process on a private socket and state
@@ -18,13 +19,7 @@ import (
 func benchDaemon(b *testing.B) *client.Client {
 	b.Helper()
 	for _, k := range []string{"XDG_RUNTIME_DIR", "XDG_STATE_HOME"} {
-		// Unix socket paths are limited to 108 bytes: keep them short.
-		dir, err := os.MkdirTemp("/tmp", "prcb")
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { os.RemoveAll(dir) })
-		b.Setenv(k, dir)
+		b.Setenv(k, testenv.ShortDir(b))
 	}
 	log.SetOutput(io.Discard)
 	b.Cleanup(func() { log.SetOutput(os.Stderr) })
@@ -38,19 +33,8 @@ func benchDaemon(b *testing.B) *client.Client {
 	return c
 }
 
-func benchPython(b *testing.B) string {
-	if p := os.Getenv("POLYREPL_TEST_PYTHON"); p != "" {
-		return p
-	}
-	if _, err := os.Stat("/usr/bin/python3"); err == nil {
-		return "/usr/bin/python3"
-	}
-	b.Skip("no Python: install python3 or set POLYREPL_TEST_PYTHON")
-	return ""
-}
-
 func benchExec(b *testing.B, code string, check func(api.CellResult) bool) {
-	python := benchPython(b)
+	python := testenv.NeedPython(b)
 	c := benchDaemon(b)
 	ctx := context.Background()
 	req := api.ExecRequest{

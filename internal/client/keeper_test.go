@@ -10,18 +10,14 @@ import (
 
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/paths"
+	"github.com/polyrepl/polyrepl/internal/testenv"
 )
 
 // A client reaches the daemon its state directory names when that one
 // answers there with the pid it names, says so once, and otherwise goes
 // to its own socket as before.
 func TestDialReachesTheStateDirectorysDaemon(t *testing.T) {
-	dir, err := os.MkdirTemp("/tmp", "prck")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	os.Chmod(dir, 0o700)
+	dir := testenv.ShortDir(t)
 	for _, d := range []string{"there", "own", "state"} {
 		os.Mkdir(filepath.Join(dir, d), 0o700)
 	}

@@ -10,19 +10,14 @@ import (
 
 	"github.com/polyrepl/polyrepl/internal/paths"
 	"github.com/polyrepl/polyrepl/internal/state"
+	"github.com/polyrepl/polyrepl/internal/testenv"
 )
 
 // TestOutputPrunedWhileRunning: a running daemon removes saved output
 // older than outputKeep, not only when it starts, and keeps newer output.
 func TestOutputPrunedWhileRunning(t *testing.T) {
 	for _, k := range []string{"XDG_RUNTIME_DIR", "XDG_STATE_HOME"} {
-		// Unix socket paths are limited to 108 bytes: keep them short.
-		dir, err := os.MkdirTemp("/tmp", "prdt")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { os.RemoveAll(dir) })
-		t.Setenv(k, dir)
+		t.Setenv(k, testenv.ShortDir(t))
 	}
 	log.SetOutput(io.Discard)
 	t.Cleanup(func() { log.SetOutput(os.Stderr) })

@@ -2,12 +2,12 @@ package holder
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/driver"
+	"github.com/polyrepl/polyrepl/internal/testenv"
 )
 
 // bench collects a cell's result, for the benchmarks.
@@ -23,9 +23,7 @@ func (e benchEvents) LogCut(int, int64, string) {}
 // (direct) and through a holder process (holder): the difference is what
 // the hop through a holder costs a cell.
 func BenchmarkTrivialCell(b *testing.B) {
-	if _, err := os.Stat(python); err != nil {
-		b.Skipf("no %s", python)
-	}
+	testenv.NeedPython(b)
 	b.Run("direct", func(b *testing.B) {
 		w := newWorld(b)
 		drv, _ := driver.Lookup("python")
@@ -77,9 +75,7 @@ func benchHolder(b *testing.B, l Launcher) {
 // (direct), and through a new holder process (holder): the difference is
 // what starting a holder adds to a session's creation.
 func BenchmarkStart(b *testing.B) {
-	if _, err := os.Stat(python); err != nil {
-		b.Skipf("no %s", python)
-	}
+	testenv.NeedPython(b)
 	b.Run("direct", func(b *testing.B) {
 		w := newWorld(b)
 		drv, _ := driver.Lookup("python")

@@ -19,6 +19,7 @@ import (
 	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/proc"
 	"github.com/polyrepl/polyrepl/internal/proc/proctest"
+	"github.com/polyrepl/polyrepl/internal/testenv"
 
 	_ "github.com/polyrepl/polyrepl/internal/driver/python"
 )
@@ -30,13 +31,13 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-const python = "/usr/bin/python3"
+// python is the interpreter the tests' sessions run, "" if there is
+// none (needPython skips then).
+var python, _ = testenv.Python()
 
 func needPython(t *testing.T) {
 	t.Helper()
-	if _, err := os.Stat(python); err != nil {
-		t.Skipf("no %s: these tests run a real Python session", python)
-	}
+	testenv.NeedPython(t)
 }
 
 // events records what a holder told its daemon, as a session would.
@@ -125,12 +126,7 @@ type world struct {
 }
 
 func newWorld(t testing.TB) *world {
-	dir, err := os.MkdirTemp("/tmp", "prh") // socket paths are short
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.Chmod(dir, 0o700)
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	dir := testenv.ShortDir(t)
 	for _, d := range []string{"runtimes", "spool"} {
 		os.Mkdir(filepath.Join(dir, d), 0o700)
 	}
@@ -365,8 +361,7 @@ func TestSegmentSpools(t *testing.T) {
 // A holder of another protocol is not misread: Dial says whose session it
 // keeps and which protocol it speaks.
 func TestAnotherProtocolIsReported(t *testing.T) {
-	dir, _ := os.MkdirTemp("/tmp", "prh")
-	defer os.RemoveAll(dir)
+	dir := testenv.ShortDir(t)
 	path := filepath.Join(dir, "x.sock")
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
 	if err != nil {

@@ -4,7 +4,6 @@ package mcp
 // MCP clients connected to it in memory.
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -25,6 +24,7 @@ import (
 	"github.com/polyrepl/polyrepl/internal/client"
 	"github.com/polyrepl/polyrepl/internal/daemon"
 	"github.com/polyrepl/polyrepl/internal/proc/proctest"
+	"github.com/polyrepl/polyrepl/internal/testenv"
 )
 
 // callTimeout bounds every tool call, so a hang fails instead of stalling
@@ -46,67 +46,19 @@ type fixture struct {
 	tag    string // carried in the environment of every session process
 }
 
-// testPython picks $POLYREPL_TEST_PYTHON, else /usr/bin/python3, or says
-// why there is none.
-func testPython() (string, string) {
-	if p := os.Getenv("POLYREPL_TEST_PYTHON"); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Sprintf("POLYREPL_TEST_PYTHON=%s is not usable: %v", p, err)
-		}
-		return p, ""
-	}
-	if _, err := os.Stat("/usr/bin/python3"); err == nil {
-		return "/usr/bin/python3", ""
-	}
-	return "", "no Python: set POLYREPL_TEST_PYTHON or install /usr/bin/python3"
-}
-
-// shortTemp makes a directory with a short path: unix socket paths are
-// limited to 108 bytes.
-func shortTemp(t testing.TB) string {
-	t.Helper()
-	base := ""
-	if len(os.TempDir()) > 40 {
-		base = "/tmp"
-	}
-	d, err := os.MkdirTemp(base, "pm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
-
-// syncBuffer collects the daemon's log lines from many goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // newFixture starts a daemon in this process and the MCP server. With
 // needPython, it skips the test on a machine without Python.
 func newFixture(t testing.TB, needPython bool) *fixture {
 	t.Helper()
-	py, why := testPython()
+	py, why := testenv.Python()
 	if needPython && py == "" {
 		t.Skip(why)
 	}
-	runtimeDir, stateDir, cwd := shortTemp(t), shortTemp(t), shortTemp(t)
+	runtimeDir, stateDir, cwd := testenv.ShortDir(t), testenv.ShortDir(t), testenv.ShortDir(t)
 	t.Setenv("XDG_RUNTIME_DIR", runtimeDir)
 	t.Setenv("XDG_STATE_HOME", stateDir)
 
-	logs := &syncBuffer{}
+	logs := &testenv.Buffer{}
 	prevOut, prevFlags := log.Writer(), log.Flags()
 	log.SetOutput(logs)
 
@@ -157,9 +109,6 @@ func newFixture(t testing.TB, needPython bool) *fixture {
 		log.SetFlags(prevFlags)
 		if t.Failed() {
 			t.Logf("daemon log:\n%s", logs.String())
-		}
-		for _, dir := range []string{runtimeDir, stateDir, cwd} {
-			os.RemoveAll(dir)
 		}
 	})
 	return f

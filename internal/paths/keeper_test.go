@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/polyrepl/polyrepl/internal/testenv"
 )
 
 // What a daemon writes of itself is read back; anything else a file in
@@ -119,7 +121,7 @@ func TestLock(t *testing.T) {
 // CheckSocket takes a socket of the user's in a private directory, and
 // nothing else.
 func TestCheckSocket(t *testing.T) {
-	dir := shortDir(t)
+	dir := testenv.ShortDir(t)
 	sock := filepath.Join(dir, SocketName)
 	ln, err := Listen(sock)
 	if err != nil {
@@ -144,18 +146,6 @@ func TestCheckSocket(t *testing.T) {
 	if err := CheckSocket(sock); err == nil {
 		t.Errorf("a socket in a directory open to others was taken")
 	}
-}
-
-// shortDir is a private temporary directory with a path short enough
-// for sockets.
-func shortDir(t *testing.T) string {
-	d, err := os.MkdirTemp("/tmp", "pk")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(d) })
-	os.Chmod(d, 0o700)
-	return d
 }
 
 // FuzzParseKeeper checks that whatever a file holds, ParseKeeper either
@@ -185,7 +175,7 @@ func FuzzParseKeeper(f *testing.F) {
 // its socket, and for this process: a file a dead daemon left must not
 // keep a new one from starting.
 func TestKeeperAnswers(t *testing.T) {
-	dir := shortDir(t)
+	dir := testenv.ShortDir(t)
 	sock := filepath.Join(dir, SocketName)
 	if (Keeper{PID: 12345, Socket: sock}).Answers() {
 		t.Errorf("no socket: answers")

@@ -6,14 +6,16 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/polyrepl/polyrepl/internal/testenv"
 )
 
 // TestWaitsOnStdin: a process blocked reading descriptor 0 — in read,
 // select or poll — is seen waiting; one asleep, or waiting on another
 // descriptor, is not.
 func TestWaitsOnStdin(t *testing.T) {
-	py := "/usr/bin/python3"
-	if _, err := os.Stat(py); err != nil {
+	py, _ := testenv.Python()
+	if py == "" {
 		py = "python3"
 	}
 	cases := []struct {

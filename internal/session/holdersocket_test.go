@@ -8,6 +8,7 @@ import (
 
 	"github.com/polyrepl/polyrepl/internal/holder"
 	"github.com/polyrepl/polyrepl/internal/state"
+	"github.com/polyrepl/polyrepl/internal/testenv"
 )
 
 // A live note says where its holder listens; a later daemon goes there
@@ -18,12 +19,7 @@ func TestHolderSocketFromTheLiveNote(t *testing.T) {
 	m := newTestManager(t)
 	const gen = "0123456789ab"
 	own := holder.SocketName(m.holdersDir, gen)
-	dir, err := os.MkdirTemp("/tmp", "hs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	os.Chmod(dir, 0o700)
+	dir := testenv.ShortDir(t)
 	there := filepath.Join(dir, gen+".sock")
 	ln, err := net.Listen("unix", there)
 	if err != nil {

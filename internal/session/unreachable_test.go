@@ -13,6 +13,7 @@ import (
 
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/proc"
+	"github.com/polyrepl/polyrepl/internal/testenv"
 )
 
 // farHolder is a holder of another protocol, played by a Python process:
@@ -36,9 +37,7 @@ while True:
 // A session kept by a holder of another protocol is listed, refused with
 // what to do, never ended silently; kill ends it, holder and tree.
 func TestAHolderOfAnotherProtocol(t *testing.T) {
-	if _, err := os.Stat("/usr/bin/python3"); err != nil {
-		t.Skip("no /usr/bin/python3 to play a holder of another protocol")
-	}
+	python := testenv.NeedPython(t) // plays a holder of another protocol
 	m := newTestManager(t)
 	cookie := CookieVar + "=far-test-" + time.Now().Format("150405.000000")
 	runtime := exec.Command("sleep", "1000")
@@ -54,7 +53,7 @@ func TestAHolderOfAnotherProtocol(t *testing.T) {
 	if err := os.MkdirAll(m.holdersDir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	holderProc := exec.Command("/usr/bin/python3", "-c", farHolder, filepath.Join(m.holdersDir, "0123456789ab.sock"),
+	holderProc := exec.Command(python, "-c", farHolder, filepath.Join(m.holdersDir, "0123456789ab.sock"),
 		strconv.Itoa(runtime.Process.Pid), strconv.FormatUint(start, 10), cookie)
 	out, _ := holderProc.StdoutPipe()
 	if err := holderProc.Start(); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/driver/drivertest"
 	"github.com/polyrepl/polyrepl/internal/driver/worker"
+	"github.com/polyrepl/polyrepl/internal/testenv"
 )
 
 // recorder records the worker's events (shared by every runtime's tests).
@@ -22,14 +23,8 @@ type recorder = drivertest.Recorder
 // testPython is an interpreter with IPython: Debian's ipython3 is installed
 // for /usr/bin/python3, which need not be the python3 first on PATH.
 func testPython(t testing.TB) string {
-	exe := os.Getenv("POLYREPL_TEST_PYTHON")
-	if exe == "" {
-		exe = "/usr/bin/python3"
-	}
-	if err := exec.Command(exe, "-c", "import IPython").Run(); err != nil {
-		t.Skipf("no IPython for %s (%v): install ipython3 (Debian) or set POLYREPL_TEST_PYTHON to a Python that has IPython", exe, err)
-	}
-	return exe
+	t.Helper()
+	return testenv.NeedPythonModule(t, "IPython", "install ipython3 (Debian)")
 }
 
 func start(t testing.TB) (driver.Process, *recorder) {

@@ -1,7 +1,6 @@
 package python
 
 import (
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -10,25 +9,15 @@ import (
 
 	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/driver/worker"
+	"github.com/polyrepl/polyrepl/internal/testenv"
 )
 
 // recorder records the worker's events (shared by every runtime's tests).
 type recorder = drivertest.Recorder
 
-func testPython(t testing.TB) string {
-	if p := os.Getenv("POLYREPL_TEST_PYTHON"); p != "" {
-		return p
-	}
-	if _, err := os.Stat("/usr/bin/python3"); err == nil {
-		return "/usr/bin/python3"
-	}
-	t.Skip("no Python: install python3 or set POLYREPL_TEST_PYTHON")
-	return ""
-}
-
 func start(t testing.TB) (driver.Process, *recorder) {
 	t.Helper()
-	return drivertest.StartExe(t, worker.Driver{R: Runtime}, testPython(t))
+	return drivertest.StartExe(t, worker.Driver{R: Runtime}, testenv.NeedPython(t))
 }
 
 // All output a cell writes, from Python, a subprocess and C, arrives before

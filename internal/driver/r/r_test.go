@@ -23,14 +23,7 @@ import (
 type recorder = drivertest.Recorder
 
 func testR(t testing.TB) string {
-	if p := os.Getenv("POLYREPL_TEST_R"); p != "" {
-		return p
-	}
-	if p, err := exec.LookPath("R"); err == nil {
-		return p
-	}
-	t.Skip("no R: install R 4 (Debian: r-base-core) or set POLYREPL_TEST_R")
-	return ""
+	return drivertest.Exe(t, "POLYREPL_TEST_R", "R", "R 4 (Debian: apt-get install r-base-core)")
 }
 
 type options struct {

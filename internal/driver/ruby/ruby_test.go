@@ -20,14 +20,7 @@ import (
 type recorder = drivertest.Recorder
 
 func testRuby(t testing.TB) string {
-	if p := os.Getenv("POLYREPL_TEST_RUBY"); p != "" {
-		return p
-	}
-	if p, err := exec.LookPath("ruby"); err == nil {
-		return p
-	}
-	t.Skip("no Ruby: install ruby (Debian: apt-get install ruby) or set POLYREPL_TEST_RUBY")
-	return ""
+	return drivertest.Exe(t, "POLYREPL_TEST_RUBY", "ruby", "Ruby (Debian: apt-get install ruby)")
 }
 
 type options struct {
