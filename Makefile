@@ -1,6 +1,6 @@
 # The side-by-side benchmark harness and the tests.
 
-.PHONY: bench bench-quick test release cross
+.PHONY: bench bench-quick test cover release cross
 
 # bench runs the harness (a few minutes) and rewrites docs/benchmarks.md.
 bench:
@@ -12,6 +12,11 @@ bench-quick:
 
 test:
 	go test ./...
+
+# cover prints what the tests cover, per package: the unit tests alone and
+# with the e2e tests (the whole suite once); profiles in cover/.
+cover:
+	scripts/cover
 
 # release builds static binaries for linux/amd64, linux/arm64,
 # darwin/arm64 and darwin/amd64 into dist/, with SHA256SUMS.

@@ -61,12 +61,21 @@ func mainErr(m *testing.M) int {
 	}
 	binDir = dir
 	binary = filepath.Join(dir, "polyrepl")
+	if coverage, err = startCover(); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: coverage: %v\n", err)
+		return 1
+	}
+	defer coverage.remove()
 	if err := build(binary); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: building polyrepl: %v\n", err)
 		return 1
 	}
 	python, noPython = testenv.Python()
 	code := m.Run()
+	if err := coverage.end(); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: coverage: %v\n", err)
+		return 1
+	}
 	if err := writeReliability(); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
 		return 1
@@ -93,9 +102,9 @@ func findModuleRoot() (string, error) {
 }
 
 // build compiles cmd/polyrepl into out, statically, with extra go build
-// arguments (such as -ldflags).
+// arguments (such as -ldflags), instrumented when coverage is asked for.
 func build(out string, extra ...string) error {
-	args := append([]string{"build", "-o", out}, extra...)
+	args := append(append([]string{"build", "-o", out}, coverage.buildArgs()...), extra...)
 	args = append(args, "./cmd/polyrepl")
 	cmd := exec.Command("go", args...)
 	cmd.Dir = moduleRoot

@@ -206,6 +206,7 @@ func TestReliabilityStrippedMCPReachesThePersonsDaemon(t *testing.T) {
 		"USER=" + orDefault(os.Getenv("USER"), "tester"),
 		"POLYREPL_TEST_TAG=" + e.tag,
 	}
+	stripped = append(stripped, coverVars()...) // GOCOVERDIR, when coverage is measured
 	// Where the stripped environment's own socket is; a daemon already
 	// answering there is someone's real one, which this test must not
 	// touch.

@@ -87,6 +87,7 @@ func TestSameDaemonStrippedEnv(t *testing.T) {
 		"TERM=" + orDefault(os.Getenv("TERM"), "dumb"),
 		"USER=" + orDefault(os.Getenv("USER"), "tester"),
 	}
+	stripped = append(stripped, coverVars()...) // GOCOVERDIR, when coverage is measured
 	// Whatever daemon the stripped environment reaches is stopped at the
 	// end, also when the test fails: if it is not the person's, nothing
 	// else would stop it.
