@@ -107,9 +107,9 @@ func hopRows(ctx context.Context, w *world, c config) (hop, through []*alt) {
 	defer direct.Tree().Kill(time.Second)
 	gen := nonce()
 	he := newEvents()
-	ex := &holder.Exec{}
+	ex := &holder.Reexec{}
 	defer ex.Close()
-	hp, err := holder.Start(ctx, ex, holder.Spawn{
+	hp, err := holder.Start(ctx, ex, holder.Brief{
 		Name: "hop", Generation: gen, Created: time.Now(),
 		Spawn:  api.Spawn{Runtime: "python", Exe: c.python, Cwd: w.home, Env: w.env},
 		Cookie: "POLYREPL_SESSION=" + gen, RuntimeDir: dir, ValueLimit: api.ValueLimit,

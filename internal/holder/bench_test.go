@@ -44,7 +44,7 @@ func BenchmarkTrivialCell(b *testing.B) {
 	for _, l := range []struct {
 		name string
 		l    Launcher
-	}{{"holder", &Exec{}}, {"holder-in-process", InProcess{}}} {
+	}{{"holder", &Reexec{}}, {"holder-in-process", InProcess{}}} {
 		b.Run(l.name, func(b *testing.B) { benchHolder(b, l.l) })
 	}
 }
@@ -93,7 +93,7 @@ func BenchmarkStart(b *testing.B) {
 	})
 	b.Run("holder", func(b *testing.B) {
 		w := newWorld(b)
-		ex := &Exec{} // with a spare started ahead, as the daemon does
+		ex := &Reexec{} // with a spare started ahead, as the daemon does
 		defer ex.Close()
 		for range b.N {
 			p, err := Start(context.Background(), ex, w.spawn)

@@ -122,7 +122,7 @@ func clipped(s string) string {
 type world struct {
 	t     testing.TB
 	dir   string
-	spawn Spawn
+	spawn Brief
 }
 
 func newWorld(t testing.TB) *world {
@@ -132,7 +132,7 @@ func newWorld(t testing.TB) *world {
 	}
 	gen := fmt.Sprintf("%012x", time.Now().UnixNano()&0xffffffffffff)
 	cwd := t.TempDir()
-	return &world{t: t, dir: dir, spawn: Spawn{
+	return &world{t: t, dir: dir, spawn: Brief{
 		Name: "s", Generation: gen, Created: time.Now(),
 		Spawn:  api.Spawn{Runtime: "python", Exe: python, Cwd: cwd, Env: []string{"PATH=/usr/bin:/bin", "HOME=" + cwd, "SECRET_IN_ENV=hunter2"}},
 		Cookie: "POLYREPL_TEST_HOLDER=" + gen, RuntimeDir: filepath.Join(dir, "runtimes"), ValueLimit: api.ValueLimit,
@@ -144,7 +144,7 @@ func newWorld(t testing.TB) *world {
 // registers its end.
 func (w *world) start() (*Process, *events) {
 	w.t.Helper()
-	ex := &Exec{}
+	ex := &Reexec{}
 	w.t.Cleanup(ex.Close)
 	p, err := Start(context.Background(), ex, w.spawn)
 	if err != nil {

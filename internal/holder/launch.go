@@ -39,36 +39,36 @@ type Child struct {
 // Err is how the holder exited, once Done is closed.
 func (c *Child) Err() error { return c.err }
 
-// Launcher starts a holder for a spawn: it returns the daemon's end of
-// the holder's first connection, over which the spawn is sent.
+// Launcher starts a holder for a brief: it returns the daemon's end of
+// the holder's first connection, over which the brief is sent.
 type Launcher interface {
-	Launch(sp Spawn) (*net.UnixConn, *Child, error)
+	Launch(sp Brief) (*net.UnixConn, *Child, error)
 }
 
-// Exec starts each holder as a process of its own: the running binary
+// Reexec starts each holder as a process of its own: the running binary
 // re-executed (selfExe), in a process session
 // of its own, so that it outlives the daemon.
 //
 // Starting one costs a process and the binary's start (about 20 ms on a
 // small VM, most of a session's creation besides the runtime's own), so
 // after each Launch one is started ahead, a spare, which waits for its
-// spawn: the next session's creation does not wait for it. A spare
+// brief: the next session's creation does not wait for it. A spare
 // (`polyrepl holder` with no session name after it in ps) ends with the
 // daemon, whose end of its socket pair closes, or at Close.
-type Exec struct {
+type Reexec struct {
 	mu     sync.Mutex
 	spare  *launched
 	closed bool
 }
 
-// launched is a holder started, waiting for its spawn.
+// launched is a holder started, waiting for its brief.
 type launched struct {
 	conn  *net.UnixConn
 	child *Child
 }
 
 // Launch implements Launcher.
-func (e *Exec) Launch(sp Spawn) (*net.UnixConn, *Child, error) {
+func (e *Reexec) Launch(sp Brief) (*net.UnixConn, *Child, error) {
 	e.mu.Lock()
 	l := e.spare
 	e.spare = nil
@@ -89,7 +89,7 @@ func (e *Exec) Launch(sp Spawn) (*net.UnixConn, *Child, error) {
 // started implements the launchers' hook that Start calls once the
 // holder it launched answered: the next spare starts now, not while the
 // session's runtime starts, which it would slow down.
-func (e *Exec) started() {
+func (e *Reexec) started() {
 	e.mu.Lock()
 	closed := e.closed
 	e.mu.Unlock()
@@ -99,7 +99,7 @@ func (e *Exec) started() {
 }
 
 // refill starts a spare, unless there is one.
-func (e *Exec) refill() {
+func (e *Reexec) refill() {
 	l, err := startHolder()
 	if err != nil {
 		log.Printf("cannot start a spare holder: %v", err)
@@ -117,7 +117,7 @@ func (e *Exec) refill() {
 
 // Close ends the spare, for a daemon that stops: no holder is left that
 // keeps no session.
-func (e *Exec) Close() {
+func (e *Reexec) Close() {
 	e.mu.Lock()
 	l := e.spare
 	e.spare, e.closed = nil, true
@@ -137,7 +137,7 @@ func (l *launched) ended() bool {
 	}
 }
 
-// end lets a holder that was sent no spawn go: it reads the end of its
+// end lets a holder that was sent no brief go: it reads the end of its
 // socket and exits.
 func (l *launched) end() {
 	l.conn.Close()
@@ -149,7 +149,7 @@ func (l *launched) end() {
 	}
 }
 
-// startHolder starts a holder process, which waits for its spawn.
+// startHolder starts a holder process, which waits for its brief.
 func startHolder() (*launched, error) {
 	ours, theirs, err := socketPair()
 	if err != nil {
@@ -175,13 +175,13 @@ func startHolder() (*launched, error) {
 }
 
 // InProcess runs each holder's code in the calling process: the same
-// protocol, journal and driver calls, without the process of its own.
+// protocol, output logs and driver calls, without the process of its own.
 // It is for the tests of the daemon's packages, whose fake runtimes are
 // registered in the test binary.
 type InProcess struct{}
 
 // Launch implements Launcher.
-func (InProcess) Launch(sp Spawn) (*net.UnixConn, *Child, error) {
+func (InProcess) Launch(sp Brief) (*net.UnixConn, *Child, error) {
 	ours, theirs, err := socketPair()
 	if err != nil {
 		return nil, nil, err
@@ -226,7 +226,7 @@ func socketPair() (*net.UnixConn, *os.File, error) {
 // Start starts a holder and, through it, the session's runtime. It
 // returns once the runtime is ready, or with why it did not start; on
 // failure nothing of either is left.
-func Start(ctx context.Context, l Launcher, sp Spawn) (*Process, error) {
+func Start(ctx context.Context, l Launcher, sp Brief) (*Process, error) {
 	c, child, err := l.Launch(sp)
 	if err != nil {
 		return nil, err
@@ -251,7 +251,7 @@ func Start(ctx context.Context, l Launcher, sp Spawn) (*Process, error) {
 		os.Remove(sp.Socket)
 		return nil, err
 	}
-	if err := w.sendJSON(frameSpawn, sp); err != nil {
+	if err := w.sendJSON(frameBrief, sp); err != nil {
 		return fail(fmt.Errorf("cannot reach the session's holder: %w", err))
 	}
 	// The runtime's own start is bounded by driver.StartTimeout, after

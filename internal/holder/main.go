@@ -82,13 +82,13 @@ func IfHolder() {
 
 // readSpawn reads what to start, the first frame of a new holder.
 // A spare holder waits for it as long as its daemon lives.
-func readSpawn(w *wire) (Spawn, error) {
-	var sp Spawn
+func readSpawn(w *wire) (Brief, error) {
+	var sp Brief
 	typ, b, err := w.read()
 	if err != nil {
 		return sp, fmt.Errorf("the daemon sent no spawn: %w", err)
 	}
-	if typ != frameSpawn {
+	if typ != frameBrief {
 		return sp, fmt.Errorf("the daemon sent a frame of type %q, not a spawn", typ)
 	}
 	if err := json.Unmarshal(b, &sp); err != nil {

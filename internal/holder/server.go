@@ -34,7 +34,7 @@ const endGrace = time.Second
 // away costs nothing but its connection: what the runtime prints
 // meanwhile is kept, and the next daemon is sent it all again.
 type server struct {
-	sp  Spawn
+	sp  Brief
 	ln  *net.UnixListener
 	p   driver.Process
 	hi  Hello // what never changes: who, what, where
@@ -51,7 +51,7 @@ type server struct {
 	cells int
 	names []string
 	last  time.Time
-	cur   *cellJournal // the cell in flight, or the last one
+	cur   *heldCell // the cell in flight, or the last one
 	// idle is the output printed after cell idleAfter finished (-1: a
 	// cell runs, so there is none), recorded as entry idleSeq.
 	idle      segment
@@ -62,9 +62,9 @@ type server struct {
 	ending    bool
 }
 
-// cellJournal is a cell as the holder keeps it: its state, its output
+// heldCell is a cell as the holder keeps it: its state, its output
 // from its start, its result.
-type cellJournal struct {
+type heldCell struct {
 	CellState
 	out    segment
 	result *driver.Result
@@ -76,7 +76,7 @@ type rawAttached struct {
 	detach func()
 }
 
-func newServer(sp Spawn) *server {
+func newServer(sp Brief) *server {
 	return &server{sp: sp, end: make(chan struct{}), active: make(chan struct{}, 1),
 		idle: idleLog(sp.SpoolDir, spoolPattern(sp.Generation))}
 }
@@ -459,7 +459,7 @@ func (s *server) run(b []byte) {
 	}
 	s.idle.free()
 	s.idleAfter, s.idleSeq = -1, 0
-	s.cur = &cellJournal{CellState: CellState{CellMeta: meta}, out: cellLog(s.sp.SpoolDir, spoolPattern(s.sp.Generation), meta.Whole)}
+	s.cur = &heldCell{CellState: CellState{CellMeta: meta}, out: cellLog(s.sp.SpoolDir, spoolPattern(s.sp.Generation), meta.Whole)}
 	s.cells, s.last = meta.Cell, meta.Started
 	s.mu.Unlock()
 	// Not under the lock: the runtime may print (to the handler) before
@@ -497,7 +497,7 @@ func (s *server) read(ms []readMark) {
 const maxReaderKey = 4096
 
 // stateLocked is the cell's state as a hello tells it.
-func (c *cellJournal) stateLocked() CellState {
+func (c *heldCell) stateLocked() CellState {
 	cs := c.CellState
 	cs.Read, cs.Final = maps.Clone(c.Read), maps.Clone(c.Final)
 	cs.InFile = c.out.spilled()

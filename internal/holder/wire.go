@@ -46,7 +46,7 @@ const (
 	frameReply   = 'r' // replyMsg: the answer to a call
 
 	// daemon → holder
-	frameSpawn = 'S' // Spawn: what to start (the first frame only)
+	frameBrief = 'S' // Brief: what to start (the first frame only)
 	frameCall  = 'q' // callMsg: one of the Service's operations
 	frameRun   = 'R' // CellMeta as JSON, a newline, then the code
 	frameRawIn = 'W' // a person's typing
@@ -61,8 +61,9 @@ const maxFrame = 4*api.MaxCodeBytes + api.MaxEnvBytes + 1<<20
 // spool in pieces this big.
 const outputChunk = 256 << 10
 
-// Spawn is what the daemon asks a new holder to start.
-type Spawn struct {
+// Brief is what the daemon asks a new holder to start: its session's
+// name and life, the spawn (api.Spawn) to run, and where its files go.
+type Brief struct {
 	Name       string    `json:"name"`
 	Generation string    `json:"generation"`
 	Created    time.Time `json:"created"`

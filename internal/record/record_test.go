@@ -521,22 +521,22 @@ func TestTakingOverTwice(t *testing.T) {
 	seq := r.Add(cellBy(alice, "plot()"))
 	spool := t.TempDir()
 	for _, k := range []struct {
-		name  string
-		adopt func(src string) (string, error)
+		name string
+		keep func(src string) (string, error)
 	}{
-		{"figure", func(src string) (string, error) { return r.AdoptRich(seq, 1, src, ".png") }},
-		{"value", func(src string) (string, error) { return r.AdoptWholeValue(seq, src) }},
-		{"error", func(src string) (string, error) { return r.AdoptWholeError(seq, src) }},
+		{"figure", func(src string) (string, error) { return r.KeepRich(seq, 1, src, ".png") }},
+		{"value", func(src string) (string, error) { return r.KeepWholeValue(seq, src) }},
+		{"error", func(src string) (string, error) { return r.KeepWholeError(seq, src) }},
 	} {
 		src := filepath.Join(spool, k.name)
 		if err := os.WriteFile(src, []byte("whole "+k.name), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		first, err := k.adopt(src)
+		first, err := k.keep(src)
 		if err != nil {
 			t.Fatalf("%s: %v", k.name, err)
 		}
-		again, err := k.adopt(src)
+		again, err := k.keep(src)
 		if err != nil || again != first {
 			t.Errorf("%s taken over again: %q, %v; want %q", k.name, again, err, first)
 		}
@@ -554,24 +554,24 @@ func TestWholeValueGoesWithItsEntry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	adopt := func(r *Record) string {
+	keep := func(r *Record) string {
 		seq := r.Add(cellBy(alice, "big()"))
 		src := filepath.Join(t.TempDir(), "value")
 		os.WriteFile(src, []byte("whole value"), 0o600)
-		path, err := r.AdoptWholeValue(seq, src)
+		path, err := r.KeepWholeValue(seq, src)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return path
 	}
-	before := adopt(r)
+	before := keep(r)
 	r.Close()
 	r, err = Open(dir, "s")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	after := adopt(r)
+	after := keep(r)
 	for _, p := range []string{before, after} {
 		if _, err := os.Stat(p); err != nil {
 			t.Fatalf("the whole value is not kept while its entry is: %v", err)

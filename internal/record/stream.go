@@ -250,10 +250,10 @@ func (r *Record) valuePath(seq int) string {
 	return filepath.Join(filepath.Dir(r.path), "output", fmt.Sprintf("%s-%d.value.txt", r.name, seq))
 }
 
-// AdoptWholeValue takes over the whole of entry seq's value, which a
-// runtime cut and saved in a file of its own (src), as AdoptWholeError
+// KeepWholeValue takes over the whole of entry seq's value, which a
+// runtime cut and saved in a file of its own (src), as KeepWholeError
 // does an error.
-func (r *Record) AdoptWholeValue(seq int, src string) (string, error) {
+func (r *Record) KeepWholeValue(seq int, src string) (string, error) {
 	r.mu.Lock()
 	r.values[seq] = true
 	r.mu.Unlock()
@@ -269,11 +269,11 @@ func (r *Record) AdoptWholeValue(seq int, src string) (string, error) {
 	return r.saveWhole(r.valuePath(seq), "value", f)
 }
 
-// AdoptRich takes over rich output i of entry seq, a file the runtime
+// KeepRich takes over rich output i of entry seq, a file the runtime
 // saved (src), beside the entry's whole output: kept and removed with
 // the entry. The runtime's files sit in the runtime directory, which may
 // be on another filesystem than the state: then it is copied.
-func (r *Record) AdoptRich(seq, i int, src, ext string) (string, error) {
+func (r *Record) KeepRich(seq, i int, src, ext string) (string, error) {
 	path := filepath.Join(filepath.Dir(r.path), "output", fmt.Sprintf("%s-%d.rich-%d%s", r.name, seq, i, ext))
 	if taken(src, path) {
 		return path, nil
@@ -309,11 +309,11 @@ func (r *Record) SaveWholeError(seq int, text string) (string, error) {
 	return r.saveWhole(r.errorPath(seq), "error", strings.NewReader(text))
 }
 
-// AdoptWholeError takes over a whole error a runtime saved in a file of
+// KeepWholeError takes over a whole error a runtime saved in a file of
 // its own (src, in the daemon's runtime directory): copied, as SaveWholeError
 // saves one, then src removed. It streams, since a cell's error can be
 // tens of megabytes.
-func (r *Record) AdoptWholeError(seq int, src string) (string, error) {
+func (r *Record) KeepWholeError(seq int, src string) (string, error) {
 	if taken(src, r.errorPath(seq)) {
 		return r.errorPath(seq), nil
 	}

@@ -153,7 +153,7 @@ func (m *Manager) adopt(p *holder.Process) (string, error) {
 		p.Detach()
 		return "", fmt.Errorf("its session's name: %v", err)
 	}
-	e := m.entry(name)
+	e := m.slot(name)
 	e.life.Lock()
 	defer e.life.Unlock()
 	if old := m.get(name); old != nil {

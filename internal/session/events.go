@@ -118,7 +118,7 @@ func (s *Session) CellDone(r driver.Result) {
 		var err error
 		switch {
 		case r.ErrorFile != "":
-			path, err = s.rec.AdoptWholeError(c.seq, r.ErrorFile)
+			path, err = s.rec.KeepWholeError(c.seq, r.ErrorFile)
 		case r.ErrorSaveErr != "":
 			err = fmt.Errorf("the runtime could not save it: %s", r.ErrorSaveErr)
 		case r.MessageTotal > 0 || r.TracebackTotal > 0:
@@ -138,7 +138,7 @@ func (s *Session) CellDone(r driver.Result) {
 	}
 	switch {
 	case r.ValueFile != "" && r.ValueCut != nil:
-		if path, err := s.rec.AdoptWholeValue(c.seq, r.ValueFile); err != nil {
+		if path, err := s.rec.KeepWholeValue(c.seq, r.ValueFile); err != nil {
 			c.valueSaveErr = err
 		} else {
 			r.ValueCut.File = path
@@ -163,7 +163,7 @@ func (s *Session) CellDone(r driver.Result) {
 			continue
 		}
 		held += x.Bytes
-		path, err := s.rec.AdoptRich(c.seq, i+1, x.File, filepath.Ext(x.File))
+		path, err := s.rec.KeepRich(c.seq, i+1, x.File, filepath.Ext(x.File))
 		if err != nil {
 			c.richErrs = append(c.richErrs, err)
 			x.File = ""

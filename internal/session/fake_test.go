@@ -236,7 +236,7 @@ func (f *fakeProc) session() *Session {
 		if v.(managerDirs).runtime == f.runtimeDir {
 			m := k.(*Manager)
 			m.mu.Lock()
-			for _, e := range m.entries {
+			for _, e := range m.slots {
 				if e.s != nil && e.s.Generation == f.gen {
 					s = e.s
 				}

@@ -236,7 +236,7 @@ func (m *Manager) endLost(l state.Life) {
 	rec.Add(api.Entry{Kind: api.EntryNote, Generation: l.Generation, Runtime: l.Runtime, Started: time.Now(),
 		Note: &api.Note{Kind: api.NoteEnded, Session: l.Name, Death: l.Death}})
 	m.mu.Lock()
-	if m.entries[l.Name] == nil || m.entries[l.Name].s == nil {
+	if m.slots[l.Name] == nil || m.slots[l.Name].s == nil {
 		delete(m.records, l.Name)
 		rec.Close()
 	}

@@ -79,7 +79,7 @@ func unasked(by string) bool {
 
 // create starts a new session under name; e.life is held. again says it
 // starts as the life before it (see respawn).
-func (m *Manager) create(ctx context.Context, e *entry, name string, sp api.Spawn, again bool, asker api.Client) (*Session, []api.Note, error) {
+func (m *Manager) create(ctx context.Context, e *slot, name string, sp api.Spawn, again bool, asker api.Client) (*Session, []api.Note, error) {
 	if sp.Runtime == "" {
 		sp.Runtime = api.DefaultRuntime
 	}
@@ -168,7 +168,7 @@ func (m *Manager) start(ctx context.Context, s *Session) error {
 	}
 	sp := s.Spawn
 	sp.Runtime = s.Runtime
-	p, err := holder.Start(ctx, m.launcher, holder.Spawn{
+	p, err := holder.Start(ctx, m.launcher, holder.Brief{
 		Name: s.Name, Generation: s.Generation, Created: s.Created, Spawn: sp,
 		Cookie: CookieVar + "=" + s.Generation, RuntimeDir: m.runtimeDir, ValueLimit: api.ValueLimit,
 		SpoolDir: m.outputDir, Socket: holder.SocketName(m.holdersDir, s.Generation), Log: m.log,
@@ -230,7 +230,7 @@ func (m *Manager) start(ctx context.Context, s *Session) error {
 func (m *Manager) forgetDead(s *Session) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if e := m.entries[s.Name]; e != nil && e.s == s {
+	if e := m.slots[s.Name]; e != nil && e.s == s {
 		e.s = nil
 	}
 	// Close spool files nobody will collect now, so no descriptor leaks.
@@ -238,7 +238,7 @@ func (m *Manager) forgetDead(s *Session) {
 	s.idle.Close()
 	s.mu.Unlock()
 	// The record is saved and let go; it is read back when needed.
-	if r := m.records[s.Name]; r == s.rec && (m.entries[s.Name] == nil || m.entries[s.Name].s == nil) {
+	if r := m.records[s.Name]; r == s.rec && (m.slots[s.Name] == nil || m.slots[s.Name].s == nil) {
 		delete(m.records, s.Name)
 		if err := r.Close(); err != nil {
 			log.Printf("session %s: %v", s.Name, err)

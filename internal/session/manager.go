@@ -76,7 +76,7 @@ type Manager struct {
 	told record.Told
 
 	mu      sync.Mutex
-	entries map[string]*entry
+	slots   map[string]*slot
 	records map[string]*record.Record // of live sessions; others are read from disk
 	// unreach are the sessions holders keep that this daemon cannot take
 	// up, by name.
@@ -94,8 +94,8 @@ type Manager struct {
 	staleLeft map[string]bool
 }
 
-// entry serializes the lifecycle (create, restart, kill) of one name.
-type entry struct {
+// slot serializes the lifecycle (create, restart, kill) of one name.
+type slot struct {
 	life sync.Mutex
 	s    *Session // guarded by Manager.mu
 }
@@ -114,7 +114,7 @@ type Config struct {
 	// (see limit.Limiter.Want; limit.CheckWant checks it).
 	MemoryBy string
 	// Holders starts the holders that keep the runtimes (nil:
-	// holder.Exec, a process each); HoldersDir is where they listen
+	// holder.Reexec, a process each); HoldersDir is where they listen
 	// (default: holders/ in RuntimeDir); Log is the file they log to.
 	Holders    holder.Launcher
 	HoldersDir string
@@ -125,7 +125,7 @@ type Config struct {
 func NewManager(c Config) *Manager {
 	l := c.Holders
 	if l == nil {
-		l = &holder.Exec{}
+		l = &holder.Reexec{}
 	}
 	hd := c.HoldersDir
 	if hd == "" {
@@ -134,7 +134,7 @@ func NewManager(c Config) *Manager {
 	return &Manager{state: c.State, runtimeDir: c.RuntimeDir, outputDir: c.State.OutputDir(),
 		holdersDir: hd, launcher: l, log: c.Log, leaving: make(chan struct{}),
 		defaultMemory: c.DefaultMemory, limits: limit.Limiter{Want: c.MemoryBy},
-		entries: map[string]*entry{}, records: map[string]*record.Record{}, unreach: map[string]*unreachable{}, heldElsewhere: map[string]bool{},
+		slots: map[string]*slot{}, records: map[string]*record.Record{}, unreach: map[string]*unreachable{}, heldElsewhere: map[string]bool{},
 		dials: map[string]*dial{}, adoptSlots: make(chan struct{}, adoptAtOnce), staleLeft: map[string]bool{}}
 }
 
@@ -220,13 +220,13 @@ func (m *Manager) Raw(name string, asker api.Client) (in io.Writer, out <-chan [
 	return in, out, detach, nil
 }
 
-func (m *Manager) entry(name string) *entry {
+func (m *Manager) slot(name string) *slot {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	e := m.entries[name]
+	e := m.slots[name]
 	if e == nil {
-		e = &entry{}
-		m.entries[name] = e
+		e = &slot{}
+		m.slots[name] = e
 	}
 	return e
 }
@@ -234,13 +234,13 @@ func (m *Manager) entry(name string) *entry {
 func (m *Manager) get(name string) *Session {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if e := m.entries[name]; e != nil {
+	if e := m.slots[name]; e != nil {
 		return e.s
 	}
 	return nil
 }
 
-func (m *Manager) set(e *entry, s *Session) {
+func (m *Manager) set(e *slot, s *Session) {
 	m.mu.Lock()
 	e.s = s
 	m.mu.Unlock()
@@ -267,7 +267,7 @@ func (m *Manager) Exec(ctx context.Context, name string, req api.ExecRequest, pr
 	if err := m.unreachableError(name); err != nil {
 		return api.CellResult{}, err
 	}
-	e := m.entry(name)
+	e := m.slot(name)
 	e.life.Lock()
 	s := m.get(name)
 	if err := m.checkGeneration(name, s, req.Generation); err != nil {
@@ -415,7 +415,7 @@ func (m *Manager) Kill(name string, req api.ControlRequest) (api.KillReply, erro
 	if reply, ok, err := m.killUnreachable(name, req.Client, api.ByKill, "killed by "+req.Client.Label()); ok {
 		return reply, err
 	}
-	e := m.entry(name)
+	e := m.slot(name)
 	e.life.Lock()
 	defer e.life.Unlock()
 	s, err := m.lookup(name, req.Generation, req.Client)
@@ -442,7 +442,7 @@ func (m *Manager) Restart(ctx context.Context, name string, req api.ControlReque
 	if err := ValidateName(name); err != nil {
 		return api.KillReply{}, err
 	}
-	e := m.entry(name)
+	e := m.slot(name)
 	e.life.Lock()
 	defer e.life.Unlock()
 	old, err := m.lookup(name, req.Generation, req.Client)
@@ -477,7 +477,7 @@ func (m *Manager) sessions() []*Session {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var ss []*Session
-	for _, e := range m.entries {
+	for _, e := range m.slots {
 		if e.s != nil {
 			ss = append(ss, e.s)
 		}
@@ -561,8 +561,8 @@ func (m *Manager) StopAll(cause string) []api.SessionInfo {
 	// taken up are ended below, their holders with them.
 	m.dropDials()
 	m.mu.Lock()
-	var es []*entry
-	for _, e := range m.entries {
+	var es []*slot
+	for _, e := range m.slots {
 		es = append(es, e)
 	}
 	m.mu.Unlock()

@@ -19,7 +19,7 @@ import (
 func leave(m *Manager) {
 	m.Leave()
 	m.mu.Lock()
-	clear(m.entries)
+	clear(m.slots)
 	m.mu.Unlock()
 }
 

@@ -21,7 +21,7 @@
 //
 // Locks are taken in this order, never the reverse:
 //
-//  1. entry.life: one name's lifecycle (create, restart, kill, replacing a
+//  1. slot.life: one name's lifecycle (create, restart, kill, replacing a
 //     dead session); held while a process starts or is ended.
 //  2. Manager.mu: the name table and the open records; held briefly.
 //  3. Session.mu: one session's state, cell and output. The holder's
