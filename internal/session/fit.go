@@ -13,10 +13,18 @@ import (
 // head and tail, the cut counted from the whole, and the whole saved
 // where no file holds it yet, so that nothing a smaller bound cuts is
 // lost. A value the runtime already cut keeps the total it counted.
-func (s *Session) fitLocked(r *api.CellResult, c *cell, asker api.Client) {
+//
+// part, if not nil, is where the reply's whole output already is (the
+// bytes of the cell's whole-output file it was read from): a cut of it
+// points there, and saves no copy.
+func (s *Session) fitLocked(r *api.CellResult, c *cell, asker api.Client, part *bound.Cut) {
 	var err error
 	if asker.Output > 0 {
-		r.Output, r.OutputCut, err = s.fit(r.Output, r.OutputCut, asker.Output, fmt.Sprintf("%s-%d-*.txt", s.Name, c.n))
+		had := r.OutputCut
+		if had == nil {
+			had = part
+		}
+		r.Output, r.OutputCut, err = s.fit(r.Output, had, asker.Output, fmt.Sprintf("%s-%d-*.txt", s.Name, c.n))
 		if err != nil {
 			r.Notes = append(r.Notes, api.Note{Kind: api.NoteSave, Session: s.Name, Cell: c.n, Saved: api.SavedOutput, Err: err.Error()})
 		}
@@ -42,7 +50,7 @@ func (s *Session) fit(text string, cut *bound.Cut, limit int, pattern string) (s
 		return text, cut, nil
 	}
 	if cut != nil {
-		c.Total, c.File = cut.Total, cut.File
+		c.Total, c.File, c.From, c.To = cut.Total, cut.File, cut.From, cut.To
 		return short, c, nil
 	}
 	f, err := os.CreateTemp(s.m.outputDir, pattern)

@@ -223,6 +223,16 @@ func (o *cellOutput) read(from int64, limit int, finished bool) (text string, cu
 	return text, cut, end, err
 }
 
+// part says where a reply's text, read whole from bytes [from, end),
+// already is: the cell's whole-output file, those bytes of it; nil if no
+// file holds them (a short output, held in memory only).
+func (o *cellOutput) part(from, end int64, text string) *bound.Cut {
+	if o.whole == "" || end <= from || o.fileEnd() < end {
+		return nil
+	}
+	return &bound.Cut{Total: utf8.RuneCountInString(text), File: o.whole, From: from, To: end}
+}
+
 // unfinished is the length of a character b's end began but did not
 // finish, or 0.
 func unfinished(b []byte) int {

@@ -420,6 +420,7 @@ func (s *Session) takeLocked(c *cell, asker api.Client) api.CellResult {
 	r := s.baseResultLocked(c)
 	key, rd := c.readerOf(asker)
 	text, cut, end, err := c.out.read(rd.at, api.OutputLimit, c.finished())
+	part := c.out.part(rd.at, end, text)
 	rd.at = end
 	// The holder keeps the position for the daemon after this one.
 	defer func() { s.p.MarkRead(c.n, key, rd.at, rd.final) }()
@@ -445,7 +446,7 @@ func (s *Session) takeLocked(c *cell, asker api.Client) api.CellResult {
 			n.Why = "lines"
 		}
 		r.Notes = append(r.Notes, n)
-		s.fitLocked(&r, c, asker)
+		s.fitLocked(&r, c, asker, part)
 		s.idleNoteLocked(&r, asker)
 		return r
 	}
@@ -457,7 +458,7 @@ func (s *Session) takeLocked(c *cell, asker api.Client) api.CellResult {
 			n.Why = api.StuckStopped // it will not go on by itself
 		}
 		r.Notes = append(r.Notes, n)
-		s.fitLocked(&r, c, asker)
+		s.fitLocked(&r, c, asker, part)
 		s.idleNoteLocked(&r, asker)
 		return r
 	}
@@ -496,7 +497,7 @@ func (s *Session) takeLocked(c *cell, asker api.Client) api.CellResult {
 			r.Notes = append(r.Notes, s.lossNoteLocked())
 		}
 	}
-	s.fitLocked(&r, c, asker)
+	s.fitLocked(&r, c, asker, part)
 	s.idleNoteLocked(&r, asker)
 	return r
 }
