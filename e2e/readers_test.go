@@ -151,3 +151,28 @@ func diskUse(dirs ...string) int64 {
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// TestReliabilityAnAnswerIsInTheCellsLog: the echo of an answer to a
+// cell's question is part of the cell's output log, where every reader
+// and the whole-output file find it once, in its place.
+func TestReliabilityAnAnswerIsInTheCellsLog(t *testing.T) {
+	needPython(t)
+	t.Parallel()
+	e := newEnv(t)
+	r := e.runJSON("exec", "qa", "x = input('q? ')\nprint('a' * 20000)\nprint('END')", "-t", "30")
+	if r.Status != "input" {
+		t.Fatalf("the question: %v", r)
+	}
+	a := e.runJSON("input", "qa", "hello")
+	if a.Status != "done" || strings.Count(a.Output, "END") != 1 {
+		t.Fatalf("the answer's reply: %v; want the cell done, END once", a)
+	}
+	want := "q? hello\n" + strings.Repeat("a", 20000) + "\nEND\n"
+	if got := wholeOutput(t, a); !strings.HasSuffix(want, got) {
+		t.Errorf("the answer's reply holds %d bytes that are not the end of the cell's output", len(got))
+	}
+	other := e.runJSONWith(runOpts{extra: []string{"POLYREPL_LABEL=bob"}}, "wait", "qa", "-t", "5")
+	if got := wholeOutput(t, other); got != want {
+		t.Errorf("another reader's whole: %d bytes, want the %d of the question, the answer and the output, once", len(got), len(want))
+	}
+}

@@ -142,6 +142,12 @@ func (p *Process) Answer(text string, eof bool) error {
 	return p.remote().Answer(AnswerArgs{Text: text, EOF: eof})
 }
 
+// AnswerShown gives the cell's question its answer, the holder writing
+// echo, what the cell's output shows of it, to the cell's log first.
+func (p *Process) AnswerShown(text string, eof bool, echo string) error {
+	return p.remote().Answer(AnswerArgs{Text: text, EOF: eof, Echo: echo})
+}
+
 // EndRemote asks the holder to end a runtime that runs elsewhere (a
 // kernel on a gateway); its exit comes as any runtime's.
 func (p *Process) EndRemote() error { return p.remote().EndRemote(struct{}{}) }

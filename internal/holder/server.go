@@ -331,10 +331,15 @@ func (s *server) InputAsked(p driver.Prompt) {
 }
 
 // answer gives the cell's question its answer.
-func (s *server) answer(text string, eof bool) error {
+func (s *server) answer(text string, eof bool, echo string) error {
 	a, ok := s.p.(driver.Answerer)
 	if !ok {
 		return noInput(s.sp.Spawn.Runtime)
+	}
+	if echo != "" {
+		// In the cell's log, the one copy of its output, before what the
+		// cell prints once answered.
+		s.Output([]byte(echo))
 	}
 	if err := a.Answer(text, eof); err != nil {
 		return err
@@ -641,7 +646,7 @@ type service struct {
 
 func (v service) Interrupt(a InterruptArgs) error { return v.s.p.Interrupt(a.Attempt) }
 
-func (v service) Answer(a AnswerArgs) error { return v.s.answer(a.Text, a.EOF) }
+func (v service) Answer(a AnswerArgs) error { return v.s.answer(a.Text, a.EOF, a.Echo) }
 
 func (v service) EndRemote(struct{}) error { return v.s.endRemote() }
 

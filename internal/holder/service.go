@@ -52,10 +52,14 @@ type InterruptArgs struct {
 	Attempt int `json:"attempt"`
 }
 
-// AnswerArgs are an answer's to a cell's question.
+// AnswerArgs are an answer's to a cell's question: Echo is what the
+// cell's output shows of it, as a terminal would (the question, if the
+// runtime did not print it, and the answer, or its mask), written to the
+// cell's log before the runtime is given the answer.
 type AnswerArgs struct {
 	Text string `json:"text,omitempty"`
 	EOF  bool   `json:"eof,omitempty"`
+	Echo string `json:"echo,omitempty"`
 }
 
 // Code says, as data, why a holder refused a call.

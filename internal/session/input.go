@@ -84,15 +84,14 @@ func (s *Session) Input(ctx context.Context, text string, eof, secret bool, time
 	if !q.Shown {
 		echo = q.Text + echo
 	}
-	if echo != "" {
-		s.Output([]byte(echo))
-	}
 	kept := text
 	if secret {
 		kept = hidden
 	}
 	s.rec.Answer(c.seq, api.Answer{Prompt: q.Text, Text: kept, EOF: eof, Who: asker.Who, How: asker.How, At: time.Now()})
-	if err := p.Answer(text, eof); err != nil {
+	// The holder writes the echo to the cell's log, its output's one
+	// copy, and the daemon hears it as the cell's output.
+	if err := p.AnswerShown(text, eof, echo); err != nil {
 		s.mu.Lock()
 		if c.prompt == nil && !c.finished() {
 			c.prompt = q // still asked: the answer did not reach it
