@@ -1,8 +1,12 @@
-// Package driver defines how the daemon talks to one runtime: how a runtime
-// process is started, given a cell, interrupted and asked who it is. Each
-// runtime family implements Driver in its own subpackage (worker: our own
-// loop over pipes; terminal: a REPL driven at its prompt), and a family
-// to come (Jupyter kernels) will too; sessions only see this interface.
+// Package driver defines how a session's holder talks to one runtime: how
+// a runtime process is started, given a cell, interrupted, asked for
+// input and asked who it is. Each runtime family implements Driver in its
+// own subpackage — worker: a small program in the runtime's language over
+// pipes; terminal: a REPL driven at its prompt; jupyter: a kernel, here
+// over ZeroMQ or on a gateway — and reports a cell's output, result and
+// the runtime's exit to a Handler. The holder (package holder) runs the
+// driver; the daemon links none and knows a runtime only by its facts
+// (Info), which the holder sends it.
 package driver
 
 import (

@@ -1,11 +1,12 @@
-// Package mcp is polyrepl's MCP server: the tools an agent uses (exec, wait,
-// interrupt, restart, kill, history, sessions), forwarded to the daemon through the
-// same client as the CLI, so an agent's sessions are the ones a person sees.
-// It owns the tool schemas, the text written for a model to read, progress
-// notifications on long calls, the labelling of each call with the MCP
-// client's name, the guard on the JSON-RPC lines it reads (stdio.go), and
-// the images it sends a model, read by their headers before they are
-// decoded (picture.go).
+// Package mcp is polyrepl's MCP server: the tools an agent uses (exec,
+// wait, input, interrupt, restart, kill, history, sessions, runtimes),
+// forwarded to the daemon through the same client as the CLI, so an
+// agent's sessions are the ones a person sees. It owns the tool schemas,
+// the text written for a model to read (the model's render.Voice),
+// progress notifications on long calls, the labelling of each call with
+// the MCP client's name, the guard on the JSON-RPC lines it reads
+// (Stdio), and the images it sends a model, read by their headers before
+// they are decoded.
 package mcp
 
 import (
