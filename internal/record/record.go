@@ -9,9 +9,11 @@
 // A record is persisted as JSON lines under the state directory (0600),
 // one line per change of an entry, the last line of a seq winning; it is
 // compacted to the entries kept (api.RecordKeep) as it grows, and read
-// back by the next daemon, which takes every line it can (load.go).
-// Writes of a running cell's output are spaced out (saveEvery); its
-// start and end are written at once.
+// back by the next daemon, which takes every line it can (Open). Writes
+// of a running cell's output are spaced out (saveEvery); its start and
+// end are written at once. A cell entry's whole output is the file its
+// session's holder writes (WholeElsewhere): the record points at it and
+// removes it with the entry, and writes no copy.
 package record
 
 import (
@@ -94,7 +96,7 @@ func Exists(dir, name string) bool {
 // cells that a daemon left running stay so until EndStale says which
 // still run. The record is usable even with an error: a file it cannot
 // open starts it empty; lines it cannot read are left out, the rest
-// read, and a note entry and the error say which (see load.go).
+// read, and a note entry and the error say which.
 func Open(dir, name string) (*Record, error) {
 	r := &Record{
 		name: name, path: filepath.Join(dir, name+".jsonl"), next: 1,

@@ -1,20 +1,23 @@
-// Package session owns live sessions: one runtime process each, kept by
-// its holder (package holder) so that it outlives the daemon, running
-// one cell at a time, with the output of the running cell bounded in
-// memory, and the state machine starting → idle ⇄ running → dead(cause).
-// The Manager holds every session by name and keeps the notes of the dead.
+// Package session owns the daemon's side of live sessions: the name
+// table (Manager), and for each name one Session, a life of a runtime
+// whose live state its holder owns (package holder) — the cell in
+// flight, its output log, its question, the runtime's exit — and which
+// the Session asks through a holder.Process: run a cell, read, interrupt,
+// answer, end. A Session keeps what the daemon alone knows: the state
+// machine starting → idle ⇄ running → dead(cause), each cell's readers
+// (every client reads a cell from its own position: cellOutput reads the
+// holder's log by byte position, and collecting takes nothing from
+// anyone), the record's entries, and the notes of the dead.
 //
-// Files: manager.go is the name table and the calls on it (exec, wait,
-// interrupt, kill, restart, stop); life.go how a life of a name is
-// spawned, started and let go; adopt.go how a starting daemon takes up
-// the sessions holders kept, and how a leaving one leaves them;
-// pending.go the holders that have not answered yet, dialled in the
-// background and taken up when they answer; unreachable.go the sessions a holder keeps that this daemon cannot
-// speak to; checks.go what a request may ask; tell.go what a reply tells
-// besides its cell (who was told what is record.Told's); journal.go what
-// a session leaves on disk and the recovery of what no holder kept;
-// session.go one session's state machine and its cells; events.go what
-// the runtime tells a session through its holder.
+// The parts: Manager's calls (Exec, Wait, Interrupt, Input, Kill,
+// Restart, Stop); a life's creation and end (Manager.create, died); the
+// holders a starting daemon takes up (AdoptAll, adopt, the dials of
+// holders that have not answered, listed as adopting), and those it
+// cannot speak to (unreachable); what a reply tells besides its cell
+// (who was told what is record.Told's); what a session leaves on disk
+// and the recovery of what no holder kept (RecoverLost); the runtime's
+// events (Session's Output, CellDone, InputAsked, LogCut, Exited,
+// HolderLost). docs/architecture.md walks one exec through them.
 //
 // Notes and errors leave this package as data (api.Note, Error with its
 // Code, Field and Next): the words are written by render and mcp.
