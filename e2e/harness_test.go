@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -43,26 +42,7 @@ func TestMain(m *testing.M) {
 	os.Exit(mainErr(m))
 }
 
-// suiteTimeout replaces go test's default timeout of 10 minutes (which
-// go test passes whether or not it was asked for): the suite takes 6 to
-// 9 minutes on a 2-core machine beside other load, and a run that went
-// past 10 minutes was ended mid-test, processes left behind, as if it
-// had hung. A timeout given on the command line is kept.
-const suiteTimeout = 30 * time.Minute
-
-// widenDefaultTimeout sets suiteTimeout if the test binary was given go
-// test's default.
-func widenDefaultTimeout() {
-	if !flag.Parsed() {
-		flag.Parse()
-	}
-	if f := flag.Lookup("test.timeout"); f != nil && f.Value.String() == (10*time.Minute).String() {
-		f.Value.Set(suiteTimeout.String())
-	}
-}
-
 func mainErr(m *testing.M) int {
-	widenDefaultTimeout()
 	root, err := findModuleRoot()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
