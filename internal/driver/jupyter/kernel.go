@@ -39,8 +39,11 @@ const (
 // its output on iopub, counted from the last message for it there. The
 // protocol promises that end; iopub lags the shell channel by as long as
 // a kernel takes to pack a flood's next message (seconds for tens of
-// megabytes), so the wait is long, and only for a lost message.
-const lateWait = 10 * time.Second
+// megabytes; a gateway relaying a 100 MiB flood on a loaded 2-core
+// machine went quiet for more than 10 s, and the cell was reported done
+// before its output ended, the rest told to the next cell), so the wait
+// is long, and only for a lost message.
+const lateWait = 30 * time.Second
 
 // richLimit bounds the rich outputs (figures, images) kept per cell, as
 // the Python worker's does; more are counted.
