@@ -94,6 +94,8 @@ Fuzz targets, with their seed corpora in the f.Add calls (run as plain tests by 
 		"`internal/driver/terminal` FuzzCellNames — cell file paths in a REPL's output rewritten to `<cell N>`, across any reads",
 		"`internal/client` FuzzReadStream — the client's reader of streamed replies",
 		"`internal/paths` FuzzParseKeeper — the state directory's daemon.json: where its daemon listens",
+		"`internal/holder` FuzzDecodeHello — a holder's hello, its runtime's facts held to their bounds",
+		"`internal/holder` FuzzCall — a call to a holder's Service: run, or refused with its code",
 		"`internal/mcp` FuzzCheckLine — a line of the MCP server's input: taken as the SDK takes it, or refused with a JSON-RPC error",
 		"`internal/mcp` FuzzInspectImage — an image's header read before it is decoded: its format, size and the memory decoding needs",
 		"`internal/cli` FuzzReadLine — an answer on standard input: its first line whole, or refused with its real length",

@@ -66,3 +66,26 @@ func (r *recorder) SetLimit(limit.Held) error     { return r.note("SetLimit") }
 func (r *recorder) MarkRead([]readMark) error     { return r.note("MarkRead") }
 func (r *recorder) SetIdleEntry(idleEntry) error  { return r.note("SetIdleEntry") }
 func (r *recorder) End(struct{}) error            { return r.note("End") }
+
+// A call frame of any bytes is run or refused with a Code, and never
+// panics the holder.
+func FuzzCall(f *testing.F) {
+	f.Add([]byte(`{"id":1,"op":"interrupt","args":{"attempt":2}}`))
+	f.Add([]byte(`{"op":"mark-read","args":[{"cell":1,"reader":"a","at":5}]}`))
+	f.Add([]byte(`{"op":"answer","args":{"text":"x","echo":"q? x\n"}}`))
+	f.Add([]byte(`{"op":"nope"}`))
+	f.Add([]byte(`{"op":"set-limit","args":"not an object"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var c callMsg
+		if json.Unmarshal(b, &c) != nil {
+			return
+		}
+		o, ok := ops[c.Op]
+		if !ok {
+			return
+		}
+		if err := o.run(&recorder{}, c.Args); err != nil && codeOf(err) != CodeBadArgs {
+			t.Errorf("%s: %v, want it run or refused as bad-args", c.Op, err)
+		}
+	})
+}
