@@ -481,13 +481,13 @@ func (s *server) read(ms []readMark) {
 	defer s.mu.Unlock()
 	c := s.cur
 	for _, m := range ms {
-		if c == nil || c.Cell != m.Cell || len(m.Reader) > maxReaderKey {
+		if c == nil || c.Cell != m.Cell || len(m.Reader) > MaxReaderKey {
 			continue
 		}
 		if c.Read == nil {
 			c.Read, c.Final = map[string]int64{}, map[string]bool{}
 		}
-		if _, ok := c.Read[m.Reader]; !ok && len(c.Read) >= maxReaders {
+		if _, ok := c.Read[m.Reader]; !ok && len(c.Read) >= MaxReaders {
 			continue
 		}
 		c.Read[m.Reader] = max(c.Read[m.Reader], min(m.At, c.Bytes))
@@ -497,9 +497,10 @@ func (s *server) read(ms []readMark) {
 	}
 }
 
-// maxReaderKey bounds a reader's key as the holder keeps it (a client's
-// label, how it comes and its connection, each bounded by the daemon).
-const maxReaderKey = 4096
+// MaxReaderKey bounds a reader's key as the holder keeps it and a daemon
+// takes it back (a client's label, how it comes and its connection, each
+// bounded by the daemon).
+const MaxReaderKey = 4096
 
 // stateLocked is the cell's state as a hello tells it.
 func (c *heldCell) stateLocked() CellState {

@@ -152,9 +152,9 @@ type CellState struct {
 	Prompt *driver.Prompt `json:"prompt,omitempty"`
 }
 
-// maxReaders bounds the readers a holder keeps positions of for a cell:
-// one past it reads from the start after a daemon restart.
-const maxReaders = 32
+// MaxReaders bounds the readers whose positions a cell keeps, in the
+// daemon and in its holder: one past it reads the cell from its start.
+const MaxReaders = 32
 
 // Exit is how the runtime ended, as the holder saw it.
 type Exit struct {

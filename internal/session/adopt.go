@@ -232,9 +232,14 @@ func (s *Session) takeUpCell(c *holder.CellState) *cell {
 	if q := cl.prompt; q != nil {
 		*q = boundQuestion(*q)
 	}
+	// Bounded where they enter: a holder keeps no more, and a position
+	// past the output the holder says it has is clamped when read.
 	for k, at := range c.Read {
-		if len(cl.readers) == maxReaders || len(k) > 3*api.LabelLimit*4 {
+		if len(cl.readers) == holder.MaxReaders {
 			break
+		}
+		if len(k) > holder.MaxReaderKey {
+			continue
 		}
 		if cl.readers == nil {
 			cl.readers = map[string]*reader{}

@@ -163,10 +163,9 @@ type reader struct {
 	final bool
 }
 
-// maxReaders bounds the clients whose positions a cell keeps: past it,
-// another reader's position goes (not the sender's), and that reader
+// A cell keeps the positions of at most holder.MaxReaders clients: past
+// it, another reader's position goes (not the sender's), and that reader
 // reads the cell from its start if it asks again.
-const maxReaders = 32
 
 // readerKey identifies a client as a reader: its label, how it comes,
 // and its connection.
@@ -180,7 +179,7 @@ func (c *cell) readerOf(cl api.Client) (string, *reader) {
 		if c.readers == nil {
 			c.readers = map[string]*reader{}
 		}
-		if len(c.readers) >= maxReaders {
+		if len(c.readers) >= holder.MaxReaders {
 			for other := range c.readers {
 				if other != readerKey(c.client) {
 					delete(c.readers, other)
