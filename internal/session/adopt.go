@@ -232,8 +232,8 @@ func (s *Session) takeUpCell(c *holder.CellState) *cell {
 	if q := cl.prompt; q != nil {
 		*q = boundQuestion(*q)
 	}
-	// Bounded where they enter: a holder keeps no more, and a position
-	// past the output the holder says it has is clamped when read.
+	// Bounded where they enter: a holder keeps no more, and a position is
+	// within the output the holder says the cell printed.
 	for k, at := range c.Read {
 		if len(cl.readers) == holder.MaxReaders {
 			break
@@ -244,7 +244,7 @@ func (s *Session) takeUpCell(c *holder.CellState) *cell {
 		if cl.readers == nil {
 			cl.readers = map[string]*reader{}
 		}
-		cl.readers[k] = &reader{at: max(at, 0), final: c.Final[k]}
+		cl.readers[k] = &reader{at: min(max(at, 0), c.Bytes), final: c.Final[k]}
 	}
 	whole := ""
 	if s.entryIs(c.Seq, api.EntryCell, c.Cell) && s.rec.Rewrite(c.Seq, true) {
