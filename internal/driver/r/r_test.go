@@ -376,7 +376,12 @@ func TestErrors(t *testing.T) {
 func TestInterrupt(t *testing.T) {
 	p, rec := start(t)
 	drivertest.Run(t, p, rec, 1, "x <- 42")
+	// A loop R's bytecode compiler takes seconds to ready (its JIT) is
+	// interrupted while it compiles: the traceback is the cell's, not
+	// the compiler's frames.
+	slowToCompile := "for (i in 1:2) {\n" + strings.Repeat("x <- x + 1\n", 3000) + "}"
 	cells := []struct{ code, tb string }{
+		{slowToCompile, "Interrupted"},
 		{"repeat {}", "Interrupted"},
 		{"spin <- function() while (TRUE) x <- x + 1\nspin()", "Interrupted\n1: spin()"},
 		{"Sys.sleep(60)", "Interrupted\n1: Sys.sleep(60)"},
@@ -393,7 +398,7 @@ func TestInterrupt(t *testing.T) {
 	}
 	// A subprocess the cell waits on is ended; R then runs the rest of the
 	// cell, as it does at its prompt.
-	if err := p.Run(5, "system('sleep 60'); 'ran on'"); err != nil {
+	if err := p.Run(len(cells)+2, "system('sleep 60'); 'ran on'"); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(200 * time.Millisecond)

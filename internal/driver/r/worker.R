@@ -126,6 +126,15 @@ user_stack <- function(tb) {
   }
   tb <- tb[seq_len(end)]
   while (length(tb) && startsWith(tb[[1L]][1L], ".handleSimpleError(")) tb <- tb[-1L]
+  # An interrupt while R's bytecode compiler readies a loop before its
+  # first run (the JIT) comes from the compiler's frames, not the cell's:
+  # they go, down to the loop the cell wrote.
+  for (j in rev(seq_along(tb))) {
+    if (startsWith(tb[[j]][1L], "compiler:::tryCompile(")) {
+      tb <- tb[-seq_len(j)]
+      break
+    }
+  }
   tb
 }
 
