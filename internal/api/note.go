@@ -11,8 +11,10 @@ import (
 const (
 	// NoteCreated: a session was created for this call. Session, Runtime,
 	// Version, Cwd, PID; Said is what the runtime said at start, if
-	// anything; Again when it was started as the life before it, which
-	// died unasked.
+	// anything; Again when it was started as the life before it (its
+	// runtime, executable, directory, …), which died unasked or was
+	// ended as Ended says (a Death's By: kill, stop); Replaced is the
+	// runtime of the life before it when the call named another.
 	NoteCreated = "created"
 	// NoteRestarted: a fresh process replaced the session's. Session,
 	// Runtime, Version, Cwd, PID; Names are the names that are gone (as
@@ -203,6 +205,9 @@ type Note struct {
 	Cwd     string `json:"cwd,omitempty"`
 	PID     int    `json:"pid,omitempty"`
 	Again   bool   `json:"again,omitempty"`
+	// Ended and Replaced: see NoteCreated.
+	Ended    string `json:"ended,omitempty"`
+	Replaced string `json:"replaced,omitempty"`
 
 	Death      *Death   `json:"death,omitempty"`
 	Names      []string `json:"names,omitempty"`

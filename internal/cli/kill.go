@@ -16,7 +16,10 @@ func init() {
 		help: `Ends session NAME: SIGTERM to its whole process tree (children, and
 grandchildren that left its process group), then SIGKILL to whatever is
 left after a second, and checks that nothing survived. The namespace is
-lost; the next exec under NAME says so and starts a fresh session.`,
+lost; the next exec under NAME says so and starts a fresh session as this
+one was started (its runtime, interpreter, directory and limits) unless it
+names another runtime. A session that had died already is not killed
+again: kill says when and how it died, and exits 1.`,
 		new: withJSON("print the reply as JSON", runKill),
 	})
 	register(&command{

@@ -18,11 +18,16 @@ func Note(n api.Note, v Voice) string {
 		if n.Said != "" {
 			start = "; " + n.Said
 		}
-		again := ""
-		if n.Again {
+		again, replaced := "", ""
+		switch {
+		case n.Again && n.Ended != "":
+			again = " again, started as the life before it"
+		case n.Again:
 			again = " again, started as the life that died"
+		case n.Replaced != "":
+			replaced = fmt.Sprintf(" It replaces the %s session of that name.", n.Replaced)
 		}
-		return fmt.Sprintf("Created session '%s'%s (%s, cwd %s%s).", n.Session, again, runtimeVersion(n), n.Cwd, start)
+		return fmt.Sprintf("Created session '%s'%s (%s, cwd %s%s).%s", n.Session, again, runtimeVersion(n), n.Cwd, start, replaced)
 	case api.NoteRestarted:
 		text := fmt.Sprintf("Restarted session '%s' (%s, cwd %s): a fresh process (pid %d).", n.Session, runtimeVersion(n), n.Cwd, n.PID)
 		if n.PID == 0 {

@@ -276,13 +276,16 @@ func TestExecRightAfterADeath(t *testing.T) {
 }
 
 // A name whose life died unasked starts again as that life was started
-// (here its working directory), and says so; after a kill the name takes
-// the call's settings.
+// (here its working directory), and says so; after a kill too (its
+// runtime, directory and memory limit, from the death note, which a
+// later daemon reads as well) unless the call names another runtime,
+// which the creation line then says it replaced.
 func TestANewLifeAfterADeathNobodyAskedFor(t *testing.T) {
 	m := newTestManager(t)
 	dir := t.TempDir()
 	first := req("value 0")
 	first.Spawn.Cwd = dir
+	first.Spawn.Memory = 1 << 30
 	r := execOK(t, m, "s", first)
 	fakeOf(t, r.Generation).Exit(t, driver.Exit{Code: 3})
 	if _, err := m.Wait(context.Background(), "s", api.WaitRequest{Client: alice}, nil); codeOf(err) != "dead" {
@@ -295,7 +298,7 @@ func TestANewLifeAfterADeathNobodyAskedFor(t *testing.T) {
 	}
 	created := false
 	for _, n := range again.Notes {
-		created = created || (n.Kind == api.NoteCreated && n.Again && n.Cwd == dir)
+		created = created || (n.Kind == api.NoteCreated && n.Again && n.Ended == "" && n.Cwd == dir)
 	}
 	if !created {
 		t.Errorf("notes %+v, want a created note saying it started as before", again.Notes)
@@ -304,14 +307,26 @@ func TestANewLifeAfterADeathNobodyAskedFor(t *testing.T) {
 	if _, err := m.Kill("s", api.ControlRequest{Client: alice}); err != nil {
 		t.Fatal(err)
 	}
-	fresh := execOK(t, m, "s", req("value 2"))
-	if i := describe(t, m, "s"); i.Cwd != "/" {
-		t.Errorf("the life after a kill runs in %s, want the call's /", i.Cwd)
+	if sp, lin := m.respawn("s", nil, api.Spawn{Runtime: "other", Cwd: "/"}); sp.Runtime != "other" || lin.again || lin.replaced != fakeRuntime {
+		t.Errorf("a call naming another runtime after a kill: runtime %q, %+v; want its own, replacing %s", sp.Runtime, lin, fakeRuntime)
 	}
-	for _, n := range fresh.Notes {
-		if n.Kind == api.NoteCreated && n.Again {
-			t.Errorf("after a kill the created note says it started as before: %+v", n)
-		}
+	plain := req("value 2")
+	plain.Spawn.Runtime = "" // as a client sends a call that names no runtime
+	after := execOK(t, m, "s", plain)
+	i := describe(t, m, "s")
+	if i.Cwd != dir || i.Runtime != fakeRuntime {
+		t.Errorf("the life after a kill: %s in %s, want %s in %s as the one before", i.Runtime, i.Cwd, fakeRuntime, dir)
+	}
+	s := m.get("s")
+	if s.Spawn.Memory != 1<<30 {
+		t.Errorf("the life after a kill has the memory limit %d, want the one before's %d", s.Spawn.Memory, 1<<30)
+	}
+	created = false
+	for _, n := range after.Notes {
+		created = created || (n.Kind == api.NoteCreated && n.Again && n.Ended == api.ByKill && n.Runtime == fakeRuntime)
+	}
+	if !created {
+		t.Errorf("notes %+v, want a created note saying it started as the killed life", after.Notes)
 	}
 }
 

@@ -27,6 +27,9 @@ func (m *Manager) life(s *Session) state.Life {
 		Created: s.Created, Cells: s.cells, Names: s.names, Transcript: s.Transcript,
 		Cookie: CookieVar + "=" + s.Generation, Death: s.death, Dying: s.dying,
 	}
+	sp := s.Spawn
+	sp.Runtime, sp.Env = s.Runtime, nil
+	l.Spawn = &sp
 	if s.p != nil {
 		l.PID, l.Start = s.p.Tree().Leader.PID, s.p.Tree().Leader.Start
 		l.Version, l.Exe = s.p.Version(), s.p.Exe()

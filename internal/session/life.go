@@ -22,36 +22,66 @@ import (
 // before it, after a death nobody asked for), created, started and
 // recorded as live, and how a dead one leaves the table.
 
-// respawn is how a new life of name starts: as the life before it if
-// that one died unasked (its runtime exited or crashed, the kernel killed
-// it, its daemon was lost) — its runtime, executable, working directory,
-// environment, project and memory limit, as restart would, unless the
-// call asks for another runtime or names an executable, directory,
-// project or limit of its own — and otherwise as the call asks. prev is the dead life if
-// it is still in the table.
-func (m *Manager) respawn(name string, prev *Session, asked api.Spawn) (api.Spawn, bool) {
+// lineage is how a new life of a name stands to the life before it.
+type lineage struct {
+	again    bool   // started as the life before it
+	ended    string // how the life before it was ended, if that was asked for (kill, stop)
+	replaced string // the runtime of the life before it, which the call replaced
+}
+
+// respawn is how a new life of name starts: as the life before it,
+// however that one ended (killed, stopped, or dead unasked: its runtime
+// exited or crashed, the kernel killed it, its daemon was lost) — its
+// runtime, executable, working directory, project, memory limit and
+// gateway, as restart would, unless the call asks for another runtime or
+// names an executable, directory, project or limit of its own. A life
+// that died unasked keeps its environment too; after a kill or a stop
+// the environment is the caller's. prev is the dead life if it is still
+// in the table; else the death note (kept across daemons) says how the
+// last life was started. A name with no life before it, or whose call
+// names another runtime, starts as the call asks.
+func (m *Manager) respawn(name string, prev *Session, asked api.Spawn) (api.Spawn, lineage) {
 	var was api.Spawn
+	var lin lineage
 	switch {
 	case prev != nil:
 		prev.mu.Lock()
 		d := prev.death
 		was = prev.Spawn
+		was.Runtime = prev.Runtime
 		prev.mu.Unlock()
-		if d == nil || !unasked(d.By) {
-			return asked, false
+		if d == nil {
+			return asked, lin
+		}
+		if !unasked(d.By) {
+			lin.ended, was.Env = d.By, asked.Env
 		}
 	default:
 		loss, _ := m.state.Loss(name)
-		if loss == nil || loss.Death == nil || !unasked(loss.Death.By) {
-			return asked, false
+		if loss == nil || loss.Runtime == "" {
+			return asked, lin
 		}
-		was = api.Spawn{Runtime: loss.Runtime, Exe: loss.Exe, Cwd: loss.Cwd, Env: asked.Env}
+		if loss.Spawn != nil {
+			was = *loss.Spawn
+		}
+		was.Runtime, was.Env = loss.Runtime, asked.Env
+		if was.Exe == "" {
+			was.Exe = loss.Exe
+		}
+		if was.Cwd == "" {
+			was.Cwd = loss.Cwd
+		}
+		if loss.Death != nil && !unasked(loss.Death.By) {
+			lin.ended = loss.Death.By
+		}
 	}
 	if asked.Runtime != "" && asked.Runtime != was.Runtime {
-		return asked, false
+		lin.replaced = was.Runtime
+		return asked, lin
 	}
+	lin.again = true
 	if fi, err := os.Stat(was.Cwd); asked.CwdAsked || err != nil || !fi.IsDir() {
-		was.Cwd = asked.Cwd
+		was.Cwd, was.CwdAsked = asked.Cwd, asked.CwdAsked
 	}
 	if asked.Exe != "" {
 		was.Exe = asked.Exe
@@ -62,10 +92,13 @@ func (m *Manager) respawn(name string, prev *Session, asked api.Spawn) (api.Spaw
 	if asked.Memory != 0 {
 		was.Memory = asked.Memory
 	}
+	if asked.Gateway != "" {
+		was.Gateway, was.GatewayHTTP = asked.Gateway, asked.GatewayHTTP
+	}
 	if was.Env == nil {
 		was.Env = asked.Env
 	}
-	return was, true
+	return was, lin
 }
 
 // unasked says whether a death of this cause was nobody's choice.
@@ -77,9 +110,9 @@ func unasked(by string) bool {
 	return false
 }
 
-// create starts a new session under name; e.life is held. again says it
-// starts as the life before it (see respawn).
-func (m *Manager) create(ctx context.Context, e *slot, name string, sp api.Spawn, again bool, asker api.Client) (*Session, []api.Note, error) {
+// create starts a new session under name; e.life is held. lin says how
+// it stands to the life before it (see respawn).
+func (m *Manager) create(ctx context.Context, e *slot, name string, sp api.Spawn, lin lineage, asker api.Client) (*Session, []api.Note, error) {
 	if sp.Runtime == "" {
 		sp.Runtime = api.DefaultRuntime
 	}
@@ -131,7 +164,8 @@ func (m *Manager) create(ctx context.Context, e *slot, name string, sp api.Spawn
 		}
 	}
 	created := api.Note{Kind: api.NoteCreated, Session: name, Runtime: s.Runtime, Version: s.p.Version(),
-		Cwd: sp.Cwd, PID: s.p.PID(), Said: s.p.Note(), Again: again}
+		Cwd: sp.Cwd, PID: s.p.PID(), Said: s.p.Note(), Again: lin.again,
+		Ended: lin.ended, Replaced: lin.replaced}
 	notes = append(notes, created)
 	m.note(s, asker, created)
 	m.set(e, s)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/driver"
 )
 
 // Kill ends the session and its processes: it is no longer listed, its
@@ -185,3 +186,36 @@ func TestNoSession(t *testing.T) {
 
 // second drops a call's result, keeping its error.
 func second[T any](_ T, err error) error { return err }
+
+// A kill reports its own facts: a kill of a session that died before it
+// ended nothing and is refused as dead with that death (its time and its
+// cause), never a kill of its own; a kill of a later life reports that
+// life's end, not the earlier one's.
+func TestKillOfTheDeadSaysItsDeath(t *testing.T) {
+	m := newTestManager(t)
+	r := execOK(t, m, "s", req("value 0"))
+	fakeOf(t, r.Generation).Exit(t, driver.Exit{Code: 3})
+	died := describe(t, m, "s").Death
+	if died == nil {
+		t.Fatal("no death after the runtime's exit")
+	}
+	for i := range 2 {
+		_, err := m.Kill("s", api.ControlRequest{Client: bob})
+		if d := wantCode(t, err, "dead").Death; d == nil || d.By != api.ByExit || !d.At.Equal(died.At) {
+			t.Errorf("kill %d of a session that exited: death %+v, want its exit at %s", i+1, d, died.At)
+		}
+	}
+
+	r = execOK(t, m, "s", req("value 1"))
+	k, err := m.Kill("s", api.ControlRequest{Client: alice})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := k.Info.Death; d == nil || d.By != api.ByKill || !d.At.After(died.At) || k.Info.Generation != r.Generation {
+		t.Errorf("kill of the next life: %+v (generation %s), want its own kill, after %s", d, k.Info.Generation, died.At)
+	}
+	_, err = m.Kill("s", api.ControlRequest{Client: alice})
+	if d := wantCode(t, err, "dead").Death; d == nil || d.By != api.ByKill || !d.At.Equal(k.Info.Death.At) {
+		t.Errorf("kill after a kill: death %+v, want the kill at %s", d, k.Info.Death.At)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/holder"
@@ -284,7 +285,7 @@ func (m *Manager) Exec(ctx context.Context, name string, req api.ExecRequest, pr
 		opening = unchangedSpawn(s, req.Spawn)
 	}
 	if s == nil || s.isDead() {
-		sp, again := m.respawn(name, s, req.Spawn)
+		sp, lin := m.respawn(name, s, req.Spawn)
 		if s != nil {
 			// Its death is written down before a new life may start, so
 			// that the new life's first reply says what was lost.
@@ -297,7 +298,7 @@ func (m *Manager) Exec(ctx context.Context, name string, req api.ExecRequest, pr
 			m.forgetDead(s)
 		}
 		var err error
-		s, opening, err = m.create(ctx, e, name, sp, again, req.Client)
+		s, opening, err = m.create(ctx, e, name, sp, lin, req.Client)
 		if err != nil {
 			e.life.Unlock()
 			return api.CellResult{}, err
@@ -421,6 +422,15 @@ func (m *Manager) Kill(name string, req api.ControlRequest) (api.KillReply, erro
 	s, err := m.lookup(name, req.Generation, req.Client)
 	if err != nil {
 		return api.KillReply{}, err
+	}
+	if s.isDead() {
+		// It died before this call (its runtime ended, or another call
+		// ended it): this kill ended nothing, and says that death, its
+		// time and its cause, not a kill of its own.
+		if !s.waitExited(5 * time.Second) {
+			return api.KillReply{}, fmt.Errorf("session %q: its death was not written down within 5s (see the daemon log)", name)
+		}
+		return api.KillReply{}, s.deadError(req.Client)
 	}
 	info := s.Info(true)
 	kerr := s.kill(api.ByKill, "killed by "+req.Client.Label(), req.Client)

@@ -196,6 +196,11 @@ type Life struct {
 	// daemon that started it, which a later daemon's may not be (its
 	// clients' XDG_RUNTIME_DIR differs).
 	Socket string `json:"socket,omitempty"`
+	// Spawn is how the life was started, without its environment (the
+	// caller's, secrets and all, which the next life takes from its own
+	// caller): a life after a kill or a death starts as this one did
+	// unless its call asks otherwise, across a daemon restart too.
+	Spawn *api.Spawn `json:"spawn,omitempty"`
 }
 
 // SaveLive records a live session, replacing an earlier record of it.

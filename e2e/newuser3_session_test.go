@@ -1,0 +1,128 @@
+package e2e
+
+// What a new user tripped on, round three (issue 35), for the sessions'
+// lives and records: a name keeps its runtime across a kill (5), each
+// kill reports its own facts (13), a notebook shows a value once with
+// all its forms (9), and a client's own session is never news from
+// "before it joined", nor polyrepl's own restarts news to anyone (14).
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// After `kill rr` (an R session), `exec rr` with no runtime named starts
+// R again, as the life before it was started (its directory too), and
+// says so, across a daemon restart as well; the notebook export says R.
+// A call that names another runtime gets it, and the creation line says
+// which it replaced.
+func TestNewUser3AKilledNameKeepsItsRuntime(t *testing.T) {
+	needPython(t)
+	e := newEnv(t)
+	needRuntime(t, e, "r", "apt-get install r-base-core")
+	dir := filepath.Join(e.home, "work")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	e.must(0, "exec", "rr", "--runtime", "r", "--cwd", dir, `x <- 1; cat("one\n")`)
+	e.must(0, "kill", "rr")
+	e.must(0, "stop") // the death note, not the daemon's memory, keeps the spawn
+
+	out, errOut := e.must(0, "exec", "rr", `cat("x\n"); cat(getwd(), "\n")`)
+	both := out + errOut
+	wantContains(t, "exec after a kill", both, "Created session 'rr' again, started as the life before it (r ", "cwd "+dir)
+	wantContains(t, "exec after a kill", out, "x\n", dir)
+	wantLacks(t, "exec after a kill", both, "python", "NameError")
+
+	path := filepath.Join(e.home, "rr.ipynb")
+	e.must(0, "export", "rr", "--format", "ipynb", "-o", path)
+	var nb struct {
+		Metadata struct {
+			Language struct {
+				Name string `json:"name"`
+			} `json:"language_info"`
+		} `json:"metadata"`
+		Cells []struct {
+			Type     string `json:"cell_type"`
+			Metadata struct {
+				Polyrepl struct {
+					Runtime string `json:"runtime"`
+				} `json:"polyrepl"`
+			} `json:"metadata"`
+		} `json:"cells"`
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &nb); err != nil {
+		t.Fatalf("the export is not JSON: %v", err)
+	}
+	if !strings.EqualFold(nb.Metadata.Language.Name, "r") {
+		t.Errorf("the notebook's language is %q, want R's", nb.Metadata.Language.Name)
+	}
+	for i, c := range nb.Cells {
+		if c.Type == "code" && c.Metadata.Polyrepl.Runtime != "r" {
+			t.Errorf("code cell %d is labelled %q, want r", i, c.Metadata.Polyrepl.Runtime)
+		}
+	}
+
+	e.must(0, "kill", "rr")
+	out, errOut = e.must(0, "exec", "rr", "--runtime", "python", "1 + 1")
+	wantContains(t, "exec naming another runtime after a kill", out+errOut,
+		"Created session 'rr' (python ", "It replaces the r session of that name.")
+	wantContains(t, "exec naming another runtime after a kill", out, "2")
+	if i := e.session("rr"); i.Runtime != "python" {
+		t.Errorf("after naming python the session is %s", i.Runtime)
+	}
+}
+
+// kill reports its own facts: a kill of a session that had died already
+// ended nothing, and says that death (its time, its cause), exiting 1 as
+// the help says a dead session does; a kill of the next life reports that
+// life's kill, and a kill after it that kill's time and cause.
+func TestNewUser3KillOfTheDeadSaysItsDeath(t *testing.T) {
+	needPython(t)
+	e := newEnv(t)
+	e.must(1, "exec", "d", "import os; os._exit(3)")
+	out, errOut, code := e.run("kill", "d")
+	if code != 1 {
+		t.Errorf("kill of a session that exited: status %d, want 1 (it had died)", code)
+	}
+	wantContains(t, "kill of a session that exited", errOut, "status 3")
+	wantLacks(t, "kill of a session that exited", out+errOut, "Killed session", "killed by")
+
+	e.must(0, "exec", "d", "print(1)")
+	killed, _ := e.must(0, "kill", "d", "--json")
+	var k struct {
+		Info struct {
+			Death struct {
+				Cause string    `json:"cause"`
+				At    time.Time `json:"at"`
+			} `json:"death"`
+		} `json:"info"`
+	}
+	if err := json.Unmarshal([]byte(killed), &k); err != nil || !strings.Contains(k.Info.Death.Cause, "killed by") {
+		t.Fatalf("kill --json: %v\n%s", err, killed)
+	}
+	time.Sleep(1100 * time.Millisecond) // so a second's time would differ from the first's
+	again, _, code := e.run("kill", "d", "--json")
+	var refusal struct {
+		Code  string `json:"code"`
+		Death struct {
+			Cause string    `json:"cause"`
+			At    time.Time `json:"at"`
+		} `json:"death"`
+	}
+	if err := json.Unmarshal([]byte(again), &refusal); err != nil || code != 1 || refusal.Code != "dead" {
+		t.Fatalf("kill of a killed session: status %d, %v\n%s", code, err, again)
+	}
+	if !refusal.Death.At.Equal(k.Info.Death.At) || refusal.Death.Cause != k.Info.Death.Cause {
+		t.Errorf("kill after a kill says the death at %s (%s), want the kill's own at %s (%s)",
+			refusal.Death.At, refusal.Death.Cause, k.Info.Death.At, k.Info.Death.Cause)
+	}
+}
