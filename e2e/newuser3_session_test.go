@@ -9,10 +9,13 @@ package e2e
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/polyrepl/polyrepl/internal/testenv"
 )
 
 // After `kill rr` (an R session), `exec rr` with no runtime named starts
@@ -125,4 +128,64 @@ func TestNewUser3KillOfTheDeadSaysItsDeath(t *testing.T) {
 		t.Errorf("kill after a kill says the death at %s (%s), want the kill's own at %s (%s)",
 			refusal.Death.At, refusal.Death.Cause, k.Info.Death.At, k.Info.Death.Cause)
 	}
+}
+
+// A DataFrame's value is one notebook output, as Jupyter writes it: an
+// execute_result whose bundle holds text/plain and text/html, with the
+// cell's execution count; nbformat finds the notebook valid. The
+// Markdown export shows the value once, its HTML linked with it.
+func TestNewUser3NotebookShowsADataFrameOnce(t *testing.T) {
+	needPython(t)
+	py := testenv.NeedPythonModule(t, "pandas", "Debian: apt-get install python3-pandas")
+	e := newEnv(t)
+	e.must(0, "exec", "df", `import pandas as pd; pd.DataFrame({"a": [1, 2], "b": [30, 4000 + 321]})`)
+	path := filepath.Join(e.home, "df.ipynb")
+	e.must(0, "export", "df", "--format", "ipynb", "-o", path)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nb struct {
+		Cells []struct {
+			Type    string           `json:"cell_type"`
+			Outputs []map[string]any `json:"outputs"`
+		} `json:"cells"`
+	}
+	if err := json.Unmarshal(raw, &nb); err != nil {
+		t.Fatalf("the export is not JSON: %v", err)
+	}
+	var outs []map[string]any
+	for _, c := range nb.Cells {
+		if c.Type == "code" {
+			outs = append(outs, c.Outputs...)
+		}
+	}
+	if len(outs) != 1 || outs[0]["output_type"] != "execute_result" {
+		t.Fatalf("the DataFrame's cell has outputs %v, want one execute_result", outs)
+	}
+	data, _ := outs[0]["data"].(map[string]any)
+	if data["text/plain"] == nil || data["text/html"] == nil || outs[0]["execution_count"] != float64(1) {
+		t.Errorf("the execute_result: %v, want text/plain and text/html with execution count 1", outs[0])
+	}
+	var html strings.Builder
+	lines, _ := data["text/html"].([]any)
+	for _, l := range lines {
+		s, _ := l.(string)
+		html.WriteString(s)
+	}
+	if !strings.Contains(html.String(), "<table") || !strings.Contains(html.String(), "4321") {
+		t.Errorf("its text/html is %q, want the DataFrame's table", html.String())
+	}
+	if err := exec.Command(py, "-c", "import nbformat").Run(); err != nil {
+		t.Logf("not validated: %s has no nbformat (Debian: apt-get install python3-nbformat)", py)
+	} else if out, err := exec.Command(py, "-c", "import sys, nbformat; nbformat.validate(nbformat.read(sys.argv[1], as_version=4))", path).CombinedOutput(); err != nil {
+		t.Errorf("nbformat finds the notebook invalid: %v\n%s", err, out)
+	}
+
+	md, _ := e.must(0, "export", "df")
+	if n := strings.Count(md, "4321"); n != 1 {
+		t.Errorf("the value appears %d times in the Markdown, want once:\n%s", n, md)
+	}
+	wantContains(t, "the Markdown export", md, "[the value as text/html](")
+	wantLacks(t, "the Markdown export", md, "[text/html 1]")
 }

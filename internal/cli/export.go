@@ -186,7 +186,11 @@ func exportMarkdown(w io.Writer, r api.RecordReply, link func(api.Rich) string) 
 			if e.OutputCut != nil {
 				fmt.Fprintf(w, "%s\n\n", e.OutputCut.Describe("output"))
 			}
+			vi := valueRich(e)
 			for i, x := range e.Rich {
+				if i == vi {
+					continue // linked with the value, below
+				}
 				target := link(x)
 				if strings.HasPrefix(x.MIME, "image/") {
 					fmt.Fprintf(w, "![image %d](%s)\n\n", i+1, mdPath(target))
@@ -197,6 +201,14 @@ func exportMarkdown(w io.Writer, r api.RecordReply, link func(api.Rich) string) 
 			if e.Display != "" {
 				fmt.Fprint(w, "Value:\n\n")
 				block(w, "text", e.Display)
+				if vi >= 0 {
+					x := e.Rich[vi]
+					bang := ""
+					if strings.HasPrefix(x.MIME, "image/") {
+						bang = "!"
+					}
+					fmt.Fprintf(w, "%s[the value as %s](%s)\n\n", bang, x.MIME, mdPath(link(x)))
+				}
 			}
 			if e.Error != nil {
 				fmt.Fprint(w, "Error:\n\n")
@@ -286,20 +298,24 @@ func tracebackLines(s string) []string {
 	return strings.Split(s, "\n")
 }
 
-// exportNotebook writes the record as a Jupyter notebook: cells as code
-// cells with their outputs, notes and idle output as Markdown cells.
-// nbRich is a rich output as a notebook's display_data: its MIME bundle,
-// the image base64 (as nbformat keeps binary data), text as lines, and
-// its text/plain form beside it; a file gone is said in the text.
+// nbRich is a rich output as a notebook's display_data (see nbBundle).
 func nbRich(x api.Rich) nbOutput {
 	plain := x.Text
 	if plain == "" {
 		plain = render.RichLine(1, x)
 	}
-	data := map[string]any{"text/plain": nbLines(plain)}
-	meta := map[string]any{}
+	data, meta := nbBundle(x, plain)
+	return nbOutput{"output_type": "display_data", "data": data, "metadata": meta}
+}
+
+// nbBundle is a rich output's MIME bundle as nbformat keeps one: the
+// image base64 (as nbformat keeps binary data), text as lines, and plain
+// as its text/plain form beside it; a file gone is said in the text.
+func nbBundle(x api.Rich, plain string) (data, meta map[string]any) {
+	data = map[string]any{"text/plain": nbLines(plain)}
+	meta = map[string]any{}
 	if b, err := os.ReadFile(x.File); err != nil {
-		data["text/plain"] = nbLines(fmt.Sprintf("%s (its file could not be read: %v)", plain, err))
+		data["text/plain"] = nbLines(fmt.Sprintf("%s\n(its %s form could not be read: %v)", strings.TrimRight(plain, "\n"), x.MIME, err))
 	} else if strings.HasPrefix(x.MIME, "image/") && x.MIME != "image/svg+xml" {
 		data[x.MIME] = base64.StdEncoding.EncodeToString(b)
 		if x.Width > 0 {
@@ -308,9 +324,28 @@ func nbRich(x api.Rich) nbOutput {
 	} else {
 		data[x.MIME] = nbLines(string(b))
 	}
-	return nbOutput{"output_type": "display_data", "data": data, "metadata": meta}
+	return data, meta
 }
 
+// valueRich is which of a cell's rich outputs is its value in another
+// form (a DataFrame's HTML beside its text): the last whose text/plain
+// form is the value's; -1 if none is. A notebook shows the two as one
+// output, as Jupyter does, and Markdown links it with the value.
+func valueRich(e api.Entry) int {
+	value := strings.TrimRight(strings.TrimPrefix(e.Display, e.Prompt), "\n")
+	if value == "" {
+		return -1
+	}
+	for i := len(e.Rich) - 1; i >= 0; i-- {
+		if t := strings.TrimRight(e.Rich[i].Text, "\n"); t != "" && t == value {
+			return i
+		}
+	}
+	return -1
+}
+
+// exportNotebook writes the record as a Jupyter notebook: cells as code
+// cells with their outputs, notes and idle output as Markdown cells.
 func exportNotebook(w io.Writer, r api.RecordReply) error {
 	lang, runtime := "python", ""
 	for _, e := range r.Entries {
@@ -348,14 +383,22 @@ func exportNotebook(w io.Writer, r api.RecordReply) error {
 				}
 				outs = append(outs, nbOutput{"output_type": "stream", "name": "stdout", "text": nbLines(text)})
 			}
-			for _, x := range e.Rich {
-				outs = append(outs, nbRich(x))
+			vi := valueRich(e)
+			for i, x := range e.Rich {
+				if i != vi {
+					outs = append(outs, nbRich(x))
+				}
 			}
 			if e.Display != "" {
 				// The value alone: a notebook shows its own Out[n]: prompt.
+				// Its other forms (HTML, an image) are in the same bundle.
 				value := strings.TrimPrefix(e.Display, e.Prompt)
+				data, vmeta := map[string]any{"text/plain": nbLines(value)}, map[string]any{}
+				if vi >= 0 {
+					data, vmeta = nbBundle(e.Rich[vi], value)
+				}
 				outs = append(outs, nbOutput{"output_type": "execute_result", "execution_count": n,
-					"data": map[string]any{"text/plain": nbLines(value)}, "metadata": map[string]any{}})
+					"data": data, "metadata": vmeta})
 			}
 			if e.Error != nil {
 				msg := e.Error.Message
