@@ -189,3 +189,35 @@ func TestNewUser3NotebookShowsADataFrameOnce(t *testing.T) {
 	wantContains(t, "the Markdown export", md, "[the value as text/html](")
 	wantLacks(t, "the Markdown export", md, "[text/html 1]")
 }
+
+// A client's own session is never "before you joined": after a daemon
+// SIGKILL, and after stop --keep-sessions, the client that made it and
+// sent cells to it is told what others did since as news, and nobody is
+// told of polyrepl's own restarts (a new daemon taking the session up),
+// which log shows.
+func TestNewUser3OwnSessionIsNotBeforeYouJoined(t *testing.T) {
+	needPython(t)
+	e := newEnv(t)
+	e.must(0, "--label", "alice", "exec", "jk2", "x = 1")
+	e.must(0, "--label", "alice", "exec", "jk2", "x += 1")
+	e.killDaemon()
+	out, errOut := e.must(0, "--label", "alice", "exec", "jk2", "x")
+	wantLacks(t, "the creator's exec after a daemon SIGKILL", out+errOut, "before you joined", "taken up", "from other clients")
+	wantContains(t, "the creator's exec after a daemon SIGKILL", out, "2")
+
+	e.must(0, "--label", "bob", "exec", "jk2", "y = 3")
+	e.must(0, "stop", "--keep-sessions")
+	out, errOut = e.must(0, "--label", "alice", "exec", "jk2", "x + y")
+	both := out + errOut
+	wantLacks(t, "the creator's exec after stop --keep-sessions", both, "before you joined", "taken up")
+	wantContains(t, "the creator's exec after stop --keep-sessions", both, "from other clients", "y = 3")
+
+	out, errOut = e.must(0, "--label", "carol", "exec", "jk2", "x")
+	wantContains(t, "a new client's first exec", out+errOut, "before you joined", "y = 3")
+	wantLacks(t, "a new client's first exec", out+errOut, "taken up")
+
+	log, _ := e.must(0, "log", "jk2")
+	if n := strings.Count(log, "taken up by a new daemon"); n != 2 {
+		t.Errorf("log shows %d adoptions, want the 2 restarts:\n%s", n, log)
+	}
+}

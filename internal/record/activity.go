@@ -31,11 +31,32 @@ func own(e *api.Entry, c api.Client) bool {
 	return e.Who == c.Who && e.How == c.How && e.Conn == c.Conn && (e.Who != "" || e.How != "")
 }
 
+// bookkeeping reports whether e is polyrepl's own bookkeeping, kept in
+// the record for people (log shows it) and never told to a client as
+// activity: a new daemon taking the session up is nobody's doing in it.
+func bookkeeping(e *api.Entry) bool {
+	return e.Kind == api.EntryNote && e.Note != nil && e.Note.Kind == api.NoteAdopted
+}
+
+// joinedLocked is the index of c's last own entry among those read from
+// the record's file, or -1. A client with an entry there (it made the
+// session or sent cells to it) joined before this record was opened:
+// if its position is not known (a daemon was killed before saving it),
+// it was lost, and this is not the client's first contact.
+func (r *Record) joinedLocked(c api.Client) int {
+	for i := len(r.entries) - 1; i >= 0; i-- {
+		if e := r.entries[i]; e.Seq < r.loadedBelow && own(e, c) {
+			return i
+		}
+	}
+	return -1
+}
+
 // Activity tells client c what happened in the record since it last
 // heard: other clients' entries and output printed while idle, new ones
 // and ones told before that changed since, newest first, within the
-// bounds of one reply. Its own entries are never told. It returns nil if
-// there is nothing to tell.
+// bounds of one reply. Its own entries and polyrepl's bookkeeping are
+// never told. It returns nil if there is nothing to tell.
 func (r *Record) Activity(c api.Client) *api.Activity {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -43,6 +64,20 @@ func (r *Record) Activity(c api.Client) *api.Activity {
 	p := r.pos[key]
 	a := &api.Activity{Session: r.name}
 	r.positionsChangedLocked()
+	if last := -1; p == nil {
+		last = r.joinedLocked(c)
+		if last >= 0 {
+			// A client that joined before, whose position was lost: it
+			// heard what came up to its last entry (that entry's reply
+			// told it), and what came after is news, never what came
+			// "before it joined".
+			p = &position{told: map[int]int{}, seen: time.Now()}
+			r.pos[key] = p
+			for _, e := range r.entries[:last+1] {
+				p.told[e.Seq] = e.Rev
+			}
+		}
+	}
 	if p == nil {
 		// First contact: the client is told what is there, the latest
 		// entries within tighter bounds than news (it did not ask), and
@@ -53,7 +88,7 @@ func (r *Record) Activity(c api.Client) *api.Activity {
 		for _, e := range r.entries {
 			r.freshLocked(e)
 			p.told[e.Seq] = e.Rev
-			if !own(e, c) {
+			if !own(e, c) && !bookkeeping(e) {
 				before = append(before, e)
 			}
 		}
@@ -78,7 +113,7 @@ func (r *Record) Activity(c api.Client) *api.Activity {
 		}
 		p.told[e.Seq] = e.Rev
 		switch {
-		case own(e, c):
+		case own(e, c), bookkeeping(e):
 		case !seen:
 			r.freshLocked(e)
 			news = append(news, e)

@@ -2,6 +2,8 @@ package record
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -171,5 +173,52 @@ func TestToldForgetsSettledClients(t *testing.T) {
 	told.mu.Unlock()
 	if n != 0 {
 		t.Errorf("%d clients kept after their attention settled", n)
+	}
+}
+
+// A client that made a session and sent cells to it has joined: after a
+// daemon was killed before it saved the clients' positions, that client
+// is told what others did after its last entry as news, never the
+// session "before it joined"; a new daemon taking the session up is
+// bookkeeping, told to nobody (log shows it), and a client new to the
+// session is told the others' entries without it.
+func TestJoinedAcrossALostPosition(t *testing.T) {
+	bob := api.Client{Who: "bob", How: "cli"}
+	dir := t.TempDir()
+	r, _ := Open(dir, "s")
+	r.Add(api.Entry{Kind: api.EntryNote, Who: "alice", How: "cli", Note: &api.Note{Kind: api.NoteCreated, Session: "s"}, Started: time.Now()})
+	end(r, r.Add(cellBy(alice, "x = 1")), api.StatusDone)
+	r.Activity(alice)
+	bobs := r.Add(cellBy(bob, "y = 2"))
+	end(r, bobs, api.StatusDone)
+	r.Close()
+	os.Remove(filepath.Join(dir, "s.positions.json")) // as a daemon killed before it saved them
+
+	r, _ = Open(dir, "s")
+	defer r.Close()
+	r.Add(api.Entry{Kind: api.EntryNote, Note: &api.Note{Kind: api.NoteAdopted, Session: "s"}, Started: time.Now()})
+	end(r, r.Add(cellBy(alice, "x")), api.StatusDone)
+	a := r.Activity(alice)
+	if a == nil || a.First || len(a.Entries) != 1 || a.Entries[0].Seq != bobs {
+		t.Errorf("alice, who made the session, was told %+v; want bob's cell as news, not a first contact", a)
+	}
+	if a := r.Activity(alice); a != nil {
+		t.Errorf("alice asking again was told %+v, want nothing", a)
+	}
+
+	end(r, r.Add(cellBy(agent, "z")), api.StatusDone)
+	a = r.Activity(agent)
+	if a == nil || !a.First {
+		t.Fatalf("a client new to the session was told %+v, want a first contact", a)
+	}
+	for _, e := range a.Entries {
+		if e.Note != nil && e.Note.Kind == api.NoteAdopted {
+			t.Errorf("a first contact tells the daemon's adoption: %+v", e)
+		}
+	}
+	end(r, r.Add(cellBy(bob, "w")), api.StatusDone)
+	r.Add(api.Entry{Kind: api.EntryNote, Note: &api.Note{Kind: api.NoteAdopted, Session: "s"}, Started: time.Now()})
+	if a := r.Activity(agent); a == nil || len(a.Entries) != 1 || a.Entries[0].Who != "bob" {
+		t.Errorf("news after an adoption: %+v, want bob's cell alone", a)
 	}
 }
