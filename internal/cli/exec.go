@@ -42,7 +42,8 @@ $POLYREPL_GATEWAY_TOKEN_FILE names (0600). http:// is refused to any
 host but this machine's loopback unless --gateway-http.
 
 Exit status: 0 the cell finished, 1 it raised or the session died, 2 the
-request was refused or the daemon unreachable, 124 still running.`,
+request was refused or the daemon unreachable, 3 the cell waits for input
+(polyrepl input answers it), 124 still running.`,
 		new: func() runner { return &execCmd{} },
 	})
 }

@@ -86,6 +86,9 @@ Examples:
 func printHelp(w io.Writer, c *command) {
 	_, fs := c.declared()
 	fmt.Fprintf(w, "Usage: polyrepl %s\n\n%s.\n", c.synopsis(fs), strings.ToUpper(c.summary[:1])+c.summary[1:])
+	// --label is taken before any command's own flags (takeLabel), so
+	// no command declares it; its help lists it all the same.
+	fs.defs = append(fs.defs, labelFlag)
 	printFlags(w, fs)
 	if c.help != "" {
 		fmt.Fprintf(w, "\n%s\n", c.help)
@@ -94,6 +97,9 @@ func printHelp(w io.Writer, c *command) {
 		c.more(w)
 	}
 }
+
+// labelFlag is --label as a command's help lists it.
+var labelFlag = flagDef{names: []string{"label"}, arg: "NAME", usage: "who you are in the shared record (any command; default $POLYREPL_LABEL, else $USER)"}
 
 func isNoDaemon(err error) bool {
 	return client.IsNotRunning(err)
