@@ -14,70 +14,60 @@ import (
 	pmcp "github.com/polyrepl/polyrepl/internal/mcp"
 )
 
-// readme returns the README, from the module root.
-func readme(t *testing.T) string {
+// doc returns a document of the module by its path from the module root
+// ("README.md", "docs/cli.md").
+func doc(t *testing.T, path string) string {
 	t.Helper()
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../" + path)
 	if err != nil {
-		t.Fatalf("reading the README: %v", err)
+		t.Fatalf("reading %s: %v", path, err)
 	}
 	return string(b)
 }
 
-// section returns the README's text from the line starting with from up to
-// the next line starting with to.
-func section(t *testing.T, text, from, to string) string {
+// readme returns the README, from the module root.
+func readme(t *testing.T) string { return doc(t, "README.md") }
+
+// section returns text from the line starting with from up to the next
+// line starting with to; name says which document, for the failure.
+func section(t *testing.T, name, text, from, to string) string {
 	t.Helper()
-	i := strings.Index(text, "\n"+from)
+	i := strings.Index("\n"+text, "\n"+from)
 	if i < 0 {
-		t.Fatalf("the README has no %q", from)
+		t.Fatalf("%s has no line starting %q", name, from)
 	}
-	rest := text[i+1:]
+	rest := text[i:]
 	if j := strings.Index(rest[len(from):], "\n"+to); j >= 0 {
 		return rest[:len(from)+j]
 	}
 	return rest
 }
 
-// The README's Commands block gives every command with the synopsis
-// `polyrepl help` gives it, and no command the binary lacks. (--label,
-// which every command takes, may be shown on any.)
-func TestReadmeSynopses(t *testing.T) {
-	block := section(t, readme(t), "## Commands", "```\n\n")
-	inReadme := map[string]string{}
-	for _, line := range strings.Split(block, "\n") {
-		rest, ok := strings.CutPrefix(line, "polyrepl ")
-		if !ok {
-			continue
-		}
-		for _, syn := range strings.Split(rest, " | ") {
-			syn = strings.ReplaceAll(syn, " [--label NAME]", "")
-			name, _, _ := strings.Cut(syn, " ")
-			if name == "--version" {
-				continue
-			}
-			inReadme[name] = syn
+// The README is what a newcomer reads in five minutes, and its first two
+// commands are the ones CI and people run: build-and-run, then the tests.
+func TestReadmeShortAndFirstCommands(t *testing.T) {
+	text := readme(t)
+	if n := strings.Count(text, "\n"); n >= 250 {
+		t.Errorf("the README has %d lines; keep it under 250 and move reference text to docs/", n)
+	}
+	var cmds []string
+	for _, line := range strings.Split(text, "\n") {
+		if c, ok := strings.CutPrefix(line, "    "); ok && len(cmds) < 2 {
+			cmds = append(cmds, c)
 		}
 	}
-	for _, c := range commands {
-		got, ok := inReadme[c.name]
-		switch {
-		case !ok:
-			t.Errorf("the README's Commands block lacks %s: add the line `polyrepl %s`", c.name, c.usage())
-		case got != c.usage():
-			t.Errorf("the README's Commands block has `polyrepl %s`; the binary's synopsis is `polyrepl %s`: make them agree", got, c.usage())
-		}
-		delete(inReadme, c.name)
+	want := []string{
+		"CGO_ENABLED=0 go build -o polyrepl ./cmd/polyrepl && ./polyrepl exec demo 'import sys; sys.version'",
+		"go test -timeout 30m ./...",
 	}
-	for name := range inReadme {
-		t.Errorf("the README's Commands block lists %q, which the binary does not have", name)
+	if !slices.Equal(cmds, want) {
+		t.Errorf("the README's first two commands are %q; want %q (CI runs the second)", cmds, want)
 	}
 }
 
-// The README's MCP paragraph names every tool the server offers, with
-// every argument of each, and counts them right.
-func TestReadmeMCPTools(t *testing.T) {
-	text := section(t, readme(t), "## For agents", "Build the binary")
+// mcpTools lists the tools the MCP server offers, as a client sees them.
+func mcpTools(t *testing.T) []*mcp.Tool {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	st, ct := mcp.NewInMemoryTransports()
@@ -93,37 +83,70 @@ func TestReadmeMCPTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	count := []string{"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"}
-	if n := len(res.Tools); n < len(count) && !strings.Contains(text, "with "+count[n]+" tools") {
-		t.Errorf("the README's MCP paragraph does not say the server has %s tools", count[n])
+	return res.Tools
+}
+
+var counted = []string{"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"}
+
+// docs/mcp.md's Tools section counts the tools right and names every
+// tool with every argument of each; the README's agent section counts
+// and names them too.
+func TestDocsMCPTools(t *testing.T) {
+	tools := mcpTools(t)
+	mcpDoc := section(t, "docs/mcp.md", doc(t, "docs/mcp.md"), "## Tools", "## ")
+	agents := section(t, "README.md", readme(t), "## Give it to an agent", "## ")
+	n := len(tools)
+	if n < len(counted) {
+		if !strings.Contains(mcpDoc, "with "+counted[n]+" tools") {
+			t.Errorf("docs/mcp.md's Tools section does not say the server has %s tools (\"with %s tools\")", counted[n], counted[n])
+		}
+		if !strings.Contains(agents, counted[n]+" tools") {
+			t.Errorf("the README's agent section does not say the agent gets %s tools", counted[n])
+		}
 	}
-	for _, tool := range res.Tools {
-		if !strings.Contains(text, "`"+tool.Name+"`") {
-			t.Errorf("the README's MCP paragraph does not name the tool %s", tool.Name)
+	for _, tool := range tools {
+		if !strings.Contains(mcpDoc, "`"+tool.Name+"`") {
+			t.Errorf("docs/mcp.md's Tools section does not name the tool %s", tool.Name)
+		}
+		if !strings.Contains(agents, "`"+tool.Name+"`") {
+			t.Errorf("the README's agent section does not name the tool %s", tool.Name)
 		}
 		schema, _ := tool.InputSchema.(map[string]any)
 		props, _ := schema["properties"].(map[string]any)
 		for p := range props {
-			if !strings.Contains(text, "`"+p+"`") {
-				t.Errorf("the README's MCP paragraph does not give the %s tool's argument %s", tool.Name, p)
+			if !strings.Contains(mcpDoc, "`"+p+"`") {
+				t.Errorf("docs/mcp.md's Tools section does not give the %s tool's argument %s", tool.Name, p)
 			}
 		}
 	}
 }
 
-// The README's per-client MCP recipes are `polyrepl setup CLIENT`, for
-// every client setup knows.
-func TestReadmeSetupRecipes(t *testing.T) {
-	text := section(t, readme(t), "## For agents", "## Working together")
-	var names []string
-	for _, m := range regexp.MustCompile("polyrepl setup ([a-z-]+)").FindAllStringSubmatch(text, -1) {
-		names = append(names, m[1])
-	}
+// docs/mcp.md's recipes, and the README's agent section, give `polyrepl
+// setup CLIENT` for every client setup knows.
+func TestDocsSetupRecipes(t *testing.T) {
 	out, _, _ := run("help", "setup")
-	for _, line := range strings.Split(out[strings.Index(out, "\nClients:\n"):], "\n")[2:] {
-		name, _, _ := strings.Cut(strings.TrimSpace(line), " ")
-		if name != "" && !slices.Contains(names, name) {
-			t.Errorf("the README's MCP section has no `polyrepl setup %s` recipe", name)
+	i := strings.Index(out, "\nClients:\n")
+	if i < 0 {
+		t.Fatalf("help setup lists no clients:\n%s", out)
+	}
+	var clients []string
+	for _, line := range strings.Split(out[i:], "\n")[2:] {
+		if name, _, _ := strings.Cut(strings.TrimSpace(line), " "); name != "" {
+			clients = append(clients, name)
+		}
+	}
+	for _, d := range []struct{ name, text string }{
+		{"docs/mcp.md's recipes", section(t, "docs/mcp.md", doc(t, "docs/mcp.md"), "## Each client's recipe", "## ")},
+		{"the README's agent section lines", section(t, "README.md", readme(t), "## Give it to an agent", "## ")},
+	} {
+		var names []string
+		for _, m := range regexp.MustCompile("polyrepl setup ([a-z-]+)").FindAllStringSubmatch(d.text, -1) {
+			names = append(names, m[1])
+		}
+		for _, c := range clients {
+			if !slices.Contains(names, c) {
+				t.Errorf("%s lack `polyrepl setup %s`: add it", d.name, c)
+			}
 		}
 	}
 }
