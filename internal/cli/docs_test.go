@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // The docs are kept true to the binary as a user reads it: the commands
@@ -367,4 +368,66 @@ func shellWords(s string) []string {
 	}
 	flush()
 	return words
+}
+
+// Every relative link of the README and the docs reaches a file that
+// exists, and a heading there when it names one (#anchor, as GitHub
+// makes them), so moving text between the docs does not leave a reader
+// at a dead link.
+func TestDocsLinks(t *testing.T) {
+	files, _ := filepath.Glob("../../docs/*.md")
+	files = append([]string{"../../README.md"}, files...)
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	for _, file := range files {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(string(b), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			path, anchor, _ := strings.Cut(target, "#")
+			dest := file
+			if path != "" {
+				dest = filepath.Join(filepath.Dir(file), path)
+			}
+			text, err := os.ReadFile(dest)
+			if err != nil {
+				t.Errorf("%s links to %s, which does not exist", strings.TrimPrefix(file, "../../"), target)
+				continue
+			}
+			if anchor != "" && !slices.Contains(anchors(string(text)), anchor) {
+				t.Errorf("%s links to %s, but %s has no heading with that anchor", strings.TrimPrefix(file, "../../"), target, strings.TrimPrefix(filepath.Clean(dest), "../../"))
+			}
+		}
+	}
+}
+
+// anchors returns the anchors GitHub gives a Markdown text's headings:
+// lower case, punctuation dropped, spaces made hyphens.
+func anchors(text string) []string {
+	var out []string
+	fenced := false
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(line, "```") {
+			fenced = !fenced
+		}
+		if fenced || !strings.HasPrefix(line, "#") {
+			continue
+		}
+		h := strings.ToLower(strings.TrimSpace(strings.TrimLeft(line, "#")))
+		var b strings.Builder
+		for _, r := range h {
+			switch {
+			case r == ' ':
+				b.WriteByte('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				b.WriteRune(r)
+			}
+		}
+		out = append(out, b.String())
+	}
+	return out
 }
