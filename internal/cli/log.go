@@ -25,7 +25,7 @@ and new lives, until interrupted (Ctrl-C); it starts from --since, or from
 now if not given. --json prints NDJSON events: "entry" once per entry (a
 running one without its output), "output" with what it printed next
 (text, its offset in the entry's output, the unfinished line as pending),
-and "end" when a cell finishes; the README describes them.`,
+and "end" when a cell finishes; docs/together.md describes them.`,
 		new: func() runner { return &logCmd{since: -1} },
 	})
 }
