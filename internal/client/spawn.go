@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/limit"
 )
 
@@ -94,9 +95,10 @@ func (e *SpawnError) Unwrap() error { return e.Err }
 // exe that is a bare name stays one, for the daemon to find on the
 // session's PATH.
 func BuildSpawn(in SpawnInput) (api.Spawn, error) {
-	sp := api.Spawn{Runtime: in.Runtime, Env: in.Env, Gateway: strings.TrimSpace(in.Gateway), GatewayHTTP: in.GatewayHTTP}
+	// The runtime as the daemon keeps it: R is r, nodejs is node.
+	sp := api.Spawn{Runtime: driver.Canonical(in.Runtime), Env: in.Env, Gateway: strings.TrimSpace(in.Gateway), GatewayHTTP: in.GatewayHTTP}
 	if in.Kernel != "" {
-		if in.Runtime != "" && in.Runtime != api.JupyterPrefix+in.Kernel {
+		if sp.Runtime != "" && sp.Runtime != api.JupyterPrefix+in.Kernel {
 			return sp, &SpawnError{Kind: SpawnNotJupyter, Field: "kernel", Value: in.Runtime}
 		}
 		sp.Runtime = api.JupyterPrefix + in.Kernel
@@ -111,8 +113,8 @@ func BuildSpawn(in SpawnInput) (api.Spawn, error) {
 		if exe != "" && exe != in.Python {
 			return sp, &SpawnError{Kind: SpawnConflict, Field: "python", Other: "exe", Value: in.Python}
 		}
-		if in.Runtime != "" && in.Runtime != api.DefaultRuntime {
-			return sp, &SpawnError{Kind: SpawnNotPython, Field: "python", Value: in.Runtime}
+		if !pythonRuntime(sp.Runtime) {
+			return sp, &SpawnError{Kind: SpawnNotPython, Field: "python", Value: sp.Runtime}
 		}
 		exe = in.Python
 	}
@@ -147,6 +149,12 @@ func BuildSpawn(in SpawnInput) (api.Spawn, error) {
 		}
 	}
 	return sp, nil
+}
+
+// pythonRuntime says whether --python names the executable of a session
+// of runtime: Python's, and IPython's (IPython run from that Python).
+func pythonRuntime(runtime string) bool {
+	return runtime == "" || runtime == api.DefaultRuntime || runtime == "ipython"
 }
 
 // resolve makes path absolute from base.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/polyrepl/polyrepl/internal/api"
+	_ "github.com/polyrepl/polyrepl/internal/driver/all" // the runtimes' names
 )
 
 // The CLI's flags and the MCP exec tool's arguments become a session's
@@ -40,6 +41,11 @@ func TestBuildSpawn(t *testing.T) {
 		{name: "python and another exe", in: SpawnInput{Base: base, Python: "py", Exe: "other"}, kind: SpawnConflict, fld: "python"},
 		{name: "python for R", in: SpawnInput{Base: base, Python: "py", Runtime: "r"}, kind: SpawnNotPython, fld: "python"},
 		{name: "python for python", in: SpawnInput{Base: base, Python: "py", Runtime: "python"}, want: api.Spawn{Runtime: "python", Cwd: base, Exe: "py"}},
+		{name: "python for ipython", in: SpawnInput{Base: base, Python: "py", Runtime: "ipython"}, want: api.Spawn{Runtime: "ipython", Cwd: base, Exe: "py"}},
+		{name: "python for Python", in: SpawnInput{Base: base, Python: "py", Runtime: "Python"}, want: api.Spawn{Runtime: "python", Cwd: base, Exe: "py"}},
+		{name: "runtime R is r", in: SpawnInput{Base: base, Runtime: "R"}, want: api.Spawn{Runtime: "r", Cwd: base}},
+		{name: "runtime nodejs is node", in: SpawnInput{Base: base, Runtime: "nodejs"}, want: api.Spawn{Runtime: "node", Cwd: base}},
+		{name: "python for nodejs", in: SpawnInput{Base: base, Python: "py", Runtime: "nodejs"}, kind: SpawnNotPython, fld: "python"},
 		{name: "project", in: SpawnInput{Base: base, Project: "sub", Runtime: "julia"}, want: api.Spawn{Runtime: "julia", Cwd: base, Project: sub}},
 		{name: "missing project", in: SpawnInput{Base: base, Project: "nosuch"}, kind: SpawnNoDir, fld: "project"},
 		{name: "memory", in: SpawnInput{Base: base, Memory: "512M"}, want: api.Spawn{Cwd: base, Memory: 512 << 20}},

@@ -201,8 +201,11 @@ type Info struct {
 	Lang   string   `json:"lang,omitempty"`
 	Exes   []string `json:"exes,omitempty"`    // executables tried on the caller's PATH, in order
 	EnvVar string   `json:"env_var,omitempty"` // the variable that overrides the executable: POLYREPL_R
-	Needs  string   `json:"needs,omitempty"`   // what the user needs installed, in words
-	Limits string   `json:"limits,omitempty"`  // known limits, in words
+	// AlsoEnvVar is read when EnvVar is unset: IPython honours
+	// $POLYREPL_PYTHON, the Python a person chose.
+	AlsoEnvVar string `json:"also_env_var,omitempty"`
+	Needs      string `json:"needs,omitempty"`  // what the user needs installed, in words
+	Limits     string `json:"limits,omitempty"` // known limits, in words
 	// VersionArgs print the executable's version.
 	VersionArgs []string `json:"version_args,omitempty"`
 	// Exit is how a cell ends the runtime itself, for a death's cause:
@@ -262,10 +265,14 @@ func (i Info) Language() string {
 }
 
 // DefaultExe is the executable to start when the user names none: the
-// runtime's $POLYREPL_<RUNTIME> in the caller's environment, else the first
-// of its executables found on the caller's PATH, else the first.
+// runtime's $POLYREPL_<RUNTIME> in the caller's environment (else its
+// AlsoEnvVar), else the first of its executables found on the caller's
+// PATH, else the first.
 func (i Info) DefaultExe(env []string, cwd string) string {
 	if p := Getenv(env, i.EnvVar); p != "" {
+		return p
+	}
+	if p := Getenv(env, i.AlsoEnvVar); i.AlsoEnvVar != "" && p != "" {
 		return p
 	}
 	for _, e := range i.Exes {
@@ -322,13 +329,16 @@ func Register(d Driver) {
 	drivers[d.Info().Name] = d
 }
 
-// Lookup finds a driver by runtime name; the error lists the known ones.
+// Lookup finds a driver by runtime name, in any case or by an alias
+// (Canonical); the error lists the known ones, and says the one meant when
+// name is a slip of the keys away from it.
 //
 // A family's Lookup may read files (a Jupyter kernel's kernel.json): it
 // runs outside the package's lock, so that a slow or hostile file costs
 // only the call that asked for that family's runtime.
 func Lookup(name string) (Driver, error) {
 	mu.Lock()
+	name, _ = canonical(name, registered, prefixesLocked())
 	if d, ok := drivers[name]; ok {
 		mu.Unlock()
 		return d, nil
@@ -347,8 +357,12 @@ func Lookup(name string) (Driver, error) {
 		known = append(known, n)
 	}
 	sort.Strings(known)
+	mean := suggest(name, known)
 	for _, f := range families {
 		known = append(known, f.Known)
+	}
+	if mean != "" {
+		return nil, fmt.Errorf("unknown runtime %q: did you mean %s? Known runtimes are %s", name, mean, strings.Join(known, ", "))
 	}
 	return nil, fmt.Errorf("unknown runtime %q: known runtimes are %s", name, strings.Join(known, ", "))
 }

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/polyrepl/polyrepl/internal/bound"
+	"github.com/polyrepl/polyrepl/internal/plain"
 )
 
 // ExitOf turns what exec.Cmd.Wait returned into an Exit.
@@ -114,12 +117,20 @@ func OrSoon(done <-chan struct{}) <-chan struct{} {
 	return c
 }
 
+// printedLimit bounds, in characters, what an error quotes of a
+// runtime's output before it was ready.
+const printedLimit = 2000
+
 // Printed says what a runtime printed before it failed to start, to end
-// an error message: "; it printed:\n…", or "" if nothing.
+// an error message: "; it printed:\n…", or "" if nothing. The text is
+// made plain (a terminal program's escape sequences — IPython sets the
+// window title even on a pipe — would otherwise reach the terminal that
+// shows the error) and bounded, the cut said.
 func Printed(early []byte) string {
-	t := strings.TrimSpace(strings.ToValidUTF8(string(early), "\uFFFD"))
+	t := strings.TrimSpace(plain.Text(strings.ToValidUTF8(string(early), "\uFFFD")))
 	if t == "" {
 		return ""
 	}
+	t, _ = bound.HeadTailLines(t, printedLimit)
 	return "; it printed:\n" + t
 }

@@ -59,6 +59,7 @@ func (i Info) Bounded() Info {
 	i.Lang = api.Clip(i.Lang, FactLimit, "language")
 	i.Exes = boundList(i.Exes, "executable")
 	i.EnvVar = api.Clip(i.EnvVar, FactLimit, "variable")
+	i.AlsoEnvVar = api.Clip(i.AlsoEnvVar, FactLimit, "variable")
 	i.Needs = api.Clip(i.Needs, FactTextLimit, "needs")
 	i.Limits = api.Clip(i.Limits, FactTextLimit, "limits")
 	i.VersionArgs = boundList(i.VersionArgs, "version argument")

@@ -5,6 +5,7 @@
 package ipython
 
 import (
+	"context"
 	_ "embed"
 
 	"github.com/polyrepl/polyrepl/internal/driver"
@@ -19,13 +20,16 @@ import (
 var own []byte
 
 // Runtime is IPython's worker runtime. IPython is a library imported by the
-// worker, so the executable is a Python interpreter that has it installed.
+// worker, so the executable is a Python interpreter that has it installed;
+// IPython's launcher (ipython3) is taken for its Python.
 var Runtime = &worker.Runtime{
 	Info: driver.Info{
 		Exit: "os._exit()",
 		Name: "ipython", Family: "worker", Ext: ".ipy", Lang: "python",
-		Exes: []string{"python3", "python"}, EnvVar: "POLYREPL_IPYTHON",
-		Needs: "Python 3.8+ with IPython (Debian: ipython3)",
+		// $POLYREPL_PYTHON too: the Python a person chose for Python
+		// sessions is the one whose packages they expect in IPython.
+		Exes: []string{"python3", "python"}, EnvVar: "POLYREPL_IPYTHON", AlsoEnvVar: "POLYREPL_PYTHON",
+		Needs: "Python 3.8+ with IPython (Debian: ipython3), or IPython's launcher (ipython3)",
 		Limits: "a cell stuck in C code that never checks for signals cannot be interrupted (kill it); " +
 			"an interrupted !command ends the command but IPython runs the rest of the cell; " +
 			"starting takes as long as importing IPython",
@@ -39,6 +43,11 @@ var Runtime = &worker.Runtime{
 	Args: []string{"-u"},
 	// The worker handles SIGINT and SIGUSR2 as the Python worker does.
 	Interrupt: python.Interrupt,
+	// IPython's launcher runs its Python; anything not named as a Python
+	// is asked whether it is one, with IPython.
+	Interpreter: func(ctx context.Context, spec driver.Spec) (string, string, error) {
+		return python.Interpreter(ctx, spec, true)
+	},
 	// The worker takes its end marker from the environment and echoes
 	// each cell's nonce (protocol.py).
 	SentinelEnv: true,

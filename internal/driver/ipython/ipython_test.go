@@ -343,7 +343,7 @@ func TestNoIPython(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := worker.Driver{R: Runtime}.Start(context.Background(), spec(t, exe, 100, []string{"PYTHONPATH=" + dir}), drivertest.NewRecorder())
-	if err == nil || !strings.Contains(err.Error(), "IPython is not installed for "+exe) || !strings.Contains(err.Error(), "--exe") {
+	if err == nil || !strings.Contains(err.Error(), exe+" has no IPython") || !strings.Contains(err.Error(), "--python") {
 		t.Errorf("start without IPython: %v", err)
 	}
 }

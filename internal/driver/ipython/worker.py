@@ -35,8 +35,9 @@ def _main():
             from IPython.core.interactiveshell import InteractiveShell
             from traitlets.config import Config
         except ImportError as e:
-            sys.stderr.write("IPython is not installed for %s: pip install ipython, or choose "
-                             "an interpreter that has it with --exe (%s)\n" % (sys.executable, e))
+            sys.stderr.write("%s has no IPython (%s): install it there (%s -m pip install ipython), "
+                             "or name a Python that has it with --python, or set $POLYREPL_PYTHON\n"
+                             % (sys.executable, e, sys.executable))
             sys.exit(3)
         config = Config()
         config.InteractiveShell.colors = "NoColor"

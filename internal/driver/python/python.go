@@ -3,6 +3,7 @@
 package python
 
 import (
+	"context"
 	_ "embed"
 	"syscall"
 
@@ -37,6 +38,10 @@ var Runtime = &worker.Runtime{
 	// -u: unbuffered, so prints interleave with subprocess output as written.
 	Args:      []string{"-u"},
 	Interrupt: Interrupt,
+	// An executable not named as a Python is asked whether it is one.
+	Interpreter: func(ctx context.Context, spec driver.Spec) (string, string, error) {
+		return Interpreter(ctx, spec, false)
+	},
 	// The worker takes its end marker from the environment and echoes
 	// each cell's nonce (protocol.py).
 	SentinelEnv: true,

@@ -97,6 +97,13 @@ type Runtime struct {
 	Interrupt func(tree proc.Tree, attempt int) error
 	// Env is added to the runtime's environment (after the caller's).
 	Env []string
+	// Interpreter, if set, finds the executable to start for the one
+	// asked for, before it starts: a launcher is replaced by its
+	// interpreter (IPython's by its Python), and a program that is not
+	// what the runtime needs is refused in seconds with what to do,
+	// instead of after driver.StartTimeout. note, if any, is said in the
+	// creation line.
+	Interpreter func(ctx context.Context, spec driver.Spec) (exe, note string, err error)
 	// Hint, if set, names a known trap a cell's result fell into (one of
 	// the api.Hint constants, or ""), so the reply can say the way around
 	// it.
@@ -139,6 +146,14 @@ func (d Driver) Info() driver.Info { return d.R.Info }
 // on fd 3, events on fd 4).
 func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (driver.Process, error) {
 	r := d.R
+	var found string
+	if r.Interpreter != nil {
+		exe, note, err := r.Interpreter(ctx, spec)
+		if err != nil {
+			return nil, err
+		}
+		spec.Exe, found = exe, note
+	}
 	script, err := writeWorker(spec.RuntimeDir, r.FileName, append(append([]byte(nil), r.Prefix...), r.Source...))
 	if err != nil {
 		return nil, err
@@ -246,6 +261,9 @@ func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (
 		p.exe = hm.Executable
 	}
 	p.note = hm.Note
+	if found != "" {
+		p.note = strings.TrimPrefix(p.note+"; "+found, "; ")
+	}
 	p.mu.Lock()
 	early := p.early.Bytes()
 	p.ready = true
