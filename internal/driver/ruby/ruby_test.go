@@ -333,7 +333,8 @@ func TestInterrupt(t *testing.T) {
 }
 
 // names lists the user's locals, constants and methods, sorted, hiding
-// underscore names; required libraries' constants count as the user's.
+// underscore names; what a required library added (CSV, Date,
+// Forwardable after require "csv") is not the user's.
 func TestNames(t *testing.T) {
 	p, rec := start(t)
 	r := drivertest.Run(t, p, rec, 1, "b = 1\na = 2\n_hidden = 3\nclass Zed; end\nTOP = 1\ndef helper; end\n")
@@ -344,6 +345,10 @@ func TestNames(t *testing.T) {
 	r = drivertest.Run(t, p, rec, 2, "Object.send(:remove_const, :Zed)\nObject.send(:remove_method, :helper)\nnil")
 	if want := []string{"TOP", "a", "b"}; !reflect.DeepEqual(r.Names, want) {
 		t.Errorf("names after removing = %q, want %q", r.Names, want)
+	}
+	r = drivertest.Run(t, p, rec, 3, "require \"csv\"\nrequire \"set\"\nrows = CSV.parse(\"a,b\\n1,2\\n\")\nPoint = Struct.new(:x)\nObject.const_set(:Made, 1)\nnil")
+	if want := []string{"Made", "Point", "TOP", "a", "b", "rows"}; r.Status != "done" || !reflect.DeepEqual(r.Names, want) {
+		t.Errorf("names after require \"csv\" = %q, want %q (%+v)", r.Names, want, r.Error)
 	}
 }
 

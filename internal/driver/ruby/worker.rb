@@ -295,19 +295,39 @@ Module.new do
   end
 
   # names are the user's top-level names: local variables, constants and
-  # methods defined since the worker started, sorted, at most 500.
+  # methods defined since the worker started by the session's own cells,
+  # sorted, at most 500. A constant or method a library added (CSV, Date
+  # and Forwardable after require "csv") is not the session's: its source
+  # is the library's file, or none (C). Each is looked at again every
+  # cell (microseconds each), so a name a cell defines again is its own.
   def self.names
     found = []
     @binding.local_variables.each do |n|
       s = n.to_s
       found << s unless s.start_with?("_")
     end
-    (Object.constants - @base_constants).each { |n| found << n.to_s }
+    (Object.constants - @base_constants).each do |n|
+      found << n.to_s if own? { Object.const_source_location(n) }
+    end
     methods = Object.private_instance_methods(false) + Object.public_instance_methods(false)
-    (methods - @base_methods).each { |n| found << n.to_s }
+    (methods - @base_methods).each do |n|
+      found << n.to_s if own? { Object.instance_method(n).source_location }
+    end
     found.uniq.sort.first(500)
   rescue StandardError
     []
+  end
+
+  # own? says whether the name whose source location the block finds was
+  # defined by a cell (its file is "(cell N)"). A Ruby without source
+  # locations (before 2.7) takes every new name for the session's.
+  def self.own?
+    loc = yield
+    loc.is_a?(Array) && loc[0].to_s.start_with?("(cell ")
+  rescue NoMethodError
+    true
+  rescue StandardError, NameError
+    false
   end
 
   # flush_all pushes out everything the cell wrote, then marks the end of
