@@ -6,6 +6,7 @@ package r
 import (
 	_ "embed"
 
+	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/driver/worker"
 )
@@ -38,7 +39,7 @@ var Runtime = &worker.Runtime{
 			"a cell's plots come back as 640x480 PNGs, one a page, unless a device is open; R reads .Rprofile and .Renviron but " +
 			"neither restoring nor saving .RData; q() and closeAllConnections() end the " +
 			"session; an interrupt ends a subprocess the cell waits on (system()) and, as " +
-			"at R's prompt, the cell runs on until interrupted again; C code that never " +
+			"at R's prompt, the cell runs on until interrupted again (it is reported interrupted); C code that never " +
 			"checks for interrupts cannot be interrupted (kill it); traceback() shows " +
 			"nothing after an error, whose stack is in the error itself",
 		VersionArgs: []string{"--version"},
@@ -61,6 +62,19 @@ var Runtime = &worker.Runtime{
 	// exec's nonce (worker.R).
 	SentinelEnv: true,
 	CellNonce:   true,
+	RanOn:       RanOn,
+}
+
+// RanOn reports a cell that ran to its end after an interrupt ended the
+// subprocess it waited on (R ignores SIGINT inside system(), and runs the
+// cell on once the child ends): interrupted, as R's worker reports an
+// interrupt, saying that the rest of the cell ran.
+func RanOn(r driver.Result) driver.Result {
+	r.Status = api.StatusInterrupted
+	r.Error = &api.CellError{Type: "interrupt", Message: "interrupted",
+		Traceback: "Interrupted: the interrupt ended the subprocess the cell waited on (system()), " +
+			"and R ran the cell on from there to its end, as at its prompt"}
+	return r
 }
 
 func init() { driver.Register(worker.Driver{R: Runtime}) }

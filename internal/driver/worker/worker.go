@@ -97,6 +97,13 @@ type Runtime struct {
 	Interrupt func(tree proc.Tree, attempt int) error
 	// Env is added to the runtime's environment (after the caller's).
 	Env []string
+	// RanOn, if set, rewords the result of a cell that ended done
+	// although the interrupt reached its whole process group: the
+	// runtime ignored the interrupt while it waited on a child (R's
+	// system(), as C's system() does), the interrupt ended the child, and
+	// the cell ran on to its end. The person asked for an interrupt and
+	// is told the cell was interrupted, and how.
+	RanOn func(r driver.Result) driver.Result
 	// Interpreter, if set, finds the executable to start for the one
 	// asked for, before it starts: a launcher is replaced by its
 	// interpreter (IPython's by its Python), and a program that is not
@@ -381,6 +388,9 @@ type process struct {
 type flight struct {
 	cell  int
 	nonce string
+	// group: an interrupt went to the whole process group while the
+	// cell ran (the default escalation's second attempt).
+	group bool
 }
 
 func (p *process) PID() int        { return p.cmd.Process.Pid }
@@ -400,6 +410,11 @@ func (p *process) Interrupt(attempt int) error {
 		return p.r.Interrupt(p.tree, attempt)
 	}
 	if attempt == 1 {
+		p.evMu.Lock()
+		if p.inflight != nil {
+			p.inflight.group = true
+		}
+		p.evMu.Unlock()
 		return p.tree.SignalGroup(syscall.SIGINT)
 	}
 	return proc.Signal(p.tree.Leader, syscall.SIGINT)
@@ -493,6 +508,9 @@ func (p *process) result(r driver.Result, nonce string, flushed bool) {
 		return
 	}
 	p.inflight = nil
+	if f.group && r.Status == api.StatusDone && p.r.RanOn != nil {
+		r = p.r.RanOn(r)
+	}
 	r.Stray, p.stray = p.stray, 0
 	if p.r.Hint != nil {
 		r.Hint = p.r.Hint(r)
