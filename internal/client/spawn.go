@@ -17,7 +17,7 @@ import (
 type SpawnInput struct {
 	Runtime string
 	Exe     string
-	Python  string // an Exe that is only for Python sessions
+	Python  string // an Exe that is only for Python and IPython sessions
 	Cwd     string // default Base
 	Project string
 	Memory  string // 512M, 2G; "" is the daemon's default
@@ -43,7 +43,7 @@ const (
 	// SpawnConflict: Field and Other name different executables.
 	SpawnConflict
 	// SpawnNotPython: Field (python) was given for a Value runtime
-	// other than Python.
+	// other than Python and IPython.
 	SpawnNotPython
 	// SpawnBadValue: Field (memory) could not be read; Err says why.
 	SpawnBadValue
@@ -80,7 +80,7 @@ func (e *SpawnError) Error() string {
 	case SpawnConflict:
 		return fmt.Sprintf("%s and %s name different executables", e.Field, e.Other)
 	case SpawnNotPython:
-		return fmt.Sprintf("%s is for Python sessions, not %s", e.Field, e.Value)
+		return fmt.Sprintf("%s is for Python and IPython sessions, not %s", e.Field, e.Value)
 	case SpawnNotJupyter:
 		return fmt.Sprintf("%s is for Jupyter kernels, not the runtime %s", e.Field, e.Value)
 	}
