@@ -114,3 +114,18 @@ func TestInterpreter(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseProbe: whatever a program prints, the probe's answer is read
+// or refused, never a panic, and an answer read is one line.
+func FuzzParseProbe(f *testing.F) {
+	f.Add([]byte("\npolyrepl-probe: 3 11 0 1 /usr/bin/python3\n"))
+	f.Add([]byte("\x1b]0;IPython\a\npolyrepl-probe: 3 11 1 1 /usr/bin/python3\r\n"))
+	f.Add([]byte("polyrepl-probe: 99999999999999999999 1 1 1 x\n"))
+	f.Add([]byte("polyrepl-probe: -1 -1 -1 -1 \n"))
+	f.Fuzz(func(t *testing.T, out []byte) {
+		p, ok := parseProbe(out)
+		if ok && strings.ContainsAny(p.Executable, "\n") {
+			t.Errorf("parseProbe(%q) = %+v: the executable spans lines", out, p)
+		}
+	})
+}
