@@ -82,6 +82,15 @@ func TestNewUser3AKilledNameKeepsItsRuntime(t *testing.T) {
 	if i := e.session("rr"); i.Runtime != "python" {
 		t.Errorf("after naming python the session is %s", i.Runtime)
 	}
+
+	// --python names a Python as --runtime python does: after a kill of an
+	// R session it must not start R with a Python executable.
+	e.must(0, "kill", "rr")
+	e.must(0, "exec", "rr", "--runtime", "r", "1 + 1")
+	e.must(0, "kill", "rr")
+	out, errOut = e.must(0, "exec", "rr", "--python", python, "1 + 1")
+	wantContains(t, "exec --python after a kill of an R session", out+errOut,
+		"Created session 'rr' (python ", "It replaces the r session of that name.")
 }
 
 // kill reports its own facts: a kill of a session that had died already

@@ -59,7 +59,7 @@ func (x *execCmd) flags(fs *flagSet) {
 	fs.Var(&x.timeout, "t timeout", "SECS", "seconds to wait for the cell (default 30, at most 600; 0 returns at once)")
 	fs.String(&x.spawn.Runtime, "runtime", "R", "", "runtime of a new session (default python)")
 	fs.String(&x.spawn.Exe, "exe", "PATH", "", "executable of a new session")
-	fs.String(&x.spawn.Python, "python", "PATH", "", "Python interpreter of a new Python session (as --exe)")
+	fs.String(&x.spawn.Python, "python", "PATH", "", "Python interpreter of a new Python or IPython session (as --exe)")
 	fs.String(&x.spawn.Cwd, "cwd", "DIR", "", "working directory of a new session (default the current one)")
 	fs.String(&x.spawn.Project, "project", "DIR", "", "project directory to activate in a new session (Julia)")
 	fs.String(&x.spawn.Memory, "memory", "SIZE", "", "memory limit of a new session (512M, 2G)")

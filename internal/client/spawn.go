@@ -117,6 +117,11 @@ func BuildSpawn(in SpawnInput) (api.Spawn, error) {
 			return sp, &SpawnError{Kind: SpawnNotPython, Field: "python", Value: sp.Runtime}
 		}
 		exe = in.Python
+		if sp.Runtime == "" {
+			// --python names a Python: after a kill of an R session of
+			// that name, it must not start R with a Python executable.
+			sp.Runtime = api.DefaultRuntime
+		}
 	}
 	var err error
 	if strings.ContainsRune(exe, '/') {

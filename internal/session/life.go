@@ -208,7 +208,7 @@ func (m *Manager) start(ctx context.Context, s *Session) error {
 		SpoolDir: m.outputDir, Socket: holder.SocketName(m.holdersDir, s.Generation), Log: m.log,
 	})
 	if err != nil {
-		refusal := &Error{api.ErrorReply{Code: api.CodeBadRequest, Error: fmt.Sprintf("cannot start a %s session: %v", s.Runtime, err),
+		refusal := &Error{api.ErrorReply{Code: api.CodeBadRequest, Error: fmt.Sprintf("cannot start %s session: %v", article(s.Runtime), err),
 			Field: api.FieldExe, Hint: "choose the executable"}}
 		switch {
 		case s.Spawn.Gateway != "":
@@ -229,7 +229,7 @@ func (m *Manager) start(ctx context.Context, s *Session) error {
 	if mem > 0 {
 		if lim, err = m.limits.Apply(p.PID(), "polyrepl-"+s.Generation, mem); err != nil {
 			p.End()
-			return badInput(api.FieldMemory, memoryHint, "cannot start a %s session with a memory limit: %v", s.Runtime, err)
+			return badInput(api.FieldMemory, memoryHint, "cannot start %s session with a memory limit: %v", article(s.Runtime), err)
 		}
 		if err := p.SetLimit(lim.Held()); err != nil {
 			log.Printf("session %s: cannot tell its holder the memory limit: %v", s.Name, err)
@@ -278,4 +278,13 @@ func (m *Manager) forgetDead(s *Session) {
 			log.Printf("session %s: %v", s.Name, err)
 		}
 	}
+}
+
+// article gives a runtime's name with its article: "an ipython", "an r",
+// "a python".
+func article(runtime string) string {
+	if runtime == "r" || (runtime != "" && strings.ContainsRune("aeioAEIO", rune(runtime[0]))) {
+		return "an " + runtime
+	}
+	return "a " + runtime
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/holder"
 	"github.com/polyrepl/polyrepl/internal/limit"
 	"github.com/polyrepl/polyrepl/internal/proc"
@@ -268,6 +269,9 @@ func (m *Manager) Exec(ctx context.Context, name string, req api.ExecRequest, pr
 	if err := m.unreachableError(name); err != nil {
 		return api.CellResult{}, err
 	}
+	// A runtime as a raw API call may name it (R, nodejs) is kept as the
+	// daemon names it, as the CLI and MCP already send it.
+	req.Spawn.Runtime = driver.Canonical(req.Spawn.Runtime)
 	e := m.slot(name)
 	e.life.Lock()
 	s := m.get(name)
@@ -277,7 +281,7 @@ func (m *Manager) Exec(ctx context.Context, name string, req api.ExecRequest, pr
 	}
 	if s != nil && !s.isDead() && req.Spawn.Runtime != "" && req.Spawn.Runtime != s.Runtime {
 		e.life.Unlock()
-		return api.CellResult{}, &Error{api.ErrorReply{Code: api.CodeBadRequest, Error: fmt.Sprintf("session %q is a %s session, not %s", name, s.Runtime, req.Spawn.Runtime),
+		return api.CellResult{}, &Error{api.ErrorReply{Code: api.CodeBadRequest, Error: fmt.Sprintf("session %q is %s session, not %s", name, article(s.Runtime), req.Spawn.Runtime),
 			Hint: "or use another session name for " + req.Spawn.Runtime, Next: []api.Action{{Do: api.DoKill, Session: name}}}}
 	}
 	var opening []api.Note
