@@ -132,7 +132,7 @@ func (e *env) main(args []string) int {
 		return ExitUsage
 	}
 	switch args[0] {
-	case "--version", "-version", "version":
+	case "--version", "-version", "version", "-v", "-V":
 		fmt.Fprintf(e.stdout, "polyrepl %s\n", version.Version)
 		return ExitOK
 	case "-h", "--help", "-help":
@@ -270,6 +270,11 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 			name = name[:k]
 		}
 		f := fs.Lookup(name)
+		if f == nil {
+			if short, ok := attachedValue(fs, a); ok {
+				a, name, f = a[:2]+"="+a[2:], short, fs.Lookup(short)
+			}
+		}
 		if f == nil {
 			if name == "h" || name == "help" {
 				return nil, flag.ErrHelp

@@ -204,3 +204,20 @@ func (j *jsonCmd) run(e *env, pos []string) int { return j.do(e, pos, j.json) }
 func withJSON(usage string, do func(e *env, pos []string, asJSON bool) int) func() runner {
 	return func() runner { return &jsonCmd{usage: usage, do: do} }
 }
+
+// attachedValue says whether arg is a one-letter flag of fs that takes a
+// value, given with the value attached as people type it (-t5 for -t 5),
+// and which flag.
+func attachedValue(fs *flag.FlagSet, arg string) (name string, ok bool) {
+	if len(arg) < 3 || arg[0] != '-' || arg[1] == '-' || strings.Contains(arg, "=") {
+		return "", false
+	}
+	f := fs.Lookup(arg[1:2])
+	if f == nil {
+		return "", false
+	}
+	if bf, isBool := f.Value.(interface{ IsBoolFlag() bool }); isBool && bf.IsBoolFlag() {
+		return "", false
+	}
+	return f.Name, true
+}

@@ -27,6 +27,12 @@ func TestParseInterspersed(t *testing.T) {
 		{args: []string{"s", "code", "-t", "-1"}, wantErr: true},
 		{args: []string{"s", "code", "-t", "601"}, wantErr: true},
 		{args: []string{"s", "code", "-t", "NaN"}, wantErr: true},
+		{args: []string{"s", "code", "-t5"}, pos: []string{"s", "code"}, timeout: 5, given: true},
+		{args: []string{"-t0.5", "s", "code"}, pos: []string{"s", "code"}, timeout: 0.5, given: true},
+		{args: []string{"s", "code", "-t601"}, wantErr: true},
+		{args: []string{"s", "code", "-tx"}, wantErr: true},
+		{args: []string{"s", "-x5"}, wantErr: true},
+		{args: []string{"s", "-j"}, wantErr: true},
 	} {
 		fs := flags("exec")
 		var timeout secondsFlag
@@ -43,6 +49,16 @@ func TestParseInterspersed(t *testing.T) {
 		}
 		if !reflect.DeepEqual(pos, tc.pos) || (timeout.v != nil) != tc.given || (tc.given && *timeout.v != tc.timeout) || *asJSON != tc.json {
 			t.Errorf("parse(%q) = %q, t=%s, json=%v; want %q, t=%v (given %v), json=%v", tc.args, pos, timeout.String(), *asJSON, tc.pos, tc.timeout, tc.given, tc.json)
+		}
+	}
+}
+
+// `polyrepl -v` and `-V` are the version, as --version is.
+func TestVersionFlags(t *testing.T) {
+	want, _, _ := run("--version")
+	for _, v := range []string{"-v", "-V", "version"} {
+		if got, _, status := run(v); status != ExitOK || got != want {
+			t.Errorf("polyrepl %s: exit %d, %q; want %q", v, status, got, want)
 		}
 	}
 }
