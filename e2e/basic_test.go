@@ -10,7 +10,7 @@ import (
 )
 
 // TestBasic checks the first steps a user takes: the first exec creates a
-// session and says so, values come back as Out[N], code can come from
+// session and says so (on standard error), values come back as Out[N], code can come from
 // standard input, names persist between calls, `sessions` describes the
 // session, --json has the documented shape, and --version and help work.
 func TestBasic(t *testing.T) {
@@ -22,13 +22,13 @@ func TestBasic(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	out, _, code := e.runAt(work, "exec", "chirp", "x = 41")
+	out, errOut, code := e.runAt(work, "exec", "chirp", "x = 41")
 	if code != 0 {
-		t.Fatalf("first exec: exit %d: %s", code, out)
+		t.Fatalf("first exec: exit %d: %s%s", code, out, errOut)
 	}
 	created := regexp.MustCompile(`^\[Created session 'chirp' \(python 3\.\d+\.\d+, cwd ` + regexp.QuoteMeta(work) + `\)\.\]\n$`)
-	if !created.MatchString(out) {
-		t.Errorf("first exec printed %q, want the creation line %s", out, created)
+	if out != "" || !created.MatchString(errOut) {
+		t.Errorf("first exec printed %q and, on standard error, %q; want nothing, and the creation line %s", out, errOut, created)
 	}
 
 	out, _ = e.must(0, "exec", "chirp", "x + 1")

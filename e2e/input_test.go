@@ -61,8 +61,8 @@ func TestPythonInput(t *testing.T) {
 	if r := e.runJSON("exec", "in", "input('z? ')"); r.Status != "input" {
 		t.Fatalf("input('z? '): %s", clip(r.String()))
 	}
-	out, _ := e.must(0, "interrupt", "in")
-	wantContains(t, "an interrupt during input", out, "KeyboardInterrupt")
+	out, errOut := e.must(0, "interrupt", "in")
+	wantContains(t, "an interrupt during input", out+errOut, "KeyboardInterrupt")
 	if r := e.runJSON("exec", "in", "x + 1"); r.Value != "42" {
 		t.Errorf("after the interrupt: %s", clip(r.String()))
 	}
@@ -100,9 +100,9 @@ func TestPythonInput(t *testing.T) {
 	if r := e.runJSON("exec", "in", "input('again? ')"); r.Status != "input" {
 		t.Fatalf("input after pdb: %s", clip(r.String()))
 	}
-	out, _ = e.must(0, "interrupt", "in")
-	wantContains(t, "an interrupt after pdb", out, "KeyboardInterrupt")
-	wantLacks(t, "an interrupt after pdb", out, "pdb.py", "reentrant")
+	out, errOut = e.must(0, "interrupt", "in")
+	wantContains(t, "an interrupt after pdb", out+errOut, "KeyboardInterrupt")
+	wantLacks(t, "an interrupt after pdb", out+errOut, "pdb.py", "reentrant")
 }
 
 // TestRubyInput: a Ruby cell's gets and $stdin reads ask as Python's do.
@@ -127,8 +127,8 @@ func TestRubyInput(t *testing.T) {
 	if r := e.runJSON("exec", "rb", "gets"); r.Status != "input" {
 		t.Fatalf("gets again: %s", clip(r.String()))
 	}
-	out, _ := e.must(0, "interrupt", "rb")
-	wantContains(t, "an interrupt during gets", out, "Interrupt")
+	out, errOut := e.must(0, "interrupt", "rb")
+	wantContains(t, "an interrupt during gets", out+errOut, "Interrupt")
 	if r := e.runJSON("exec", "rb", "x + 1"); r.Value != "42" {
 		t.Errorf("after the interrupt: %s", clip(r.String()))
 	}

@@ -102,8 +102,8 @@ func kernelRows(t *testing.T, e *env, row kernelRow, flood bool, args ...string)
 	if r := run(row.sleep, "-t", "0.5"); r.Status != "running" {
 		t.Fatalf("a sleep: want running after 0.5 s, got %s", clip(r.String()))
 	}
-	out, _ := e.must(0, "interrupt", s)
-	wantContains(t, "interrupt", out, "interrupted")
+	out, errOut := e.must(0, "interrupt", s)
+	wantContains(t, "interrupt", out+errOut, "interrupted")
 	useX("after the interrupt")
 
 	// A timeout, then wait collects the rest.
@@ -115,8 +115,8 @@ func kernelRows(t *testing.T, e *env, row kernelRow, flood bool, args ...string)
 	}
 
 	// A plot comes back as a PNG file.
-	out, _ = e.must(0, append(append([]string{"exec", s, row.plot}, args...), "-t", "60")...)
-	wantContains(t, "a plot", out, "[image 1: ", " PNG")
+	_, errOut = e.must(0, append(append([]string{"exec", s, row.plot}, args...), "-t", "60")...)
+	wantContains(t, "a plot", errOut, "[image 1: ", " PNG")
 
 	// Input: the cell's question comes back at once; code is refused
 	// while it waits; the answer gives the cell its value.
@@ -144,8 +144,8 @@ func kernelRows(t *testing.T, e *env, row kernelRow, flood bool, args ...string)
 	if r := run(row.input, "-t", "20"); r.Status != "input" {
 		t.Fatalf("asking a third time: %s", clip(r.String()))
 	}
-	out, _ = e.must(0, "interrupt", s)
-	wantContains(t, "interrupt during input", out, "interrupted")
+	out, errOut = e.must(0, "interrupt", s)
+	wantContains(t, "interrupt during input", out+errOut, "interrupted")
 	useX("after the input")
 
 	if flood {

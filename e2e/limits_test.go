@@ -137,11 +137,11 @@ func TestCaps(t *testing.T) {
 		if err != nil || n != 100000 || first != "0" || last != "99999" {
 			t.Errorf("the saved output %s: %d lines from %q to %q (%v), want 100,000 from 0 to 99999", c.File, n, first, last, err)
 		}
-		out, _ := e.must(0, "exec", "caps", "for i in range(100000):\n    print(i)")
-		if len(out) > 30000+cutMarkerRoom+500 {
-			t.Errorf("the text reply is %d bytes, want about 30,000 at most", len(out))
+		out, errOut := e.must(0, "exec", "caps", "for i in range(100000):\n    print(i)")
+		if len(out+errOut) > 30000+cutMarkerRoom+500 {
+			t.Errorf("the text reply is %d bytes, want about 30,000 at most", len(out+errOut))
 		}
-		wantContains(t, "text reply", out, "output cut", "588,890", filepath.Join(e.stateDir(), "records", "output"))
+		wantContains(t, "text reply's cut, on standard error", errOut, "output cut", "588,890", filepath.Join(e.stateDir(), "records", "output"))
 	})
 
 	t.Run("huge value", func(t *testing.T) {
@@ -158,10 +158,11 @@ func TestCaps(t *testing.T) {
 		if n := utf8.RuneCountInString(r.Value); n > 10000+cutMarkerRoom {
 			t.Errorf("the value is %d characters, want about 10,000 and at most that and a cut marker", n)
 		}
-		out, _ := e.must(0, "exec", "caps", `"x" * 50000`)
-		wantContains(t, "text reply", out, "Out[2]: 'xxx", "value cut", "50,002")
-		if len(out) > 11000 {
-			t.Errorf("the text reply is %d bytes, want about 10,000", len(out))
+		out, errOut := e.must(0, "exec", "caps", `"x" * 50000`)
+		wantContains(t, "text reply", out, "Out[2]: 'xxx")
+		wantContains(t, "text reply's cut, on standard error", errOut, "value cut", "50,002")
+		if len(out+errOut) > 11000 {
+			t.Errorf("the text reply is %d bytes, want about 10,000", len(out+errOut))
 		}
 	})
 

@@ -235,7 +235,8 @@ func TestBoundsOthersNote(t *testing.T) {
 	}
 	m := e.startMCP()
 	_, mtext := m.cell("exec", map[string]any{"session": "mine2", "runtime": "sh", "code": "echo x"})
-	text, _, code := e.run("--label", "fresh", "exec", "mine", "--runtime", "sh", "echo x")
+	// The note is polyrepl's words: on standard error.
+	_, text, code := e.run("--label", "fresh", "exec", "mine", "--runtime", "sh", "echo x")
 	if code != 0 || len(text) > 4<<10 || !strings.Contains(text, "30 more sessions need attention") {
 		t.Errorf("the CLI's note: exit %d, %d bytes: %s", code, len(text), text)
 	}
@@ -243,7 +244,7 @@ func TestBoundsOthersNote(t *testing.T) {
 		t.Errorf("the MCP server's note: %d bytes: %s", len(mtext), mtext)
 	}
 	listed := strings.Count(text, "has output nobody collected")
-	text2, _, _ := e.run("--label", "fresh", "exec", "mine", "echo y")
+	_, text2, _ := e.run("--label", "fresh", "exec", "mine", "echo y")
 	report(t, boundsSection, fmt.Sprintf("%d sessions with results nobody collected: the note about other sessions", n),
 		"CLI %s (was 8.9 KB for 150, growing with each), %d listed and \"30 more sessions need attention\"; the next reply lists the next %d; MCP %s",
 		kb(len(text)), listed, strings.Count(text2, "has output nobody collected"), kb(len(mtext)))

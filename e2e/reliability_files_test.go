@@ -96,8 +96,8 @@ func TestReliabilityLargeError(t *testing.T) {
 	}
 	jsonFile := checkBoundedError(t, "exec --json", r.Error, whole)
 
-	plain, _, _ := e.run("exec", "big", cell)
-	wantContains(t, "the plain reply", plain, "ValueError: xxx", "[error cut: 3,000,", "; the whole error is in ")
+	_, plain, _ := e.run("exec", "big", cell)
+	wantContains(t, "the plain reply's error, on standard error", plain, "ValueError: xxx", "[error cut: 3,000,", "; the whole error is in ")
 	mcpSrv := e.startMCP()
 	var mr struct {
 		Error *boundedError `json:"error"`
@@ -216,8 +216,8 @@ func TestReliabilityPlantedFiles(t *testing.T) {
 			t.Errorf("%s is no longer the planted symlink: %v", link, fi)
 		}
 	}
-	if plain, _, _ := e.run("exec", "p", "3"); !strings.Contains(plain, "3") || !strings.Contains(plain, "remove it") {
-		t.Errorf("the plain reply does not say the refusal: %q", plain)
+	if plain, notes, _ := e.run("exec", "p", "3"); !strings.Contains(plain, "3") || !strings.Contains(notes, "remove it") {
+		t.Errorf("the plain reply does not say the refusal: %q, on standard error %q", plain, notes)
 	}
 
 	// Removed as the message says, the files are the daemon's own again.

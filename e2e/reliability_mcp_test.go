@@ -434,8 +434,9 @@ func TestReliabilityMCPImageBomb(t *testing.T) {
 		t.Errorf("a garbage PNG header through MCP: %s", garbageText)
 	}
 	// The CLI lists what the runtime kept as the bytes say, too.
-	cliGarbage, _, _ := e.run("exec", "img", fmt.Sprintf("B(%q)", filepath.Join(e.home, "garbage.png")))
-	cliPhoto, _, _ := e.run("exec", "img", fmt.Sprintf("B(%q)", filepath.Join(e.home, "photo.jpg")))
+	// A figure's line is polyrepl's words: on standard error.
+	_, cliGarbage, _ := e.run("exec", "img", fmt.Sprintf("B(%q)", filepath.Join(e.home, "garbage.png")))
+	_, cliPhoto, _ := e.run("exec", "img", fmt.Sprintf("B(%q)", filepath.Join(e.home, "photo.jpg")))
 	if strings.Contains(cliGarbage, "2550338678") || !strings.Contains(cliGarbage, "[image 1: PNG") || !strings.Contains(cliPhoto, "[image 1: JPEG") {
 		t.Errorf("the CLI lists a garbage PNG header as %q and a JPEG from _repr_png_ as %q", cliGarbage, cliPhoto)
 	}

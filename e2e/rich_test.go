@@ -27,7 +27,7 @@ func TestFigures(t *testing.T) {
 	}
 	t.Parallel()
 	e := newEnv(t)
-	out, _ := e.must(0, "exec", "plots", "import matplotlib.pyplot as plt\nplt.plot([1, 4, 9])\nplt.figure(figsize=(3, 2))\nplt.plot([2, 1])\nplt.show()")
+	out := e.mustSeen(0, "exec", "plots", "import matplotlib.pyplot as plt\nplt.plot([1, 4, 9])\nplt.figure(figsize=(3, 2))\nplt.plot([2, 1])\nplt.show()")
 	m := regexp.MustCompile(`\[image (\d): (\d+)×(\d+) PNG, \d+ KB → (\S+)\]`).FindAllStringSubmatch(out, -1)
 	if len(m) != 2 || m[0][2] != "640" || m[0][3] != "480" || m[1][2] != "300" || m[1][3] != "200" {
 		t.Fatalf("want two figures told, 640×480 and 300×200:\n%s", out)
@@ -44,7 +44,7 @@ func TestFigures(t *testing.T) {
 		}
 	}
 	// Shown figures are closed: the next cell shows none.
-	out, _ = e.must(0, "exec", "plots", "len(plt.get_fignums())")
+	out = e.mustSeen(0, "exec", "plots", "len(plt.get_fignums())")
 	wantContains(t, "after the figures were shown", out, "Out[2]: 0")
 	wantLacks(t, "after the figures were shown", out, "[image")
 	hist, _ := e.must(0, "history", "plots", "2")
@@ -54,10 +54,10 @@ func TestFigures(t *testing.T) {
 	// notebook shows them: a PIL image as a PNG, an object's HTML as HTML;
 	// one without prints its repr.
 	if exec.Command(python, "-c", "import PIL").Run() == nil {
-		out, _ = e.must(0, "exec", "plots", "from PIL import Image\nImage.new('RGB', (64, 32), 'red')")
+		out = e.mustSeen(0, "exec", "plots", "from PIL import Image\nImage.new('RGB', (64, 32), 'red')")
 		wantContains(t, "a PIL image value", out, "Out[3]: <PIL.Image.Image image mode=RGB size=64x32", "[image 1: 64×32 PNG, ")
 	}
-	out, _ = e.must(0, "exec", "plots", "class Table:\n    def _repr_html_(self): return '<table><tr><td>1</td></tr></table>'\ndisplay(Table(), 'plain')")
+	out = e.mustSeen(0, "exec", "plots", "class Table:\n    def _repr_html_(self): return '<table><tr><td>1</td></tr></table>'\ndisplay(Table(), 'plain')")
 	wantContains(t, "display()", out, "[HTML 1: ", "'plain'")
 	html := regexp.MustCompile(`\[HTML 1: [^→]+→ (\S+)\]`).FindStringSubmatch(out)
 	if b, err := os.ReadFile(html[1]); err != nil || string(b) != "<table><tr><td>1</td></tr></table>" {
@@ -67,7 +67,7 @@ func TestFigures(t *testing.T) {
 	// A pandas DataFrame value keeps its text table as the value and
 	// comes with its HTML table.
 	if exec.Command(python, "-c", "import pandas").Run() == nil {
-		out, _ = e.must(0, "exec", "plots", "import pandas as pd\npd.DataFrame({'a': [1, 2], 'b': [3, 4]})")
+		out = e.mustSeen(0, "exec", "plots", "import pandas as pd\npd.DataFrame({'a': [1, 2], 'b': [3, 4]})")
 		wantContains(t, "a DataFrame value", out, "   a  b\n0  1  3", "[HTML 1: ")
 	}
 
@@ -164,7 +164,7 @@ func TestGnuplotPlots(t *testing.T) {
 	}
 	t.Parallel()
 	e := newEnv(t)
-	out, _ := e.must(0, "exec", "gp", "--runtime", "gnuplot", "plot sin(x)")
+	out := e.mustSeen(0, "exec", "gp", "--runtime", "gnuplot", "plot sin(x)")
 	m := regexp.MustCompile(`\[image 1: 640×480 PNG, \d+ KB → (\S+)\]`).FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("no 640×480 PNG told:\n%s", out)
@@ -177,12 +177,12 @@ func TestGnuplotPlots(t *testing.T) {
 	if cfg, err := png.DecodeConfig(f); err != nil || cfg.Width != 640 {
 		t.Errorf("%s: %v %+v", m[1], err, cfg)
 	}
-	out, _ = e.must(0, "exec", "gp", "a = 1")
+	out = e.mustSeen(0, "exec", "gp", "a = 1")
 	wantLacks(t, "a cell that draws nothing", out, "[image")
-	out, _ = e.must(0, "exec", "gp", "set terminal dumb; plot cos(x)")
+	out = e.mustSeen(0, "exec", "gp", "set terminal dumb; plot cos(x)")
 	wantLacks(t, "a cell that chose its terminal", out, "[image")
 	wantContains(t, "the dumb terminal's plot", out, "+----")
-	out, _ = e.must(0, "exec", "gp", "plot x")
+	out = e.mustSeen(0, "exec", "gp", "plot x")
 	wantLacks(t, "after the user chose a terminal", out, "[image")
 }
 
@@ -194,7 +194,7 @@ func TestRPlots(t *testing.T) {
 	}
 	t.Parallel()
 	e := newEnv(t)
-	out, _ := e.must(0, "exec", "rp", "--runtime", "r", "plot(1:10); hist(c(1, 2, 2, 3)); 42")
+	out := e.mustSeen(0, "exec", "rp", "--runtime", "r", "plot(1:10); hist(c(1, 2, 2, 3)); 42")
 	wantContains(t, "two base plots", out, "[1] 42", "[image 1: 640×480 PNG", "[image 2: 640×480 PNG")
 	for _, m := range regexp.MustCompile(`→ (\S+\.png)\]`).FindAllStringSubmatch(out, -1) {
 		f, err := os.Open(m[1])
@@ -207,10 +207,10 @@ func TestRPlots(t *testing.T) {
 			t.Errorf("%s: %v %+v", m[1], err, cfg)
 		}
 	}
-	out, _ = e.must(0, "exec", "rp", "x <- 1")
+	out = e.mustSeen(0, "exec", "rp", "x <- 1")
 	wantLacks(t, "a cell that draws nothing", out, "[image")
 	if exec.Command("Rscript", "-e", "library(ggplot2)").Run() == nil {
-		out, _ = e.must(0, "exec", "rp", "library(ggplot2); ggplot(data.frame(a = 1:3, b = c(2, 1, 3)), aes(a, b)) + geom_line()")
+		out = e.mustSeen(0, "exec", "rp", "library(ggplot2); ggplot(data.frame(a = 1:3, b = c(2, 1, 3)), aes(a, b)) + geom_line()")
 		wantContains(t, "a printed ggplot", out, "[image 1: 640×480 PNG")
 	}
 }
@@ -229,9 +229,9 @@ func TestOctavePlots(t *testing.T) {
 	}
 	t.Parallel()
 	e := newEnv(t)
-	out, _ := e.must(0, "exec", "oc", "--runtime", "octave", "plot(1:10); x = 3")
+	out := e.mustSeen(0, "exec", "oc", "--runtime", "octave", "plot(1:10); x = 3")
 	wantContains(t, "an Octave figure", out, "x = 3", "[image 1: 640×480 PNG")
-	out, _ = e.must(0, "exec", "oc", "disp(numel(get(0, 'children')))")
+	out = e.mustSeen(0, "exec", "oc", "disp(numel(get(0, 'children')))")
 	wantContains(t, "after the figure was shown", out, "0")
 	wantLacks(t, "a cell that draws nothing", out, "[image")
 }
@@ -245,9 +245,9 @@ func TestIPythonFigures(t *testing.T) {
 	}
 	t.Parallel()
 	e := newEnv(t)
-	out, _ := e.must(0, "exec", "ipy", "--runtime", "ipython", "import matplotlib.pyplot as plt\nplt.plot([1, 2]);")
+	out := e.mustSeen(0, "exec", "ipy", "--runtime", "ipython", "import matplotlib.pyplot as plt\nplt.plot([1, 2]);")
 	wantContains(t, "an IPython figure", out, "[image 1: 640×480 PNG")
-	out, _ = e.must(0, "exec", "ipy", "from IPython.display import display, HTML\ndisplay(HTML('<b>x</b>'), 3)")
+	out = e.mustSeen(0, "exec", "ipy", "from IPython.display import display, HTML\ndisplay(HTML('<b>x</b>'), 3)")
 	wantContains(t, "IPython's display()", out, "[HTML 1: ", "3")
 }
 
@@ -262,7 +262,7 @@ func TestFiguresBounded(t *testing.T) {
 	}
 	t.Parallel()
 	e := newEnv(t)
-	out, _ := e.must(0, "exec", "many", "-t", "300", "import matplotlib.pyplot as plt\nfor i in range(500):\n    plt.figure(figsize=(1, 1)); plt.plot([i, 0])")
+	out := e.mustSeen(0, "exec", "many", "-t", "300", "import matplotlib.pyplot as plt\nfor i in range(500):\n    plt.figure(figsize=(1, 1)); plt.plot([i, 0])")
 	if n := strings.Count(out, "[image "); n != 20 {
 		t.Errorf("a cell drawing 500 figures told %d images, want 20:\n%s", n, clip(out))
 	}
@@ -271,7 +271,7 @@ func TestFiguresBounded(t *testing.T) {
 		t.Errorf("after 500 figures: %v", r)
 	}
 
-	out, _ = e.must(0, "exec", "many", "from PIL import Image\nImage.new('RGB', (10000, 5000), 'navy')")
+	out = e.mustSeen(0, "exec", "many", "from PIL import Image\nImage.new('RGB', (10000, 5000), 'navy')")
 	m := regexp.MustCompile(`\[image 1: 10000×5000 PNG, \d+ KB → (\S+)\]`).FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("a 50-megapixel image is not told with its size:\n%s", out)

@@ -28,8 +28,9 @@ func TestTimeoutThenWait(t *testing.T) {
 	if status != 124 {
 		t.Fatalf("exec -t 1 of a 2 s cell: exit %d, want 124\n%s%s", status, out, errOut)
 	}
-	wantContains(t, "exec output", out, "alpha-mark", "wait")
-	wantLacks(t, "exec output", out, "beta-mark", "Out[")
+	wantContains(t, "exec output", out, "alpha-mark")
+	wantContains(t, "exec's note, on standard error", errOut, "wait")
+	wantLacks(t, "exec output", out+errOut, "beta-mark", "Out[")
 
 	out, errOut, status = e.run("wait", "tw")
 	if status != 0 {
@@ -38,7 +39,7 @@ func TestTimeoutThenWait(t *testing.T) {
 	wantContains(t, "wait output", out, "beta-mark\n", "Out[1]: 42\n")
 	wantLacks(t, "wait output", out, "alpha-mark")
 
-	out, _ = e.must(0, "wait", "tw")
+	out = e.mustSeen(0, "wait", "tw")
 	wantContains(t, "second wait", out, "Nothing new")
 	wantLacks(t, "second wait", out, "beta-mark", "Out[1]")
 
@@ -144,6 +145,7 @@ func TestInterrupt(t *testing.T) {
 		if code != 0 {
 			t.Errorf("%s: interrupt: exit %d, want 0\n%s%s", c.name, code, out, errOut)
 		}
+		out += errOut // the traceback is on standard error
 		if c.name != "os.system" {
 			wantContains(t, c.name+": interrupt", out, "KeyboardInterrupt")
 		}
@@ -175,7 +177,7 @@ func TestInterrupt(t *testing.T) {
 	if r.code != 0 {
 		t.Errorf("interrupt on an idle session: %v", r)
 	}
-	out, _ := e.must(0, "interrupt", "intr")
+	out := e.mustSeen(0, "interrupt", "intr")
 	wantContains(t, "interrupt on an idle session", out, "Nothing to interrupt")
 }
 
@@ -228,7 +230,7 @@ func TestOtherSessionsNoted(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.must(124, "exec", "busybee", "import time\ntime.sleep(10)", "-t", "0.3")
-	out, _ := e.must(124, "exec", "chatty", "import time\ntime.sleep(0.5)\nprint('unread-mark')", "-t", "0.2")
+	out := e.mustSeen(124, "exec", "chatty", "import time\ntime.sleep(0.5)\nprint('unread-mark')", "-t", "0.2")
 	wantContains(t, "exec on another session while busybee runs", out, "Other sessions", "busybee")
 	if !waitFor(20*time.Second, func() bool { return e.session("chatty").State == "idle" }) {
 		t.Fatalf("chatty never finished its cell")
@@ -236,7 +238,7 @@ func TestOtherSessionsNoted(t *testing.T) {
 	if s := e.session("chatty"); !s.Unread {
 		t.Errorf("sessions --json: chatty's uncollected output is not marked unread: %+v", s)
 	}
-	out, _ = e.must(0, "exec", "quiet", "1")
+	out = e.mustSeen(0, "exec", "quiet", "1")
 	wantContains(t, "exec after chatty's cell ended uncollected", out, "Other sessions", "chatty")
 	wantLacks(t, "exec after busybee was told", out, "busybee")
 	r := e.runJSON("exec", "quiet", "2")

@@ -95,13 +95,15 @@ func (x *execCmd) run(e *env, pos []string) int {
 	return e.result(r, x.json)
 }
 
-// result prints a cell result and returns the exit status for it.
+// result prints a cell result and returns the exit status for it: the
+// cell's output and value on standard output, polyrepl's words on
+// standard error (with --json, all of it on standard output).
 func (e *env) result(r api.CellResult, asJSON bool) int {
 	if asJSON {
 		r.Notes = render.Worded(r.Notes, render.People)
 		printJSON(e.stdout, r)
 	} else {
-		render.Result(e.stdout, r, render.PeopleStyle)
+		render.Split(e.stdout, e.stderr, r, render.PeopleStyle)
 	}
 	e.versionWarning()
 	return exitFor(r.Status)

@@ -46,8 +46,16 @@ var PeopleStyle = Style{Voice: People}
 // earlier cell's uncollected result), the output, the value or the error,
 // then what the caller should know (still running, other sessions). Both
 // edges use it, each in its own Style.
-func Result(w io.Writer, r api.CellResult, st Style) {
-	var b strings.Builder
+func Result(w io.Writer, r api.CellResult, st Style) { Split(w, w, r, st) }
+
+// Split is Result with the cell's own words, its output and its value
+// as its REPL shows it, written to out, and the rest (activity, notes,
+// cuts, figures' files, the error) to notes, in the order Result has them: a script capturing
+// out gets what the cell printed and nothing else, and a terminal
+// showing both reads as Result.
+func Split(out, notes io.Writer, r api.CellResult, st Style) {
+	b := &split{out: out, notes: notes}
+	defer b.flush()
 	header := st.ActivityHeader
 	if header == "" {
 		header = ActivityHeader
@@ -65,9 +73,9 @@ func Result(w io.Writer, r api.CellResult, st Style) {
 		}
 	}
 	if st.BriefActivity {
-		BriefActivity(&b, r.Activity, header, st.Voice)
+		BriefActivity(b, r.Activity, header, st.Voice)
 	} else {
-		Activity(&b, r.Activity, header, st.Voice)
+		Activity(b, r.Activity, header, st.Voice)
 	}
 	if st.CallHeader != "" && r.Activity != nil && b.Len() > 0 {
 		b.WriteString(st.CallHeader + "\n")
@@ -79,16 +87,16 @@ func Result(w io.Writer, r api.CellResult, st Style) {
 	}
 	start := b.Len()
 	if r.Output != "" {
-		b.WriteString(r.Output)
+		b.Out(r.Output)
 		if !strings.HasSuffix(r.Output, "\n") {
-			b.WriteString("\n")
+			b.Out("\n")
 		}
 	}
 	if r.OutputCut != nil {
 		b.WriteString(r.OutputCut.Describe("output") + "\n")
 	}
 	if r.Value != "" {
-		fmt.Fprintf(&b, "%s\n", Display(r))
+		b.Out(Display(r) + "\n")
 		if r.ValueCut != nil {
 			b.WriteString(r.ValueCut.Describe("value") + "\n")
 		}
@@ -97,24 +105,65 @@ func Result(w io.Writer, r api.CellResult, st Style) {
 		b.WriteString(RichLine(i+1, x) + "\n")
 	}
 	if r.RichMore > 0 {
-		fmt.Fprintf(&b, "[and %s not kept: a cell keeps at most %d]\n", Plural(r.RichMore, "more figure"), len(r.Rich))
+		fmt.Fprintf(b, "[and %s not kept: a cell keeps at most %d]\n", Plural(r.RichMore, "more figure"), len(r.Rich))
 	}
 	errText := ErrorText(r)
 	b.WriteString(errText)
 	if r.Status == api.StatusInterrupted && errText == "" && r.Cell > 0 && !explained(r.Notes) {
 		// Some runtimes (JShell's stop, a shell's SIGINT) say nothing
 		// when a cell is interrupted; the reply must not look empty.
-		fmt.Fprintf(&b, "(cell %d was interrupted)\n", r.Cell)
+		fmt.Fprintf(b, "(cell %d was interrupted)\n", r.Cell)
 	}
 	if st.SayEmpty && b.Len() == start && r.Status == api.StatusDone && r.Cell > 0 && !explained(r.Notes) {
-		fmt.Fprintf(&b, "(cell %d finished with no output)\n", r.Cell)
+		fmt.Fprintf(b, "(cell %d finished with no output)\n", r.Cell)
 	}
 	for _, n := range r.Notes {
 		if !before(n.Kind, r) {
 			b.WriteString(Bracket(Note(n, st.Voice)))
 		}
 	}
-	io.WriteString(w, b.String())
+}
+
+// split gathers a result's text for two writers, writing each stretch
+// of one kind in one go; to one writer (out == notes) it writes once.
+type split struct {
+	out, notes io.Writer
+	b          strings.Builder
+	toOut      bool // b holds the cell's words, for out
+	n          int  // bytes written before b
+}
+
+// WriteString adds polyrepl's words, for notes.
+func (s *split) WriteString(text string) (int, error) { return s.add(false, text) }
+
+// Write is WriteString, for fmt.Fprintf.
+func (s *split) Write(p []byte) (int, error) { return s.add(false, string(p)) }
+
+// Out adds the cell's words, for out.
+func (s *split) Out(text string) { s.add(true, text) }
+
+func (s *split) add(toOut bool, text string) (int, error) {
+	if toOut != s.toOut && s.out != s.notes && text != "" {
+		s.flush()
+		s.toOut = toOut
+	}
+	return s.b.WriteString(text)
+}
+
+// Len is how much was written, to either writer.
+func (s *split) Len() int { return s.n + s.b.Len() }
+
+func (s *split) flush() {
+	if s.b.Len() == 0 {
+		return
+	}
+	w := s.notes
+	if s.toOut {
+		w = s.out
+	}
+	io.WriteString(w, s.b.String())
+	s.n += s.b.Len()
+	s.b.Reset()
 }
 
 // before says whether a note of kind is told before the cell's output:
