@@ -21,6 +21,13 @@ with status 124 and the cell goes on: ` + "`polyrepl wait NAME`" + ` collects th
 With "-", the code is read from standard input; code over 2 MiB is
 refused with its size (exit status 2), and nothing is run.
 
+Standard output carries what the cell printed and its value, nothing
+else; polyrepl's notes (the session created, other clients' activity,
+cuts, figures' files) and the cell's error go to standard error. On a
+terminal the output shows as the cell prints it, a progress bar drawn in
+place; Ctrl-C stops waiting, shows what came so far and leaves the cell
+running (status 124). Elsewhere the reply comes whole at the end.
+
 The first exec under a name creates the session, in the current directory
 (or --cwd) with the caller's environment, in runtime --runtime (default
 python; ` + "`polyrepl runtimes`" + ` lists them). The executable is --exe (--python
@@ -88,6 +95,9 @@ func (x *execCmd) run(e *env, pos []string) int {
 		return e.spawnFail(c, err)
 	}
 	req := api.ExecRequest{Code: src, Timeout: x.timeout.v, Spawn: sp, Client: e.me()}
+	if x.live(e) {
+		return x.liveExec(e, name, req)
+	}
 	r, err := e.client.Exec(e.ctx, name, req)
 	if err != nil {
 		return e.fail(err)

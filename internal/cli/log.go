@@ -2,14 +2,17 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"golang.org/x/term"
 
 	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/client"
 	"github.com/polyrepl/polyrepl/internal/render"
 )
 
@@ -19,10 +22,12 @@ func init() {
 		args:    "NAME",
 		summary: "print a session's shared record whole; --follow streams it as it grows",
 		help: `Prints the entries of session NAME's shared record after --since SEQ (default:
-all kept), each whole. With --follow, keeps printing as entries are added
-and as running cells print, line by line, through the session's deaths
-and new lives, until interrupted (Ctrl-C); it starts from --since, or from
-now if not given. --json prints NDJSON events: "entry" once per entry (a
+all kept), each whole; a figure a cell made is a line saying where its
+file is. With --follow, keeps printing as entries are added and as
+running cells print, line by line, through the session's deaths and new
+lives, until interrupted (Ctrl-C); it starts from --since, or from now if
+not given. A session not created yet is waited for, then followed from
+its start. --json prints NDJSON events: "entry" once per entry (a
 running one without its output), "output" with what it printed next
 (text, its offset in the entry's output, the unfinished line as pending),
 and "end" when a cell finishes; docs/together.md describes them.`,
@@ -49,16 +54,27 @@ func (l *logCmd) run(e *env, pos []string) int {
 	}
 	name := pos[0]
 	start := l.since
-	if start < 0 {
-		start = 0
-		if l.follow {
-			r, err := e.client.History(e.ctx, name, 1<<62)
-			if err != nil {
+	if l.follow {
+		r, err := e.client.History(e.ctx, name, 1<<62)
+		switch {
+		case noSession(err):
+			// A session about to be made: its record, all of it, once
+			// it is.
+			fmt.Fprintf(e.stderr, "polyrepl: waiting for session '%s' to be created; Ctrl-C to stop\n", name)
+			if err := e.awaitRecord(name); err != nil {
+				if e.ctx.Err() != nil {
+					return ExitOK
+				}
 				return e.fail(err)
 			}
+			start = max(start, 0)
+		case err != nil:
+			return e.fail(err)
+		case start < 0:
 			start = r.Next - 1
 		}
 	}
+	start = max(start, 0)
 	p := &entryPrinter{w: e.stdout, json: l.json, tty: isTerminal(e.stdout)}
 	if !l.follow {
 		r, err := e.client.History(e.ctx, name, start)
@@ -80,14 +96,35 @@ func (l *logCmd) run(e *env, pos []string) int {
 	return e.fail(err)
 }
 
+// noSession says whether err is the daemon's word that no session (and
+// no record) has the name asked for.
+func noSession(err error) bool {
+	var ae *client.APIError
+	return errors.As(err, &ae) && ae.Code == api.CodeNoSession
+}
+
+// awaitRecord waits until session name has a record, or ctx ends.
+func (e *env) awaitRecord(name string) error {
+	for {
+		select {
+		case <-e.ctx.Done():
+			return e.ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+		if _, err := e.client.History(e.ctx, name, 1<<62); !noSession(err) {
+			return err
+		}
+	}
+}
+
 // entryPrinter prints a followed record for a person: an entry's header
 // and code once, then its output as it grows, then how it ended.
 type entryPrinter struct {
-	w       io.Writer
-	json    bool
-	tty     bool   // w is a terminal: an unfinished line is shown, and redrawn as it changes
-	last    int    // the seq whose output was printed last
-	pending string // the unfinished line printed last, redrawn when it changes
+	w    io.Writer
+	json bool
+	tty  bool     // w is a terminal: an unfinished line is shown, and redrawn as it changes
+	line liveLine // the output of the entry printed last, as it grows
+	last int      // the seq whose output was printed last
 }
 
 // event prints one event of a followed record.
@@ -177,34 +214,26 @@ func (p *entryPrinter) output(b *strings.Builder, c api.OutputChunk) {
 		b.WriteString("── " + c.ID + " goes on:\n")
 		p.last = c.Seq
 	}
-	if p.pending != "" {
-		b.WriteString("\r") // the unfinished line is drawn again, as it ended or stands now
-	}
 	if c.Skipped > 0 {
-		if p.pending != "" {
-			b.WriteString("\n")
-		}
-		where := ""
-		if c.File != "" {
-			where = "; the whole output is in " + c.File
-		}
-		fmt.Fprintf(b, "[… %s not shown: this follower fell behind what the record holds%s …]\n", render.Plural(c.Skipped, "character"), where)
+		p.line.end(b)
+		b.WriteString(skipped(c) + "\n")
 	}
-	b.WriteString(c.Text)
-	if p.tty {
-		b.WriteString(c.Pending)
-		p.pending = c.Pending
+	p.line.tty = p.tty
+	p.line.draw(b, c.Text, c.Pending)
+}
+
+// skipped says what of a live entry's output a follower did not get.
+func skipped(c api.OutputChunk) string {
+	where := ""
+	if c.File != "" {
+		where = "; the whole output is in " + c.File
 	}
+	return fmt.Sprintf("[… %s not shown: this follower fell behind what the record holds%s …]", render.Plural(c.Skipped, "character"), where)
 }
 
 // endLine ends an unfinished line printed last, so what follows starts
 // on a line of its own.
-func (p *entryPrinter) endLine(b *strings.Builder) {
-	if p.pending != "" {
-		b.WriteString("\n")
-		p.pending = ""
-	}
-}
+func (p *entryPrinter) endLine(b *strings.Builder) { p.line.end(b) }
 
 // ending writes how a cell ended: its value or error, a note, and its
 // status.
@@ -214,6 +243,10 @@ func (p *entryPrinter) ending(b *strings.Builder, en api.Entry) {
 	}
 	if en.Error != nil && (en.Error.Traceback != "" || en.Error.MessageCut != nil || !strings.Contains(en.Output, en.Error.Message)) {
 		b.WriteString(render.ErrorShown(en.Error))
+	}
+	for i, x := range en.Rich {
+		// A figure the cell made: where its file is.
+		b.WriteString(render.RichLine(i+1, x) + "\n")
 	}
 	if t := render.EntryText(en); t != "" {
 		b.WriteString("[" + t + "]\n")
