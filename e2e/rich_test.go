@@ -71,16 +71,17 @@ func TestFigures(t *testing.T) {
 		wantContains(t, "a DataFrame value", out, "   a  b\n0  1  3", "[HTML 1: ")
 	}
 
-	// The notebook export embeds the figures as display_data, valid
+	// The notebook export embeds the figures as display_data and the
+	// image value within its execute_result, as Jupyter does: valid
 	// nbformat, and Jupyter's HTML conversion shows them.
 	nbPath := filepath.Join(e.home, "plots.ipynb")
 	e.must(0, "export", "plots", "--format", "ipynb", "-o", nbPath)
 	if exec.Command(python, "-c", "import nbformat").Run() == nil {
 		check := "import nbformat, sys; nb = nbformat.read(sys.argv[1], as_version=4); nbformat.validate(nb); " +
-			"print(sum(1 for c in nb.cells if c.cell_type == 'code' for o in c.outputs if o.output_type == 'display_data' and 'image/png' in o.data))"
+			"print(sum(1 for c in nb.cells if c.cell_type == 'code' for o in c.outputs if o.output_type in ('display_data', 'execute_result') and 'image/png' in o.data))"
 		got, err := exec.Command(python, "-c", check, nbPath).CombinedOutput()
 		if n, _ := strconv.Atoi(strings.TrimSpace(string(got))); err != nil || n < 3 {
-			t.Errorf("the notebook export: %v: %s (want valid nbformat with 3 PNG display_data outputs at least)", err, got)
+			t.Errorf("the notebook export: %v: %s (want valid nbformat with 3 PNG outputs at least: two figures' display_data, the PIL value's execute_result)", err, got)
 		}
 	}
 	if exec.Command(python, "-c", "import nbconvert").Run() == nil {
@@ -95,7 +96,7 @@ func TestFigures(t *testing.T) {
 	mdPath := filepath.Join(e.home, "plots.md")
 	e.must(0, "export", "plots", "-o", mdPath)
 	md, _ := os.ReadFile(mdPath)
-	links := regexp.MustCompile(`!\[image \d\]\((plots_files/[^)]+\.png)\)`).FindAllStringSubmatch(string(md), -1)
+	links := regexp.MustCompile(`!\[(?:image \d|the value as image/png)\]\((plots_files/[^)]+\.png)\)`).FindAllStringSubmatch(string(md), -1)
 	if len(links) < 3 {
 		t.Fatalf("the Markdown export links %d images beside it, want 3:\n%s", len(links), md)
 	}
