@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/bound"
+	"github.com/polyrepl/polyrepl/internal/render"
 	"github.com/polyrepl/polyrepl/internal/setup"
 )
 
@@ -32,6 +34,14 @@ The entry runs ` + "`polyrepl mcp --max-wait 50`" + `: a call on a long cell rep
 clients, and Codex's tool_timeout_sec, which is written too), and the
 cell goes on for ` + "`wait`" + ` to collect. Restart the client to load the entry.
 
+--remove undoes --write: it takes polyrepl's entry (and only it) out of the
+file, keeping a backup of the file as it was; a file that held nothing
+else (--write created it) is deleted, with the directories made for it
+that are left empty. It lists the backups polyrepl has kept beside the
+file, for you to delete once the client works as you want. Run again, it
+says there is nothing to remove. --dry-run, with --write or --remove, says
+what would change and changes nothing.
+
 Exit status: 0 done (or nothing to do); 2 unknown client or a file refused;
 1 the file could not be written.`,
 		more: printClients,
@@ -40,12 +50,14 @@ Exit status: 0 done (or nothing to do); 2 unknown client or a file refused;
 }
 
 type setupCmd struct {
-	write, json bool
-	file        string
+	write, remove, dry, json bool
+	file                     string
 }
 
 func (s *setupCmd) flags(fs *flagSet) {
 	fs.Bool(&s.write, "write", "edit the client's config file in place (a backup is kept beside it)")
+	fs.Bool(&s.remove, "remove", "take polyrepl's entry out of the client's config file, undoing --write (a backup is kept beside it)")
+	fs.Bool(&s.dry, "dry-run", "with --write or --remove: say what would change, and change nothing")
 	fs.String(&s.file, "file", "PATH", "", "edit this file instead of the client's own (e.g. a project's .mcp.json)")
 	fs.Bool(&s.json, "json", "print the registration, and what --write did, as JSON")
 }
@@ -67,6 +79,15 @@ type setupReply struct {
 	Changed     bool     `json:"changed"`
 	Backup      string   `json:"backup,omitempty"`
 	Warning     string   `json:"warning,omitempty"`
+	// What --remove did (with --dry-run, would do): the entry it took
+	// out, whether it deleted the file and which emptied directories,
+	// and the backups polyrepl keeps of the file.
+	Removed     bool     `json:"removed,omitempty"`
+	RemovedText string   `json:"removed_entry,omitempty"`
+	Deleted     bool     `json:"deleted,omitempty"`
+	Dirs        []string `json:"dirs_removed,omitempty"`
+	Backups     []string `json:"backups,omitempty"`
+	DryRun      bool     `json:"dry_run,omitempty"`
 }
 
 func (s *setupCmd) run(e *env, pos []string) int {
@@ -77,6 +98,12 @@ func (s *setupCmd) run(e *env, pos []string) int {
 	cl, ok := setup.Lookup(pos[0])
 	if !ok {
 		return e.usageError(c, "unknown client %q; polyrepl sets up %s", pos[0], orList(setup.Names()))
+	}
+	if s.write && s.remove {
+		return e.usageError(c, "give --write or --remove, not both")
+	}
+	if s.dry && !s.write && !s.remove {
+		return e.usageError(c, "--dry-run goes with --write or --remove (without them, setup only prints)")
 	}
 	exe, err := executable()
 	if err != nil {
@@ -103,6 +130,9 @@ func (s *setupCmd) run(e *env, pos []string) int {
 			fmt.Fprintf(e.stderr, "polyrepl: warning: %s\n", reply.Warning)
 		}
 	}
+	if s.remove {
+		return s.runRemove(e, cl, file, reply)
+	}
 	if !s.write {
 		if s.json {
 			printJSON(e.stdout, reply)
@@ -111,19 +141,28 @@ func (s *setupCmd) run(e *env, pos []string) int {
 		}
 		return ExitOK
 	}
-	r, err := setup.Write(cl, file, srv, time.Now())
+	r, err := setup.Write(cl, file, srv, setup.Options{Now: time.Now(), DryRun: s.dry})
 	if pe := (*setup.ParseError)(nil); errors.As(err, &pe) {
 		return e.setupFail(ExitUsage, api.CodeBadRequest, err, "once the file parses, run this again; or add polyrepl's entry by hand:\n"+indent(reply.Entry, "    "))
 	}
 	if err != nil {
 		return e.setupFail(ExitFailed, api.CodeInternal, err, "")
 	}
-	reply.File, reply.Written, reply.Created, reply.Changed, reply.Backup = r.File, true, r.Created, r.Changed, r.Backup
+	reply.File, reply.Written, reply.Created, reply.Changed, reply.Backup, reply.DryRun = r.File, !s.dry, r.Created, r.Changed, r.Backup, s.dry
 	if s.json {
 		printJSON(e.stdout, reply)
 		return ExitOK
 	}
 	switch {
+	case s.dry && !r.Changed:
+		fmt.Fprintf(e.stdout, "%s already registers polyrepl (%s); --write would change nothing.\n", r.File, commandText(srv))
+		return ExitOK
+	case s.dry && r.Created:
+		fmt.Fprintf(e.stdout, "--write would create %s, registering polyrepl:\n\n%s\n\nNothing was changed (--dry-run).\n", r.File, indent(reply.Entry, "    "))
+		return ExitOK
+	case s.dry:
+		fmt.Fprintf(e.stdout, "--write would register polyrepl in %s, keeping a backup of the file beside it:\n\n%s\n\nNothing was changed (--dry-run).\n", r.File, indent(reply.Entry, "    "))
+		return ExitOK
 	case !r.Changed:
 		fmt.Fprintf(e.stdout, "%s already registers polyrepl (%s); nothing changed.\n", r.File, commandText(srv))
 		return ExitOK
@@ -134,6 +173,63 @@ func (s *setupCmd) run(e *env, pos []string) int {
 	}
 	fmt.Fprintf(e.stdout, "Restart %s to load it.\n", cl.Title)
 	return ExitOK
+}
+
+// runRemove takes polyrepl's registration out of file (--remove).
+func (s *setupCmd) runRemove(e *env, cl setup.Client, file string, reply setupReply) int {
+	home, _ := os.UserHomeDir()
+	r, err := setup.Remove(cl, file, setup.Options{Now: time.Now(), DryRun: s.dry, Home: home})
+	if pe := (*setup.ParseError)(nil); errors.As(err, &pe) {
+		return e.setupFail(ExitUsage, api.CodeBadRequest, err, "once the file parses, run this again; or take the \""+setup.Name+"\" entry out of it by hand")
+	}
+	if err != nil {
+		return e.setupFail(ExitFailed, api.CodeInternal, err, "")
+	}
+	reply.File, reply.Changed, reply.Backup, reply.DryRun = r.File, r.Changed && !s.dry, r.Backup, s.dry
+	reply.Removed, reply.RemovedText, reply.Deleted, reply.Dirs, reply.Backups = r.Changed, r.Removed, r.Deleted, r.Dirs, r.Backups
+	if s.json {
+		printJSON(e.stdout, reply)
+		return ExitOK
+	}
+	w := e.stdout
+	switch {
+	case !r.Changed:
+		fmt.Fprintf(w, "%s does not register polyrepl; nothing to remove.\n", r.File)
+	case s.dry && r.Deleted:
+		fmt.Fprintf(w, "--remove would delete %s: it holds nothing but polyrepl's entry:\n\n%s\n\nNothing was changed (--dry-run).\n", r.File, indent(r.Removed, "    "))
+	case s.dry:
+		fmt.Fprintf(w, "--remove would take this out of %s, keeping a backup of the file beside it:\n\n%s\n\nNothing was changed (--dry-run).\n", r.File, indent(r.Removed, "    "))
+	case r.Deleted:
+		fmt.Fprintf(w, "Deleted %s: it held nothing but polyrepl's entry (%s).\n", r.File, oneLine(r.Removed))
+		if len(r.Dirs) > 0 {
+			fmt.Fprintf(w, "Deleted the directories left empty: %s.\n", strings.Join(r.Dirs, ", "))
+		}
+	default:
+		fmt.Fprintf(w, "Removed polyrepl's entry from %s (%s); the file as it was is in %s.\n", r.File, oneLine(r.Removed), r.Backup)
+	}
+	if r.Changed && !s.dry {
+		fmt.Fprintf(w, "Restart %s to let polyrepl go.\n", cl.Title)
+	}
+	if len(r.Backups) > 0 {
+		fmt.Fprintf(w, "polyrepl keeps %s of %s beside it, the file as it was before each edit; delete them once %s works as you want:\n    rm %s\n",
+			render.Plural(len(r.Backups), "backup"), r.File, cl.Title, strings.Join(quoteAll(r.Backups), " "))
+	}
+	return ExitOK
+}
+
+// oneLine is an entry's text on one line, its runs of space as one, and
+// at most 240 characters of it (the cut said).
+func oneLine(text string) string {
+	s, _ := bound.HeadTail(strings.Join(strings.Fields(text), " "), 240)
+	return strings.ReplaceAll(s, "\n", " ")
+}
+
+func quoteAll(words []string) []string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		out[i] = setup.ShellQuote(w)
+	}
+	return out
 }
 
 // printRegistration tells a person what to register and where.

@@ -6,9 +6,10 @@ import (
 	"testing"
 )
 
-// FuzzEdit feeds arbitrary files to every client's edit: it never panics,
-// refuses with a *ParseError or succeeds, and a success is idempotent (a
-// second edit changes nothing). The verification inside the edit already
+// FuzzEdit feeds arbitrary files to every client's edit and removal: they
+// never panic, refuse with a *ParseError or succeed, and a success is
+// idempotent (a second edit changes nothing); what an edit registered a
+// removal finds and takes out, and a second removal finds nothing. The verification inside the edit already
 // holds every success to "only polyrepl's entry changed"; an internal
 // error is a splice that went wrong and fails the fuzz.
 func FuzzEdit(f *testing.F) {
@@ -23,6 +24,9 @@ func FuzzEdit(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in string) {
 		for _, c := range Clients() {
+			if _, _, _, err := c.Unregister([]byte(in)); err != nil && strings.Contains(err.Error(), "internal error") {
+				t.Fatalf("%s removal from %q: %v", c.Name, in, err)
+			}
 			out, _, err := c.Edit([]byte(in), srv)
 			var pe *ParseError
 			if errors.As(err, &pe) {
@@ -37,6 +41,13 @@ func FuzzEdit(f *testing.F) {
 			again, changed, err := c.Edit(out, srv)
 			if err != nil || changed || string(again) != string(out) {
 				t.Fatalf("%s: a second edit of %q (from %q) changed it to %q (%v)", c.Name, out, in, again, err)
+			}
+			rest, removed, _, err := c.Unregister(out)
+			if err != nil || removed == "" {
+				t.Fatalf("%s: removal from %q (from %q) removed %q (%v)", c.Name, out, in, removed, err)
+			}
+			if _, removed, _, err := c.Unregister(rest); err != nil || removed != "" {
+				t.Fatalf("%s: a second removal from %q removed %q (%v)", c.Name, rest, removed, err)
 			}
 		}
 	})

@@ -181,13 +181,13 @@ func (c Client) CommandLine(s Server) string {
 	words := []string{"claude", "mcp", "add", "--scope", "user", Name, "--", s.Command}
 	words = append(words, s.Args...)
 	for i, w := range words {
-		words[i] = shellQuote(w)
+		words[i] = ShellQuote(w)
 	}
 	return strings.Join(words, " ")
 }
 
-// shellQuote quotes w for a POSIX shell when it needs it.
-func shellQuote(w string) string {
+// ShellQuote quotes w for a POSIX shell when it needs it.
+func ShellQuote(w string) string {
 	if w != "" && strings.Trim(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:@+,") == "" {
 		return w
 	}
@@ -199,12 +199,18 @@ func shellQuote(w string) string {
 type ParseError struct {
 	Path string // the file, when known
 	Why  string
+	// Removing is set when the refusal is of removing polyrepl's
+	// registration (--remove) rather than of making it.
+	Removing bool
 }
 
 func (p *ParseError) Error() string {
 	where := "the file"
 	if p.Path != "" {
 		where = p.Path
+	}
+	if p.Removing {
+		return fmt.Sprintf("cannot remove polyrepl from %s: %s; nothing was changed", where, p.Why)
 	}
 	return fmt.Sprintf("cannot register polyrepl in %s: %s; nothing was changed", where, p.Why)
 }

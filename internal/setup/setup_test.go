@@ -349,7 +349,7 @@ func TestWrite(t *testing.T) {
 
 	// A file that does not exist is created, private, with no backup.
 	fresh := filepath.Join(dir, "new", "config.toml")
-	r, err := Write(c, fresh, srv, now)
+	r, err := Write(c, fresh, srv, Options{Now: now})
 	if err != nil || !r.Created || !r.Changed || r.Backup != "" {
 		t.Fatalf("fresh: %+v %v", r, err)
 	}
@@ -362,7 +362,7 @@ func TestWrite(t *testing.T) {
 	file := filepath.Join(dir, "config.toml")
 	os.WriteFile(file, []byte(codexConfig), 0o640)
 	os.Chmod(file, 0o640)
-	r, err = Write(c, file, srv, now)
+	r, err = Write(c, file, srv, Options{Now: now})
 	if err != nil || r.Created || !r.Changed || r.Backup != file+".bak.20261203T140000Z" {
 		t.Fatalf("existing: %+v %v", r, err)
 	}
@@ -373,7 +373,7 @@ func TestWrite(t *testing.T) {
 		t.Errorf("mode after the edit %v, want 0640", fi.Mode())
 	}
 	edited, _ := os.ReadFile(file)
-	r, err = Write(c, file, srv, now)
+	r, err = Write(c, file, srv, Options{Now: now})
 	if err != nil || r.Changed || r.Backup != "" {
 		t.Fatalf("second run: %+v %v", r, err)
 	}
@@ -382,7 +382,7 @@ func TestWrite(t *testing.T) {
 	}
 	// A changed registration in the same second gets its own backup.
 	other := Server{Command: "/elsewhere/polyrepl", Args: srv.Args}
-	r, err = Write(c, file, other, now)
+	r, err = Write(c, file, other, Options{Now: now})
 	if err != nil || r.Backup != file+".bak.20261203T140000Z.1" {
 		t.Fatalf("third run: %+v %v", r, err)
 	}
@@ -391,7 +391,7 @@ func TestWrite(t *testing.T) {
 	bad := filepath.Join(dir, "bad.json")
 	const garbage = "{\"mcpServers\": {\"x\": 1,}}"
 	os.WriteFile(bad, []byte(garbage), 0o600)
-	_, err = Write(client(t, "cursor"), bad, srv, now)
+	_, err = Write(client(t, "cursor"), bad, srv, Options{Now: now})
 	pe, ok := err.(*ParseError)
 	if !ok || pe.Path != bad || !strings.Contains(err.Error(), "nothing was changed") {
 		t.Fatalf("bad file: %v", err)
@@ -409,7 +409,7 @@ func TestWrite(t *testing.T) {
 	os.WriteFile(real, []byte("{}\n"), 0o600)
 	link := filepath.Join(dir, "link.json")
 	os.Symlink("dotfiles/mcp.json", link)
-	r, err = Write(client(t, "cursor"), link, srv, now)
+	r, err = Write(client(t, "cursor"), link, srv, Options{Now: now})
 	if err != nil || r.File != real {
 		t.Fatalf("symlink: %+v %v", r, err)
 	}
