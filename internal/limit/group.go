@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 )
 
 // daemonLeaf is where the daemon moves itself inside a delegated cgroup
@@ -28,6 +29,9 @@ type setting struct {
 
 // settings are the files that hold a group of cgroup version by to bytes.
 func settings(by string, bytes int64) []setting {
+	if bytes <= 0 {
+		return nil // a session held by the cap on all sessions alone
+	}
 	n := strconv.FormatInt(bytes, 10)
 	if by == ByCgroupV1 {
 		// Memory first: v1 refuses a memory+swap limit below it. Memory
@@ -43,7 +47,7 @@ func settings(by string, bytes int64) []setting {
 func removeStale(dir string) {
 	stale, _ := filepath.Glob(filepath.Join(dir, "polyrepl-*"))
 	for _, g := range stale {
-		if filepath.Base(g) != daemonLeaf && os.Remove(g) == nil {
+		if base := filepath.Base(g); base != daemonLeaf && !strings.HasPrefix(base, capPrefix) && os.Remove(g) == nil {
 			log.Printf("memory limits: removed %s, left by an earlier daemon", g)
 		}
 	}

@@ -39,11 +39,19 @@ const (
 	ByRlimit   = "rlimit"    // RLIMIT_DATA on each process
 )
 
-// Limit is a memory limit in force on one session.
+// Limit is a memory limit in force on one session: a limit of its own
+// (Bytes), the cap on all sessions together (its group under the cap's),
+// or both.
 type Limit struct {
-	Bytes int64
+	Bytes int64  // its own limit (0: none, only the cap)
 	By    string // ByCgroup, ByCgroupV1 or ByRlimit
 	group string // the cgroup directory, for the cgroup ways
+	// The cap's group the session's group is under, the cap, and how
+	// many times the cap had been reached when the session started (see
+	// Over).
+	capGroup string
+	capBytes int64
+	capHits  int64
 }
 
 // Limiter chooses, at its first use, how this daemon holds sessions to
@@ -55,11 +63,19 @@ type Limiter struct {
 	// alone).
 	Want string
 
+	// Total caps all sessions together (0: no cap); Key names the cap's
+	// group: the same for every daemon of one state directory.
+	Total int64
+	Key   string
+
 	once   sync.Once
 	chosen atomic.Bool // by, dir and why are set (for Describe)
 	by     string      // ByCgroup or ByCgroupV1 if a cgroup is used, byNone if nothing can hold a limit, else ""
 	dir    string      // the cgroup directory sessions' groups go in
 	why    string      // why no cgroup is used, when none is
+	// capGroup is the cap's group when the cap is enforced; capWhy says
+	// why it is not, when it is not.
+	capGroup, capWhy string
 }
 
 // Describe says how this daemon holds limits: the way it chose, or, before
@@ -109,12 +125,27 @@ func (l *Limiter) take(by, dir, why string) {
 	if l.by == ByCgroup || l.by == ByCgroupV1 {
 		removeStale(l.dir)
 	}
+	l.takeCap()
 }
 
 // Apply limits the process pid, and what it starts from now on, to bytes
-// of memory; name names the session's cgroup ("polyrepl-GEN").
+// of memory (0: no limit of its own) and to the cap on all sessions
+// together, where there is one and the kernel holds it; name names the
+// session's cgroup ("polyrepl-GEN"). It returns nil for no limit at all.
 func (l *Limiter) Apply(pid int, name string, bytes int64) (*Limit, error) {
 	l.Prepare()
+	if l.capGroup != "" {
+		// A session outside the cap's group would not be counted: a cap
+		// that does not hold is refused, as a limit that does not is.
+		g, err := newGroup(l.capGroup, name, pid, settings(l.by, bytes))
+		if err != nil {
+			return nil, fmt.Errorf("cannot put the session under the memory cap on all sessions together: %w", err)
+		}
+		return &Limit{Bytes: bytes, By: l.by, group: g, capGroup: l.capGroup, capBytes: l.Total, capHits: hits(l.by, l.capGroup)}, nil
+	}
+	if bytes <= 0 {
+		return nil, nil
+	}
 	switch {
 	case l.by == byNone:
 		return nil, fmt.Errorf("cannot limit the session's memory: %s; start it without a memory limit (no --memory, and no $POLYREPL_MEMORY for the daemon)", l.why)
@@ -142,6 +173,10 @@ type Held struct {
 	Bytes int64  `json:"bytes"`
 	By    string `json:"by"`
 	Group string `json:"group,omitempty"` // the cgroup directory, for the cgroup ways
+	// The cap on all sessions together the group is under (see Limit).
+	CapGroup string `json:"cap_group,omitempty"`
+	CapBytes int64  `json:"cap_bytes,omitempty"`
+	CapHits  int64  `json:"cap_hits,omitempty"`
 }
 
 // Held is l as data, or nil for no limit.
@@ -149,7 +184,7 @@ func (l *Limit) Held() *Held {
 	if l == nil {
 		return nil
 	}
-	return &Held{Bytes: l.Bytes, By: l.By, Group: l.group}
+	return &Held{Bytes: l.Bytes, By: l.By, Group: l.group, CapGroup: l.capGroup, CapBytes: l.capBytes, CapHits: l.capHits}
 }
 
 // Restore takes up a limit an earlier daemon set (nil for none): its
@@ -159,7 +194,7 @@ func Restore(h *Held) *Limit {
 	if h == nil {
 		return nil
 	}
-	return &Limit{Bytes: h.Bytes, By: h.By, group: h.Group}
+	return &Limit{Bytes: h.Bytes, By: h.By, group: h.Group, capGroup: h.CapGroup, capBytes: h.CapBytes, capHits: h.CapHits}
 }
 
 // OOMKilled reports whether the kernel's out-of-memory killer killed a
@@ -214,10 +249,15 @@ func (l *Limit) Release() {
 	}(l.group)
 }
 
-// Describe says the limit in words: "2.0 GB (cgroup)".
+// Describe says the limit in words: "2.0 GB (cgroup)"; a session held
+// only by the cap on all sessions together, "no limit of its own, under
+// the cap on all sessions together of 300 MB (cgroup v1)".
 func (l *Limit) Describe() string {
 	if l == nil {
 		return ""
+	}
+	if l.Bytes <= 0 {
+		return fmt.Sprintf("no limit of its own, under the cap on all sessions together of %s (%s)", Size(l.capBytes), l.By)
 	}
 	return fmt.Sprintf("%s (%s)", Size(l.Bytes), l.By)
 }
