@@ -372,6 +372,27 @@ type StatusReply struct {
 	FDs        int `json:"fds"`
 	// Memory says how sessions' memory limits are held, and the default.
 	Memory string `json:"memory"`
+	// MemoryCap is the cap on all sessions together, when the daemon
+	// was started with one.
+	MemoryCap *MemoryCap `json:"memory_cap,omitempty"`
+}
+
+// MemoryCap is the cap on all sessions' memory together (polyrepl daemon
+// --memory-total, $POLYREPL_MEMORY_TOTAL) as it stands.
+type MemoryCap struct {
+	Bytes    int64  `json:"bytes"`
+	Enforced bool   `json:"enforced"`
+	By       string `json:"by,omitempty"`    // "cgroup" or "cgroup v1", when enforced
+	Group    string `json:"group,omitempty"` // the cgroup every session's is under, when enforced
+	Why      string `json:"why,omitempty"`   // why it is not enforced, when it is not
+	// InUse is what the sessions use together now, in bytes: as the
+	// kernel counts it against the cap (page cache included) when the
+	// cap is enforced, else the resident memory of their processes.
+	InUse   int64  `json:"in_use"`
+	Counted string `json:"counted"` // "cgroup" or "rss": how InUse was counted
+	// Outside lists live sessions the cap does not hold: started by a
+	// daemon without it (and taken up since), or on a gateway.
+	Outside []string `json:"outside,omitempty"`
 }
 
 // StopRequest stops the daemon: KeepSessions leaves every session

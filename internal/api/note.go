@@ -227,6 +227,7 @@ type Note struct {
 	Asked     []Asked    `json:"asked,omitempty"`
 	Count     int        `json:"count,omitempty"`
 	Limit     string     `json:"limit,omitempty"` // a memory limit as it holds: "512 MB (cgroup)"
+	Cap       bool       `json:"cap,omitempty"`   // the limit gone over was the cap on all sessions together
 	Saved     string     `json:"saved,omitempty"`
 	Hint      string     `json:"hint,omitempty"`
 	Why       string     `json:"why,omitempty"`

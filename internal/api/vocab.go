@@ -43,6 +43,7 @@ const (
 	ByExit       = "exit"        // the runtime exited by itself
 	BySignal     = "signal"      // a signal from outside polyrepl killed it
 	ByMemory     = "memory"      // the kernel killed it for going over its memory limit
+	ByMemoryCap  = "memory-cap"  // the kernel killed it for going over the cap on all sessions together
 	ByDaemonLost = "daemon-lost" // the daemon that owned it ended without stopping it
 	ByHolder     = "holder"      // the holder that kept its runtime ended first
 )

@@ -11,6 +11,7 @@ import (
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/client"
 	"github.com/polyrepl/polyrepl/internal/daemon"
+	"github.com/polyrepl/polyrepl/internal/limit"
 	"github.com/polyrepl/polyrepl/internal/render"
 )
 
@@ -27,13 +28,20 @@ the socket.
 One daemon keeps a state directory: while one runs, another refuses to
 start on it (exit status 2), naming the one that runs and its socket.
 A client whose own socket path has no daemon (its XDG_RUNTIME_DIR points
-elsewhere) reaches the one the state directory names.`,
-		new: func() runner { return plain(runDaemon) },
+elsewhere) reaches the one the state directory names.
+
+` + memoryTotalHelp,
+		new: func() runner { return &daemonCmd{} },
 	})
 	register(&command{
 		name:    "start",
 		summary: "start the daemon if it is not running",
-		new:     func() runner { return plain(runStart) },
+		help: `Starts the daemon, detached, unless one is running, and says which.
+
+` + memoryTotalHelp + `
+A daemon already running keeps the cap it started with: start refuses
+another (exit status 2); ` + "`polyrepl stop`" + ` first.`,
+		new: func() runner { return &startCmd{} },
 	})
 	register(&command{
 		name:    "stop",
@@ -52,7 +60,10 @@ polyrepl does this by itself when it finds an older daemon, and says so.`,
 		name:    "status",
 		summary: "the daemon's pid, version, socket and number of sessions",
 		help: `Prints the daemon's pid, version, uptime, socket, log and state directory,
-and how memory limits are held. It starts no daemon.
+how memory limits are held, and the cap on all sessions together if the
+daemon has one: its size, whether it is enforced (by what, or why not),
+what the sessions use together now, and any session it does not hold.
+It starts no daemon.
 
 Exit status: 0 a daemon is running, 1 none is (with --json, an object
 whose code is "unreachable").`,
@@ -60,10 +71,48 @@ whose code is "unreachable").`,
 	})
 }
 
-func runDaemon(e *env, pos []string) int {
+// memoryTotalHelp is what daemon and start say of --memory-total.
+const memoryTotalHelp = `--memory-total SIZE caps the memory of all sessions together (as
+$POLYREPL_MEMORY_TOTAL does, which a daemon a client starts by itself
+takes from the client's environment): every session's cgroup goes under
+one group whose limit is SIZE, and past it the kernel kills a session's
+process, reported as killed for the cap. Where no cgroup can hold it
+(no cgroup delegated to the daemon, macOS), the cap is not enforced, and
+the daemon's start line and ` + "`polyrepl status`" + ` say so and why.`
+
+// memoryTotal is the --memory-total flag of daemon and start.
+type memoryTotal struct{ size string }
+
+func (m *memoryTotal) flag(fs *flagSet) {
+	fs.String(&m.size, "memory-total", "SIZE", "", "cap the memory of all sessions together, e.g. 3G (default $"+daemon.MemoryTotalVar+"; where cgroups allow)")
+}
+
+// set checks the size and gives it to the daemon about to start, through
+// its environment; it returns the cap in bytes (0: none given).
+func (m *memoryTotal) set() (int64, error) {
+	if m.size == "" {
+		return 0, nil
+	}
+	n, err := limit.Parse(m.size)
+	if err != nil {
+		return 0, fmt.Errorf("--memory-total: %w", err)
+	}
+	os.Setenv(daemon.MemoryTotalVar, m.size)
+	return n, nil
+}
+
+// daemonCmd is `polyrepl daemon`.
+type daemonCmd struct{ total memoryTotal }
+
+func (d *daemonCmd) flags(fs *flagSet) { d.total.flag(fs) }
+
+func (d *daemonCmd) run(e *env, pos []string) int {
 	c := e.cmd
 	if len(pos) != 0 {
 		return e.usageError(c, "daemon takes no arguments")
+	}
+	if _, err := d.total.set(); err != nil {
+		return e.usageError(c, "%v", err)
 	}
 	log.SetFlags(log.LstdFlags | log.Lmicroseconds)
 	log.SetPrefix(fmt.Sprintf("polyrepl[%d] ", os.Getpid()))
@@ -82,10 +131,19 @@ func runDaemon(e *env, pos []string) int {
 	return ExitOK
 }
 
-func runStart(e *env, pos []string) int {
+// startCmd is `polyrepl start`.
+type startCmd struct{ total memoryTotal }
+
+func (s *startCmd) flags(fs *flagSet) { s.total.flag(fs) }
+
+func (s *startCmd) run(e *env, pos []string) int {
 	c := e.cmd
 	if len(pos) != 0 {
 		return e.usageError(c, "start takes no arguments")
+	}
+	want, err := s.total.set()
+	if err != nil {
+		return e.usageError(c, "%v", err)
 	}
 	st, started, err := e.client.Start(e.ctx)
 	if err != nil {
@@ -96,8 +154,27 @@ func runStart(e *env, pos []string) int {
 	} else {
 		fmt.Fprintf(e.stdout, "The daemon is already running (pid %d, polyrepl %s, %s).\n", st.PID, st.Version, render.Plural(st.Sessions, "session"))
 	}
+	if st.MemoryCap != nil {
+		fmt.Fprintf(e.stdout, "Memory cap: %s.\n", render.MemoryCap(st.MemoryCap))
+	}
 	e.versionWarning()
+	if have := capBytes(st.MemoryCap); !started && want > 0 && have != want {
+		was := "no memory cap"
+		if have > 0 {
+			was = "a memory cap of " + limit.Size(have)
+		}
+		e.errorf("the daemon already runs with %s; --memory-total %s takes effect when a daemon starts", was, s.total.size)
+		e.hintf("`polyrepl stop` ends it and its sessions; then `polyrepl start --memory-total %s`", s.total.size)
+		return ExitUsage
+	}
 	return ExitOK
+}
+
+func capBytes(c *api.MemoryCap) int64 {
+	if c == nil {
+		return 0
+	}
+	return c.Bytes
 }
 
 // stopCmd is `polyrepl stop`.
@@ -185,6 +262,9 @@ func runStatus(e *env, pos []string, asJSON bool) int {
 			st.PID, st.Version, render.Ago(time.Since(st.Started)), render.Plural(st.Sessions, "session"), socket, st.Log, st.StateDir)
 		if st.Memory != "" {
 			fmt.Fprintf(e.stdout, "memory: %s\n", st.Memory)
+		}
+		if st.MemoryCap != nil {
+			fmt.Fprintf(e.stdout, "cap:    %s\n", render.MemoryCap(st.MemoryCap))
 		}
 	}
 	e.versionWarning()

@@ -29,6 +29,7 @@ import (
 	"github.com/polyrepl/polyrepl/internal/limit"
 	"github.com/polyrepl/polyrepl/internal/paths"
 	"github.com/polyrepl/polyrepl/internal/proc"
+	"github.com/polyrepl/polyrepl/internal/render"
 	"github.com/polyrepl/polyrepl/internal/session"
 	"github.com/polyrepl/polyrepl/internal/state"
 )
@@ -226,6 +227,7 @@ func listen(stateDir string, st *state.Dir, stateLock *os.File) (*Daemon, error)
 	cfg := managerConfig(st, runtimes)
 	cfg.Log = filepath.Join(dir, paths.LogName)
 	cfg.HoldersDir = paths.HoldersDir(dir)
+	cfg.MemoryKey = stateDir
 	d := &Daemon{
 		socketDir: dir, socket: sock, stateDir: stateDir, started: started, runtimes: runtimes,
 		sessions: session.NewManager(cfg), lock: lock, stateLock: stateLock, stopped: make(chan struct{}),
@@ -240,6 +242,7 @@ func listen(stateDir string, st *state.Dir, stateLock *os.File) (*Daemon, error)
 		log.Printf("took up %d sessions from their holders in %s: %s", len(adopted), time.Since(t0).Round(time.Microsecond), strings.Join(adopted, ", "))
 	}
 	d.sessions.RecoverLost()
+	d.sessions.SettleCap()
 	if waiting := d.sessions.Adopting(); len(waiting) > 0 {
 		log.Printf("%d sessions are taken up once their holders answer: %s", len(waiting), strings.Join(waiting, ", "))
 	}
@@ -256,7 +259,13 @@ func listen(stateDir string, st *state.Dir, stateLock *os.File) (*Daemon, error)
 	// The lock file says who holds it, for `polyrepl status` and people.
 	lock.Truncate(0)
 	fmt.Fprintf(lock, "%d\n", os.Getpid())
-	log.Printf("polyrepl daemon pid %d listening on %s; state in %s", os.Getpid(), sock, stateDir)
+	memCap := ""
+	if c := d.sessions.MemoryCap(); c != nil {
+		// Said on the start line, enforced or not: a cap asked for is
+		// never silently absent.
+		memCap = "; memory cap " + render.MemoryCap(c)
+	}
+	log.Printf("polyrepl daemon pid %d listening on %s; state in %s%s", os.Getpid(), sock, stateDir, memCap)
 	return d, nil
 }
 
@@ -358,6 +367,10 @@ func (d *Daemon) Stop(cause string, keep bool) (ended, kept []api.SessionInfo) {
 		// writes among them.
 		go func() {
 			d.shutdown()
+			if !keep {
+				// The sessions' groups go as their last processes do.
+				d.sessions.ReleaseCap(3 * time.Second)
+			}
 			// No call is served: the runtimes' files go, before the lock
 			// lets a next daemon in, unless holders still use them.
 			if len(kept) == 0 {
@@ -446,6 +459,12 @@ func pruneOutput(dir string, age time.Duration) {
 	}
 }
 
+// MemoryTotalVar caps all sessions together: `polyrepl daemon
+// --memory-total SIZE` and `polyrepl start --memory-total SIZE` set it
+// for the daemon, and a daemon a client starts by itself inherits it from
+// the client's environment.
+const MemoryTotalVar = "POLYREPL_MEMORY_TOTAL"
+
 // managerConfig is the sessions' configuration: their files in st and
 // the runtimes' in dir, and the memory limits the daemon's environment asks for
 // ($POLYREPL_MEMORY, $POLYREPL_MEMORY_BY); a bad value is logged and
@@ -458,6 +477,13 @@ func managerConfig(st *state.Dir, dir string) session.Config {
 		} else {
 			c.DefaultMemory = n
 			log.Printf("sessions are limited to %s of memory unless they ask otherwise ($POLYREPL_MEMORY)", limit.Size(n))
+		}
+	}
+	if v := os.Getenv(MemoryTotalVar); v != "" {
+		if n, err := limit.Parse(v); err != nil {
+			log.Printf("ignoring $%s: %v", MemoryTotalVar, err)
+		} else {
+			c.MemoryTotal = n
 		}
 	}
 	if v := os.Getenv("POLYREPL_MEMORY_BY"); v != "" {

@@ -64,6 +64,7 @@ func (d *Daemon) status(w http.ResponseWriter, r *http.Request) {
 		Log: filepath.Join(d.socketDir, paths.LogName), StateDir: d.stateDir,
 		Started: d.started, Sessions: len(d.sessions.List(false)),
 		Goroutines: runtime.NumGoroutine(), FDs: openFDs(), Memory: d.memoryStatus(),
+		MemoryCap: d.sessions.MemoryCap(),
 	})
 }
 

@@ -74,8 +74,9 @@ type Limiter struct {
 	dir    string      // the cgroup directory sessions' groups go in
 	why    string      // why no cgroup is used, when none is
 	// capGroup is the cap's group when the cap is enforced; capWhy says
-	// why it is not, when it is not.
-	capGroup, capWhy string
+	// why it is not, when it is not; liftedGroup is a cap's group an
+	// earlier daemon left, whose cap this one lifted.
+	capGroup, capWhy, liftedGroup string
 }
 
 // Describe says how this daemon holds limits: the way it chose, or, before

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // capPrefix begins the name of the cap's group: "polyrepl-all-" and a
@@ -91,6 +92,7 @@ func (l *Limiter) takeCap() {
 			} else {
 				log.Printf("memory cap: none asked for; lifted the cap of %s, which an earlier daemon set", g)
 			}
+			l.liftedGroup = g // removed as the daemon stops, if its sessions are gone
 		}
 	case !cgroup:
 		l.capWhy = "no cgroup to hold it: " + l.why
@@ -249,9 +251,39 @@ func (l *Limit) OverWords() string {
 	return "its memory limit of " + l.Describe()
 }
 
+// UnderCap reports whether the session's group is under a cap's group.
+func (l *Limit) UnderCap() bool { return l != nil && l.capGroup != "" }
+
 // Capped reports whether the session's group is under the cap's group
 // g, as every session a daemon with that cap starts is (one started by
 // an earlier daemon without the cap is not).
 func (l *Limit) Capped(g string) bool {
 	return l != nil && g != "" && l.capGroup == g
+}
+
+// ReleaseCap removes the cap's group once every session's group under it
+// is gone (the daemon stops, its sessions with it); it waits for them a
+// while, since a session's group goes as its last process does. A group
+// with a session left in it stays, for the next daemon to take up.
+func (l *Limiter) ReleaseCap(wait time.Duration) {
+	if !l.chosen.Load() {
+		return
+	}
+	g := l.capGroup
+	if g == "" {
+		g = l.liftedGroup
+	}
+	if g == "" {
+		return
+	}
+	for deadline := time.Now().Add(wait); ; time.Sleep(50 * time.Millisecond) {
+		err := os.Remove(g)
+		if err == nil || errors.Is(err, os.ErrNotExist) {
+			return
+		}
+		if time.Now().After(deadline) {
+			log.Printf("memory cap: cannot remove the cap's cgroup %s (a session's group left in it?): %v", g, err)
+			return
+		}
+	}
 }

@@ -162,6 +162,10 @@ func Note(n api.Note, v Voice) string {
 		if n.Count != 1 {
 			procs = fmt.Sprintf("%d processes", n.Count)
 		}
+		if n.Cap {
+			return fmt.Sprintf("The kernel killed %s of this session during this cell for going over the memory cap on all sessions together (the session has %s); the session lives on.",
+				procs, n.Limit)
+		}
 		return fmt.Sprintf("The kernel killed %s of this session during this cell for going over its memory limit of %s; the session lives on.",
 			procs, n.Limit)
 	case api.NoteRuntime:

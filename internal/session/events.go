@@ -13,6 +13,7 @@ import (
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/bound"
 	"github.com/polyrepl/polyrepl/internal/driver"
+	"github.com/polyrepl/polyrepl/internal/limit"
 	"golang.org/x/sys/unix"
 )
 
@@ -177,7 +178,7 @@ func (s *Session) CellDone(r driver.Result) {
 	if n := s.limit.OOMKills() - c.ooms; n > 0 {
 		// The kernel killed a child of the runtime, the largest process
 		// of the group; the runtime lives on, and only saw a child die.
-		c.oomNote = &api.Note{Kind: api.NoteChildOOM, Session: s.Name, Cell: c.n, Count: n, Limit: s.limit.Describe()}
+		c.oomNote = &api.Note{Kind: api.NoteChildOOM, Session: s.Name, Cell: c.n, Count: n, Limit: s.limit.Describe(), Cap: s.limit.Over() == limit.OverCap}
 	}
 	display, prompt := "", ""
 	if r.Value != "" {
@@ -218,7 +219,10 @@ func (s *Session) Exited(e driver.Exit) {
 		switch {
 		case e.Signal == int(syscall.SIGKILL) && s.limit.OOMKilled():
 			d.By = api.ByMemory
-			d.Cause = fmt.Sprintf("killed by the kernel for going over its memory limit of %s", s.limit.Describe())
+			if s.limit.Over() == limit.OverCap {
+				d.By = api.ByMemoryCap
+			}
+			d.Cause = "killed by the kernel for going over " + s.limit.OverWords()
 		case s.limit != nil && e.Signal != 0:
 			d.Cause += fmt.Sprintf("; it had a memory limit of %s, and an allocation beyond it may have ended it", s.limit.Describe())
 		}

@@ -104,7 +104,7 @@ func (m *Manager) respawn(name string, prev *Session, asked api.Spawn) (api.Spaw
 // unasked says whether a death of this cause was nobody's choice.
 func unasked(by string) bool {
 	switch by {
-	case api.ByExit, api.BySignal, api.ByMemory, api.ByDaemonLost, api.ByHolder:
+	case api.ByExit, api.BySignal, api.ByMemory, api.ByMemoryCap, api.ByDaemonLost, api.ByHolder:
 		return true
 	}
 	return false
@@ -197,7 +197,10 @@ func (m *Manager) start(ctx context.Context, s *Session) error {
 	if mem == 0 && s.Spawn.Gateway == "" {
 		mem = m.defaultMemory // a gateway's kernel is on another machine
 	}
-	if mem > 0 {
+	// Under a cap on all sessions together every session gets a group,
+	// a limit of its own or not; a gateway's kernel is not here to hold.
+	capped := m.limits.Total > 0 && s.Spawn.Gateway == ""
+	if mem > 0 || capped {
 		m.limits.Prepare()
 	}
 	sp := s.Spawn
@@ -226,11 +229,13 @@ func (m *Manager) start(ctx context.Context, s *Session) error {
 	s.mu.Unlock()
 	p.Start(s)
 	var lim *limit.Limit
-	if mem > 0 {
+	if mem > 0 || capped {
 		if lim, err = m.limits.Apply(p.PID(), "polyrepl-"+s.Generation, mem); err != nil {
 			p.End()
 			return badInput(api.FieldMemory, memoryHint, "cannot start %s session with a memory limit: %v", article(s.Runtime), err)
 		}
+	}
+	if lim != nil {
 		if err := p.SetLimit(lim.Held()); err != nil {
 			log.Printf("session %s: cannot tell its holder the memory limit: %v", s.Name, err)
 		}

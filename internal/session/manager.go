@@ -115,6 +115,11 @@ type Config struct {
 	// MemoryBy is how limits are held: "" or "auto", "cgroup", "rlimit"
 	// (see limit.Limiter.Want; limit.CheckWant checks it).
 	MemoryBy string
+	// MemoryTotal caps all sessions together, in bytes (0: no cap),
+	// where cgroups allow; MemoryKey names the cap's group, the same for
+	// every daemon of a state directory (see limit.Limiter.Key).
+	MemoryTotal int64
+	MemoryKey   string
 	// Holders starts the holders that keep the runtimes (nil:
 	// holder.Reexec, a process each); HoldersDir is where they listen
 	// (default: holders/ in RuntimeDir); Log is the file they log to.
@@ -135,7 +140,7 @@ func NewManager(c Config) *Manager {
 	}
 	return &Manager{state: c.State, runtimeDir: c.RuntimeDir, outputDir: c.State.OutputDir(),
 		holdersDir: hd, launcher: l, log: c.Log, leaving: make(chan struct{}),
-		defaultMemory: c.DefaultMemory, limits: limit.Limiter{Want: c.MemoryBy},
+		defaultMemory: c.DefaultMemory, limits: limit.Limiter{Want: c.MemoryBy, Total: c.MemoryTotal, Key: c.MemoryKey},
 		slots: map[string]*slot{}, records: map[string]*record.Record{}, unreach: map[string]*unreachable{}, heldElsewhere: map[string]bool{},
 		dials: map[string]*dial{}, adoptSlots: make(chan struct{}, adoptAtOnce), staleLeft: map[string]bool{}}
 }
