@@ -210,6 +210,35 @@ func TestInVM(t *testing.T) {
 		withinLimit(t, lim, st, out)
 	})
 
+	t.Run("cap", func(t *testing.T) {
+		// A cap on all sessions together: a hog with no limit of its
+		// own is killed by the cap, one with its own limit below it by
+		// that limit, each told as such.
+		g := into("cap.scope")
+		must(unix.Setxattr(g, "trusted.delegate", []byte("1"), 0))
+		l := &Limiter{Total: 128 << 20, Key: "vm"}
+		st := l.Cap()
+		if !st.Enforced || st.By != ByCgroup || filepath.Dir(st.Group) != g {
+			t.Fatalf("the cap in a delegated cgroup v2: %+v", st)
+		}
+		lim, ps, out, err := hogUnder(t, l, 256, 0)
+		must(err)
+		if lim.Over() != OverCap {
+			t.Errorf("a hog with no limit of its own killed under the cap: Over %q", lim.Over())
+		}
+		killedForMemory(t, lim, ps, out)
+		lim, ps, out, err = hogUnder(t, l, 256, 64)
+		must(err)
+		if lim.Over() != OverOwn {
+			t.Errorf("a hog killed by its own 64 MB limit under the cap: Over %q", lim.Over())
+		}
+		killedForMemory(t, lim, ps, out)
+		l.ReleaseCap(5 * time.Second)
+		if _, err := os.Stat(st.Group); err == nil {
+			t.Errorf("the cap's group %s is still there after ReleaseCap", st.Group)
+		}
+	})
+
 	t.Run("systemd", func(t *testing.T) {
 		// A plain cgroup, as a login session's scope is: not delegated,
 		// so the daemon asks (the stand-in) systemd for a scope.
