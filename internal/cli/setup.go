@@ -241,6 +241,7 @@ func printRegistration(w io.Writer, cl setup.Client, r setupReply) {
 		fmt.Fprintf(w, "%s keeps its MCP servers in %s. Add polyrepl there (`polyrepl setup %s --write` does it, keeping a backup):\n\n%s\n", cl.Title, r.File, cl.Name, indent(r.Entry, "    "))
 	}
 	fmt.Fprintf(w, "\n--max-wait %d: a call on a long cell replies \"still running\" after %d s, before %s gives up on it; the cell goes on, and `wait` collects it.\n", r.MaxWait, r.MaxWait, cl.Title)
+	fmt.Fprintf(w, "`polyrepl setup %s --remove` takes the entry out again.\n", cl.Name)
 }
 
 // setupFail reports a setup error, as JSON with --json, and returns status.

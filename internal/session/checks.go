@@ -81,7 +81,7 @@ func unchangedSpawn(s *Session, sp api.Spawn) []api.Note {
 	}
 	if have := s.limit; sp.Memory != 0 && (have == nil || have.Bytes != sp.Memory) {
 		a := api.Asked{Field: api.FieldMemory, Want: limit.Size(sp.Memory)}
-		if have != nil {
+		if have != nil && have.Bytes > 0 { // not the cap on all sessions alone
 			a.Have = have.Describe()
 		}
 		asked = append(asked, a)

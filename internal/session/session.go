@@ -643,7 +643,7 @@ func (s *Session) info(full, withMemory bool, tb *proc.Table) api.SessionInfo {
 	if len(s.names) > api.ListedNames {
 		info.NamesTotal = max(len(s.names), s.namesTotal)
 	}
-	if s.limit != nil {
+	if s.limit != nil && s.limit.Bytes > 0 { // a limit of its own, not the cap on all sessions alone
 		info.MemoryLimit, info.LimitBy = s.limit.Bytes, s.limit.By
 	}
 	if s.p != nil && full {
