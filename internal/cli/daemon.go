@@ -39,6 +39,7 @@ elsewhere) reaches the one the state directory names.
 		help: `Starts the daemon, detached, unless one is running, and says which.
 
 ` + memoryTotalHelp + `
+
 A daemon already running keeps the cap it started with: start refuses
 another (exit status 2); ` + "`polyrepl stop`" + ` first.`,
 		new: func() runner { return &startCmd{} },

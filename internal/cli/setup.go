@@ -59,7 +59,7 @@ func (s *setupCmd) flags(fs *flagSet) {
 	fs.Bool(&s.remove, "remove", "take polyrepl's entry out of the client's config file, undoing --write (a backup is kept beside it)")
 	fs.Bool(&s.dry, "dry-run", "with --write or --remove: say what would change, and change nothing")
 	fs.String(&s.file, "file", "PATH", "", "edit this file instead of the client's own (e.g. a project's .mcp.json)")
-	fs.Bool(&s.json, "json", "print the registration, and what --write did, as JSON")
+	fs.Bool(&s.json, "json", "print the registration, and what --write or --remove did, as JSON")
 }
 
 // setupReply is `setup --json`.
