@@ -29,7 +29,6 @@ type helpCommand struct {
 // pendingFlags are flags the docs already show that engineers are adding
 // to the binary now. Once one is in help, delete its line here.
 var pendingFlags = map[string]string{
-	"setup --remove": "issue 35 item 15: undo what setup --write did",
 }
 
 // globalFlags are taken by every command, ahead of its own flags.
