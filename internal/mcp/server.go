@@ -17,6 +17,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -252,16 +255,77 @@ func decodeArgs(raw json.RawMessage, v any, schema *jsonschema.Schema) error {
 			return fmt.Errorf("the required argument %q is missing (%s)", name, schema.Properties[name].Description)
 		}
 	}
+	raw, err := numbersFromStrings(raw, present, schema)
+	if err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return fmt.Errorf("the argument %q must be a %s, not %s", te.Field, te.Type, te.Value)
+			return fmt.Errorf("the argument %q must be %s, not %s", te.Field, kindWords(te.Field, te.Type), te.Value)
 		}
 		return fmt.Errorf("invalid arguments: %v", err)
 	}
 	return nil
+}
+
+// numbersFromStrings takes a number sent as a string ("5", as the MCP
+// Inspector's command line sends every argument) for a numeric
+// argument: raw with each such string replaced by its number. A string
+// that is no number is refused, saying what to send.
+func numbersFromStrings(raw json.RawMessage, present map[string]json.RawMessage, schema *jsonschema.Schema) (json.RawMessage, error) {
+	changed := false
+	for name, v := range present {
+		p := schema.Properties[name]
+		if p == nil || !numeric(p) || len(v) == 0 || v[0] != '"' {
+			continue
+		}
+		var s string
+		if json.Unmarshal(v, &s) != nil {
+			continue
+		}
+		f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			return nil, fmt.Errorf("the argument %q must be %s, not %s", name, kindWords(name, reflect.TypeFor[float64]()), quoteCut(s, quoted))
+		}
+		present[name] = json.RawMessage(strconv.FormatFloat(f, 'f', -1, 64))
+		changed = true
+	}
+	if !changed {
+		return raw, nil
+	}
+	return json.Marshal(present)
+}
+
+// numeric says whether a property takes a number.
+func numeric(p *jsonschema.Schema) bool {
+	for _, t := range append([]string{p.Type}, p.Types...) {
+		if t == "number" || t == "integer" {
+			return true
+		}
+	}
+	return false
+}
+
+// kindWords says what an argument takes in a reader's words, never a
+// Go type's name: "a number of seconds", "true or false".
+func kindWords(field string, t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Float32, reflect.Float64:
+		if field == "timeout" {
+			return "a number of seconds"
+		}
+		return "a number"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.String:
+		return "a string"
+	}
+	return "of another kind"
 }
 
 func toolError(text string) *mcp.CallToolResult {
