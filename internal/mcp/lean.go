@@ -76,12 +76,12 @@ func leanHistory(r api.RecordReply) leanRecord {
 // shorter keeps at most structuredInline characters of a text, head and
 // tail, its cut counting from the whole text and naming its file.
 func shorter(text string, cut *bound.Cut) (string, *bound.Cut) {
+	if cut != nil {
+		return bound.Recut(text, cut, structuredInline)
+	}
 	short, c := bound.HeadTailLines(text, structuredInline)
 	if c == nil {
 		return text, cut
-	}
-	if cut != nil {
-		c.Total, c.File = cut.Total, cut.File
 	}
 	return short, c
 }

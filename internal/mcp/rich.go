@@ -53,6 +53,7 @@ type imageNote struct {
 // before is not sent again; an image is sent as what its bytes are
 // (a JPEG a runtime called PNG is a JPEG).
 func (s *Server) images(req *mcp.CallToolRequest, r api.CellResult) ([]mcp.Content, imageReport) {
+	r.Rich = shownRich(r.Rich, r) // numbered as the text lists them
 	var pick []int
 	for i, x := range r.Rich {
 		if strings.HasPrefix(x.MIME, "image/") && x.MIME != "image/svg+xml" {

@@ -76,6 +76,9 @@ type Server struct {
 	mu    sync.Mutex
 	conns map[*mcp.ServerSession]string          // each connection's place in the records
 	sent  map[*mcp.ServerSession]map[string]bool // images each connection was sent, by hash
+	// inflight counts each connection's calls waiting on a session
+	// (exec, wait, input), whose cells its replies do not call news.
+	inflight map[*mcp.ServerSession]*calls
 
 	decoding sync.Mutex // held while a reply's images are read and decoded: one at a time
 }
@@ -429,6 +432,8 @@ func (s *Server) exec(ctx context.Context, req *mcp.CallToolRequest, in execIn) 
 	if err != nil {
 		return api.CellResult{}, "", spawnError(err)
 	}
+	start := time.Now()
+	defer s.enter(req, in.Session)()
 	prog := progress(ctx, req, in.Session)
 	r, err := s.client.ExecProgress(ctx, in.Session, api.ExecRequest{
 		Code: in.Code, Timeout: s.capped(in.Timeout), Progress: progressSeconds(prog),
@@ -439,6 +444,7 @@ func (s *Server) exec(ctx context.Context, req *mcp.CallToolRequest, in execIn) 
 		return r, "", err
 	}
 	s.tellCap(&r, in.Timeout)
+	r.Notes = s.withoutOwnCalls(req, start, r.Notes)
 	return r, s.text(r), nil
 }
 
@@ -473,16 +479,21 @@ func (s *Server) tellCap(r *api.CellResult, asked *float64) {
 }
 
 func (s *Server) wait(ctx context.Context, req *mcp.CallToolRequest, in waitIn) (api.CellResult, string, error) {
+	start := time.Now()
+	defer s.enter(req, in.Session)()
 	prog := progress(ctx, req, in.Session)
 	r, err := s.client.WaitProgress(ctx, in.Session, api.WaitRequest{Timeout: s.capped(in.Timeout), Progress: progressSeconds(prog), Client: s.who(req)}, prog)
 	if err != nil {
 		return r, "", err
 	}
 	s.tellCap(&r, in.Timeout)
+	r.Notes = s.withoutOwnCalls(req, start, r.Notes)
 	return r, s.text(r), nil
 }
 
 func (s *Server) input(ctx context.Context, req *mcp.CallToolRequest, in inputIn) (api.CellResult, string, error) {
+	start := time.Now()
+	defer s.enter(req, in.Session)()
 	prog := progress(ctx, req, in.Session)
 	r, err := s.client.InputProgress(ctx, in.Session, api.InputRequest{Text: in.Text, EOF: in.EOF, Secret: in.Secret, Timeout: s.capped(in.Timeout),
 		Progress: progressSeconds(prog), Client: s.who(req)}, prog)
@@ -490,30 +501,37 @@ func (s *Server) input(ctx context.Context, req *mcp.CallToolRequest, in inputIn
 		return r, "", err
 	}
 	s.tellCap(&r, in.Timeout)
+	r.Notes = s.withoutOwnCalls(req, start, r.Notes)
 	return r, s.text(r), nil
 }
 
 func (s *Server) interrupt(ctx context.Context, req *mcp.CallToolRequest, in sessionIn) (api.CellResult, string, error) {
+	start := time.Now()
 	r, err := s.client.Interrupt(ctx, in.Session, api.ControlRequest{Client: s.who(req)})
 	if err != nil {
 		return r, "", err
 	}
+	r.Notes = s.withoutOwnCalls(req, start, r.Notes)
 	return r, s.text(r), nil
 }
 
 func (s *Server) restart(ctx context.Context, req *mcp.CallToolRequest, in sessionIn) (api.KillReply, string, error) {
+	start := time.Now()
 	r, err := s.client.Restart(ctx, in.Session, api.ControlRequest{Client: s.who(req)})
 	if err != nil {
 		return r, "", err
 	}
+	r.Notes = s.withoutOwnCalls(req, start, r.Notes)
 	return r, strings.TrimRight(notesText("", r.Notes), "\n") + s.versionNote(), nil
 }
 
 func (s *Server) kill(ctx context.Context, req *mcp.CallToolRequest, in sessionIn) (api.KillReply, string, error) {
+	start := time.Now()
 	r, err := s.client.Kill(ctx, in.Session, api.ControlRequest{Client: s.who(req)})
 	if err != nil {
 		return r, "", err
 	}
+	r.Notes = s.withoutOwnCalls(req, start, r.Notes)
 	return r, strings.TrimRight(notesText(render.Killed(r.Info)+"\n", r.Notes), "\n") + s.versionNote(), nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/bound"
 	"github.com/polyrepl/polyrepl/internal/render"
 )
 
@@ -17,10 +18,53 @@ var modelStyle = render.Style{Voice: model, ActivityHeader: render.ActivityHeade
 // text writes a cell result for a model, laid out as for a person but in
 // the model's terms.
 func (s *Server) text(r api.CellResult) string {
-	r.Rich = trueRich(r.Rich)
+	r.Rich = shownRich(trueRich(r.Rich), r)
+	r.Output, r.OutputCut = oneMarker(r.Output, r.OutputCut, "output")
 	var b strings.Builder
 	render.Result(&b, r, modelStyle)
 	return strings.TrimRight(b.String(), "\n") + s.versionNote()
+}
+
+// shownRich is what a reply's text lists of a cell's rich outputs: every
+// image (a model is sent it, or told why not), and a document (HTML,
+// Markdown, LaTeX) only when the reply shows no useful plain form of it:
+// a pandas table's HTML says nothing the value above it did not, and a
+// line about it cost every table reply 180 characters. The structured
+// content lists them all, with their files.
+func shownRich(rich []api.Rich, r api.CellResult) []api.Rich {
+	var out []api.Rich
+	for _, x := range rich {
+		if !strings.HasPrefix(x.MIME, "image/") && plainShown(x.Text, r) {
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+// plainShown says whether a rich output's plain form is in the reply and
+// says something: not an object's bare repr ("<IPython.core.display.HTML
+// object>"), which tells only that there is more.
+func plainShown(text string, r api.CellResult) bool {
+	text = strings.TrimSpace(text)
+	if text == "" || (strings.HasPrefix(text, "<") && strings.HasSuffix(text, ">") && !strings.Contains(text, "\n")) {
+		return false
+	}
+	return strings.Contains(r.Value, text) || strings.Contains(r.Output, text)
+}
+
+// oneMarker puts a cut's description where its marker is, so a model
+// reads one line, in place, saying what was cut of the whole and where
+// the whole is, instead of a marker and then a second account of it.
+func oneMarker(text string, cut *bound.Cut, what string) (string, *bound.Cut) {
+	if cut == nil || cut.Head+cut.Tail == 0 {
+		return text, cut
+	}
+	m := bound.Marker(cut.Total - cut.Head - cut.Tail)
+	if strings.Count(text, m) != 1 {
+		return text, cut
+	}
+	return strings.Replace(text, m, "\n"+cut.Describe(what)+"\n", 1), nil
 }
 
 // imagesText says what a reply did not send of its images and why, or

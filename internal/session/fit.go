@@ -45,13 +45,17 @@ func (s *Session) fitLocked(r *api.CellResult, c *cell, asker api.Client, part *
 // it cuts a text no file holds (cut is nil: the text is whole), it saves
 // the whole to a new file in the output directory first.
 func (s *Session) fit(text string, cut *bound.Cut, limit int, pattern string) (string, *bound.Cut, error) {
+	if cut != nil {
+		// Cut from the whole: one marker, counting what the whole lost.
+		short, c := bound.Recut(text, cut, limit)
+		if c == cut && cut.Head+cut.Tail == 0 {
+			return text, nil, nil // a part that fits whole: nothing was cut
+		}
+		return short, c, nil
+	}
 	short, c := bound.HeadTailLines(text, limit)
 	if c == nil {
 		return text, cut, nil
-	}
-	if cut != nil {
-		c.Total, c.File, c.From, c.To = cut.Total, cut.File, cut.From, cut.To
-		return short, c, nil
 	}
 	f, err := os.CreateTemp(s.m.outputDir, pattern)
 	if err == nil {
