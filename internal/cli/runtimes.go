@@ -57,6 +57,13 @@ func (x *runtimesCmd) run(e *env, pos []string) int {
 			e.errorf("%v", err)
 			return ExitUsage
 		}
+	} else if cwd != "" {
+		// A running daemon keeps its survey until the PATH's or the
+		// kernels' directories change; none is started for this.
+		var err error
+		if list, err = e.client.Runtimes(e.ctx, os.Environ(), cwd, jupyter.SpecDirs(os.Environ(), cwd), false); err != nil {
+			list = driver.Survey(e.ctx, os.Environ(), cwd)
+		}
 	} else {
 		list = driver.Survey(e.ctx, os.Environ(), cwd)
 	}

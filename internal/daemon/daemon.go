@@ -83,6 +83,7 @@ type Daemon struct {
 	lock      *os.File // the socket directory's
 	stateLock *os.File // the state directory's, held from start to end
 	runtimes  string   // the runtimes' files, removed on stop
+	surveys   surveys  // the runtimes found, for each caller's environment
 
 	stopOnce sync.Once
 	stopped  chan struct{}

@@ -46,6 +46,7 @@ func (d *Daemon) routes() http.Handler {
 	mux.HandleFunc("GET "+api.PathRecord, d.history)
 	mux.HandleFunc("GET "+api.PathRecordEntry, d.entry)
 	mux.HandleFunc("GET "+api.PathRaw, d.raw)
+	mux.HandleFunc("POST "+api.PathRuntimes, d.listRuntimes)
 	return withVersion(mux)
 }
 

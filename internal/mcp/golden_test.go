@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -19,9 +20,10 @@ var update = flag.Bool("update", false, "rewrite the golden MCP exchanges in tes
 
 // exchange is one tool call of a golden script, by one of its agents.
 type exchange struct {
-	agent string // "a" or "b": two MCP connections
-	tool  string
-	args  map[string]any
+	agent    string // "a" or "b": two MCP connections
+	tool     string
+	args     map[string]any
+	parallel bool // called at once with the parallel exchanges next to it
 }
 
 // TestGolden replays, for each tool, a success and a refusal and compares
@@ -35,65 +37,88 @@ func TestGolden(t *testing.T) {
 		maxWait float64 // polyrepl mcp --max-wait
 	}{
 		{"exec", []exchange{
-			{"a", "exec", map[string]any{"session": "g", "code": "x = 6 * 7\nprint('hello')\nx"}},
-			{"a", "exec", map[string]any{"session": "g", "code": "1/0"}},
-			{"a", "exec", map[string]any{"session": "g", "code": "2", "runtime": "cobol"}},
-			{"a", "exec", map[string]any{"session": "g2", "code": "2", "runtime": "cobol"}},
-			{"a", "exec", map[string]any{"session": "g", "code": "y = 1", "memory": "300M"}},
+			{"a", "exec", map[string]any{"session": "g", "code": "x = 6 * 7\nprint('hello')\nx"}, false},
+			{"a", "exec", map[string]any{"session": "g", "code": "1/0"}, false},
+			{"a", "exec", map[string]any{"session": "g", "code": "2", "runtime": "cobol"}, false},
+			{"a", "exec", map[string]any{"session": "g2", "code": "2", "runtime": "cobol"}, false},
+			{"a", "exec", map[string]any{"session": "g", "code": "y = 1", "memory": "300M"}, false},
 		}, 0},
 		{"wait", []exchange{
-			{"a", "exec", map[string]any{"session": "g", "code": "import time\ntime.sleep(3)\nprint('slept')", "timeout": 0.2}},
-			{"a", "exec", map[string]any{"session": "g", "code": "1"}},
-			{"a", "wait", map[string]any{"session": "g"}},
-			{"a", "wait", map[string]any{"session": "g"}},
-			{"a", "exec", map[string]any{"session": "g", "code": "time.sleep(1)\n'late'", "timeout": 0}},
-			{"a", "wait", map[string]any{"session": "g", "timeout": 0}},
-			{"a", "wait", map[string]any{"session": "g"}},
-			{"a", "exec", map[string]any{"session": "g", "code": "1", "timeout": -1}},
-			{"a", "wait", map[string]any{"session": "nosuch"}},
+			{"a", "exec", map[string]any{"session": "g", "code": "import time\ntime.sleep(3)\nprint('slept')", "timeout": 0.2}, false},
+			{"a", "exec", map[string]any{"session": "g", "code": "1"}, false},
+			{"a", "wait", map[string]any{"session": "g"}, false},
+			{"a", "wait", map[string]any{"session": "g"}, false},
+			{"a", "exec", map[string]any{"session": "g", "code": "time.sleep(1)\n'late'", "timeout": 0}, false},
+			{"a", "wait", map[string]any{"session": "g", "timeout": 0}, false},
+			{"a", "wait", map[string]any{"session": "g"}, false},
+			{"a", "exec", map[string]any{"session": "g", "code": "1", "timeout": -1}, false},
+			{"a", "wait", map[string]any{"session": "nosuch"}, false},
 		}, 0},
 		{"interrupt", []exchange{
-			{"a", "exec", map[string]any{"session": "g", "code": "0"}},
-			{"a", "interrupt", map[string]any{"session": "g"}},
-			{"a", "exec", map[string]any{"session": "g", "code": "import time\nprint('working', flush=True)\ntime.sleep(60)", "timeout": 1}},
-			{"a", "interrupt", map[string]any{"session": "g"}},
-			{"a", "interrupt", map[string]any{"session": "nosuch"}},
+			{"a", "exec", map[string]any{"session": "g", "code": "0"}, false},
+			{"a", "interrupt", map[string]any{"session": "g"}, false},
+			{"a", "exec", map[string]any{"session": "g", "code": "import time\nprint('working', flush=True)\ntime.sleep(60)", "timeout": 1}, false},
+			{"a", "interrupt", map[string]any{"session": "g"}, false},
+			{"a", "interrupt", map[string]any{"session": "nosuch"}, false},
 		}, 0},
 		{"kill", []exchange{
-			{"a", "exec", map[string]any{"session": "g", "code": "kept = 1"}},
-			{"a", "kill", map[string]any{"session": "g"}},
-			{"a", "wait", map[string]any{"session": "g"}},
-			{"b", "wait", map[string]any{"session": "g"}},
-			{"a", "kill", map[string]any{"session": "nosuch"}},
+			{"a", "exec", map[string]any{"session": "g", "code": "kept = 1"}, false},
+			{"a", "kill", map[string]any{"session": "g"}, false},
+			{"a", "wait", map[string]any{"session": "g"}, false},
+			{"b", "wait", map[string]any{"session": "g"}, false},
+			{"a", "kill", map[string]any{"session": "nosuch"}, false},
 		}, 0},
 		{"restart", []exchange{
-			{"a", "exec", map[string]any{"session": "g", "code": "kept = 1"}},
-			{"a", "restart", map[string]any{"session": "g"}},
-			{"a", "restart", map[string]any{"session": "nosuch"}},
+			{"a", "exec", map[string]any{"session": "g", "code": "kept = 1"}, false},
+			{"a", "restart", map[string]any{"session": "g"}, false},
+			{"a", "restart", map[string]any{"session": "nosuch"}, false},
 		}, 0},
 		{"death", []exchange{
-			{"a", "exec", map[string]any{"session": "g", "code": "kept = 1"}},
-			{"a", "exec", map[string]any{"session": "g", "code": "import os\nos._exit(3)"}},
-			{"a", "wait", map[string]any{"session": "g"}},
-			{"b", "exec", map[string]any{"session": "g", "code": "'fresh'"}},
-			{"a", "exec", map[string]any{"session": "g", "code": "'again'"}},
+			{"a", "exec", map[string]any{"session": "g", "code": "kept = 1"}, false},
+			{"a", "exec", map[string]any{"session": "g", "code": "import os\nos._exit(3)"}, false},
+			{"a", "wait", map[string]any{"session": "g"}, false},
+			{"b", "exec", map[string]any{"session": "g", "code": "'fresh'"}, false},
+			{"a", "exec", map[string]any{"session": "g", "code": "'again'"}, false},
 		}, 0},
 		{"history", []exchange{
-			{"a", "exec", map[string]any{"session": "g", "code": "print('for the record')"}},
-			{"b", "exec", map[string]any{"session": "g", "code": "'from b'"}},
-			{"a", "history", map[string]any{"session": "g"}},
-			{"a", "history", map[string]any{"session": "g", "id": "g#2"}},
-			{"a", "history", map[string]any{"session": "nosuch"}},
+			{"a", "exec", map[string]any{"session": "g", "code": "print('for the record')"}, false},
+			{"b", "exec", map[string]any{"session": "g", "code": "'from b'"}, false},
+			{"a", "history", map[string]any{"session": "g"}, false},
+			{"a", "history", map[string]any{"session": "g", "id": "g#2"}, false},
+			{"a", "history", map[string]any{"session": "nosuch"}, false},
 		}, 0},
 		{"maxwait", []exchange{
-			{"a", "exec", map[string]any{"session": "g", "code": "import time\ntime.sleep(5)\n'slow'", "timeout": 300}},
-			{"a", "wait", map[string]any{"session": "g", "timeout": 0.2}},
-			{"a", "wait", map[string]any{"session": "g"}},
+			{"a", "exec", map[string]any{"session": "g", "code": "import time\ntime.sleep(5)\n'slow'", "timeout": 300}, false},
+			{"a", "wait", map[string]any{"session": "g", "timeout": 0.2}, false},
+			{"a", "wait", map[string]any{"session": "g"}, false},
 		}, 0.5},
+		{"cut", []exchange{
+			{"a", "exec", map[string]any{"session": "g", "code": "for i in range(3000): print('row', i, 'x'*40)"}, false},
+		}, 0},
+		{"rich", []exchange{
+			{"a", "exec", map[string]any{"session": "g", "code": "class Table:\n    def _repr_html_(self): return '<table><tr><td>1</td><td>4</td></tr></table>'\n    def __repr__(self): return '   a  b\\n0  1  4'\nTable()"}, false},
+			{"a", "exec", map[string]any{"session": "g", "code": "class Page:\n    def _repr_html_(self): return '<b>bold</b>'\nPage()"}, false},
+		}, 0},
+		{"parallel", []exchange{
+			{"a", "exec", map[string]any{"session": "p1", "code": "import time"}, false},
+			{"a", "exec", map[string]any{"session": "p2", "code": "import time"}, false},
+			{"a", "exec", map[string]any{"session": "p3", "code": "import time"}, false},
+			{"a", "exec", map[string]any{"session": "p1", "code": "time.sleep(1.5)\n'p1 done'"}, true},
+			{"a", "exec", map[string]any{"session": "p2", "code": "time.sleep(1.5)\n'p2 done'"}, true},
+			{"a", "exec", map[string]any{"session": "p3", "code": "time.sleep(1.5)\n'p3 done'"}, true},
+			{"a", "exec", map[string]any{"session": "p1", "code": "time.sleep(2)\n'late'", "timeout": "0.2"}, false},
+			{"a", "exec", map[string]any{"session": "p2", "code": "'told of p1'"}, false},
+			{"a", "wait", map[string]any{"session": "p1", "timeout": "soon"}, false},
+			{"a", "wait", map[string]any{"session": "p1"}, false},
+		}, 0},
+		{"runtimes", []exchange{
+			{"a", "runtimes", map[string]any{"name": "python"}, false},
+			{"a", "runtimes", map[string]any{"name": "cobol"}, false},
+		}, 0},
 		{"sessions", []exchange{
-			{"a", "sessions", map[string]any{}},
-			{"a", "exec", map[string]any{"session": "g", "code": "names = 1"}},
-			{"a", "sessions", map[string]any{"session": "nosuch"}},
+			{"a", "sessions", map[string]any{}, false},
+			{"a", "exec", map[string]any{"session": "g", "code": "names = 1"}, false},
+			{"a", "sessions", map[string]any{"session": "nosuch"}, false},
 		}, 0},
 	}
 	for _, sc := range scripts {
@@ -105,8 +130,25 @@ func TestGolden(t *testing.T) {
 				"b": f.connect(&mcp.Implementation{Name: "other-agent", Title: "Other Agent", Version: "1.0"}),
 			}
 			var b strings.Builder
-			for _, x := range sc.calls {
-				res := agents[x.agent].call(x.tool, x.args)
+			results := make([]*mcp.CallToolResult, len(sc.calls))
+			for i := 0; i < len(sc.calls); i++ {
+				if !sc.calls[i].parallel {
+					results[i] = agents[sc.calls[i].agent].call(sc.calls[i].tool, sc.calls[i].args)
+					continue
+				}
+				var wg sync.WaitGroup
+				for ; i < len(sc.calls) && sc.calls[i].parallel; i++ {
+					wg.Add(1)
+					go func(i int) {
+						defer wg.Done()
+						results[i] = agents[sc.calls[i].agent].call(sc.calls[i].tool, sc.calls[i].args)
+					}(i)
+				}
+				i--
+				wg.Wait()
+			}
+			for i, x := range sc.calls {
+				res := results[i]
 				args, _ := json.Marshal(x.args)
 				txt := text(res)
 				fmt.Fprintf(&b, "### %s: %s %s (error: %v)\n%s\n", x.agent, x.tool, args, res.IsError, mask(f, txt))
@@ -185,11 +227,16 @@ var masks = []struct {
 	{regexp.MustCompile(`\b\d+(\.\d+)?(ms|µs|s|m\d+(\.\d+)?s|h\d+m\d+s)\b`), "DUR"},
 	{regexp.MustCompile(`\b\d+(\.\d+)? ?(B|KB|MB|GB|KiB|MiB|GiB)\b`), "SIZE"},
 	{regexp.MustCompile(`python \d+\.\d+\.\d+`), "python VERSION"},
+	{regexp.MustCompile(`Python \d+\.\d+\.\d+`), "Python VERSION"},
+	{regexp.MustCompile(` at 0x[0-9a-f]+>`), " at 0xADDR>"},
 	{regexp.MustCompile(`/tmp/[^\s,;:)'"\]]+`), "PATH"},
 }
 
 func mask(f *fixture, s string) string {
 	s = strings.ReplaceAll(s, f.cwd, "CWD")
+	if f.python != "" {
+		s = strings.ReplaceAll(s, f.python, "PYTHON")
+	}
 	for _, m := range masks {
 		s = m.re.ReplaceAllString(s, m.with)
 	}

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/bound"
 )
@@ -95,4 +97,64 @@ func cutMiddle(s string) string {
 		}
 	}
 	return strings.Join(keep, "\n")
+}
+
+// TestFiguresOutsideTheirReply: a client that was not there when another
+// made a figure is told of it and its file in its activity, and the
+// history of that entry sends the image, once (issue 35 item 7).
+func TestFiguresOutsideTheirReply(t *testing.T) {
+	f := newFixture(t, true)
+	a := f.connect(testAgent)
+	b := f.connect(&mcp.Implementation{Name: "other-agent", Title: "Other Agent", Version: "1.0"})
+	a.mustStart("fig")
+	res := b.call("exec", map[string]any{"session": "fig", "code": "import matplotlib\nmatplotlib.use('agg')\nimport matplotlib.pyplot as plt\nplt.plot([1, 3, 2])"})
+	if strings.Contains(text(res), "ModuleNotFoundError") {
+		t.Skip("matplotlib is not installed for " + f.python)
+	}
+	var made api.CellResult
+	structured(t, res, &made)
+	if len(made.Rich) != 1 || !strings.HasSuffix(made.Rich[0].File, ".png") {
+		t.Fatalf("the plotting cell's figures: %+v", made.Rich)
+	}
+	_, txt := a.cell("exec", map[string]any{"session": "fig", "code": "1"})
+	wantContains(t, "a's activity", txt, "Other Agent via mcp", "import matplotlib", "[image 1: ", "PNG", made.Rich[0].File)
+
+	id := fmt.Sprintf("fig#%d", seqOf(t, a, "fig", "import matplotlib"))
+	res = a.ok("history", map[string]any{"session": "fig", "id": id})
+	if n := imageBlocks(res); n != 1 {
+		t.Errorf("history of %s: %d image blocks, want 1; text:\n%s", id, n, text(res))
+	}
+	wantContains(t, "history of the entry", text(res), made.Rich[0].File)
+	res = a.ok("history", map[string]any{"session": "fig", "id": id})
+	if n := imageBlocks(res); n != 0 {
+		t.Errorf("history of %s again: %d image blocks, want none (sent before)", id, n)
+	}
+	wantContains(t, "history of the entry again", text(res), "the same as one you were already sent")
+}
+
+// seqOf is the seq of the entry in session whose code has code.
+func seqOf(t *testing.T, a *agent, session, code string) int {
+	t.Helper()
+	res := a.ok("history", map[string]any{"session": session})
+	for _, l := range strings.Split(text(res), "\n") {
+		var seq int
+		if strings.Contains(l, code) {
+			if _, err := fmt.Sscanf(strings.TrimSpace(l), "%d", &seq); err == nil {
+				return seq
+			}
+		}
+	}
+	t.Fatalf("no entry of %s has %q:\n%s", session, code, text(res))
+	return 0
+}
+
+// imageBlocks counts a result's image blocks.
+func imageBlocks(res *mcp.CallToolResult) int {
+	n := 0
+	for _, c := range res.Content {
+		if _, ok := c.(*mcp.ImageContent); ok {
+			n++
+		}
+	}
+	return n
 }

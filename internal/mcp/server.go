@@ -164,7 +164,9 @@ type (
 	sessionsIn struct {
 		Session string `json:"session,omitempty" jsonschema:"only this session (default: all)"`
 	}
-	runtimesIn struct{}
+	runtimesIn struct {
+		Name string `json:"name,omitempty" jsonschema:"one to show whole"`
+	}
 )
 
 func (s *Server) addTools() {
@@ -213,7 +215,7 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, h handler[In, Out]) {
 			names = append(names, d.Info().Name)
 		}
 		if len(names) > 0 {
-			p.Description = "one of " + strings.Join(names, ", ") + ", or jupyter:KERNEL for an installed Jupyter kernel (default python; the runtimes tool says which are installed)"
+			p.Description = "one of " + strings.Join(names, ", ") + ", or jupyter:KERNEL for a Jupyter kernel (default python; the runtimes tool lists those installed)"
 		}
 	}
 	// No output schema: the structured content is the README's shapes,
@@ -231,6 +233,16 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, h handler[In, Out]) {
 		}
 		content := []mcp.Content{&mcp.TextContent{Text: text}}
 		structured := structuredOf(res)
+		if w, ok := any(res).(wholeEntry); ok && len(w.Entries) == 1 && len(w.Entries[0].Rich) > 0 {
+			// One entry asked for whole brings its figures, as the reply
+			// of its cell did: a client that was not there sees them.
+			e := w.Entries[0]
+			images, rep := s.images(req, api.CellResult{Rich: e.Rich, Output: e.Output, Value: e.Display})
+			if said := imagesText(rep); said != "" {
+				content[0] = &mcp.TextContent{Text: text + "\n" + said}
+			}
+			content = append(content, images...)
+		}
 		if r, ok := any(res).(api.CellResult); ok && len(r.Rich) > 0 {
 			images, rep := s.images(req, r)
 			if said := imagesText(rep); said != "" {
@@ -544,13 +556,6 @@ func (s *Server) sessions(ctx context.Context, req *mcp.CallToolRequest, in sess
 		list = []api.SessionInfo{}
 	}
 	return api.SessionsReply{Sessions: list}, sessionsText(list, time.Now()) + s.versionNote(), nil
-}
-
-// runtimes surveys the runtimes as a new session of this server would
-// find them: with its environment, from its directory.
-func (s *Server) runtimes(ctx context.Context, req *mcp.CallToolRequest, in runtimesIn) (api.RuntimesReply, string, error) {
-	list := driver.Survey(ctx, s.env, s.cwd)
-	return api.RuntimesReply{Runtimes: list}, runtimesText(list) + s.versionNote(), nil
 }
 
 func (s *Server) history(ctx context.Context, req *mcp.CallToolRequest, in historyIn) (any, string, error) {

@@ -166,30 +166,6 @@ func sessionsText(list []api.SessionInfo, now time.Time) string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
-// runtimesText tells a model what a new session can run: each installed
-// runtime with its version and known limits, then in one line what is
-// not installed and what it needs.
-func runtimesText(list []api.RuntimeInfo) string {
-	var b strings.Builder
-	b.WriteString("Runtimes installed here (the exec tool's runtime argument starts a new session in one):\n")
-	var missing []string
-	for _, r := range list {
-		if !r.Found {
-			missing = append(missing, fmt.Sprintf("%s (needs %s)", r.Name, r.Needs))
-			continue
-		}
-		fmt.Fprintf(&b, "- %s: %s, %s", r.Name, r.Path, r.Version)
-		if r.Limits != "" {
-			fmt.Fprintf(&b, ". Limits: %s", r.Limits)
-		}
-		b.WriteString("\n")
-	}
-	if len(missing) > 0 {
-		fmt.Fprintf(&b, "Not installed: %s. The exec tool's exe argument names an executable elsewhere.", strings.Join(missing, "; "))
-	}
-	return strings.TrimRight(b.String(), "\n")
-}
-
 // model is the voice of replies to a model: it names tool arguments and
 // tool calls, never command lines it cannot run.
 var model render.Voice = modelVoice{}

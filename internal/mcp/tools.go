@@ -41,7 +41,7 @@ var tools = []mcp.Tool{
 	},
 	{
 		Name:        "history",
-		Description: "Read a session's shared record: every cell from every client (agents, people at the terminal), output printed while idle, and notes. Lists entries one line each, or shows one entry whole (code, output, value, error) given its id.",
+		Description: "Read a session's shared record: every cell from every client (agents, people), output printed while idle, and notes. Lists entries one line each, or shows one entry whole (code, output, value, error, figures) given its id.",
 		Annotations: &mcp.ToolAnnotations{Title: "Read a session's record", ReadOnlyHint: true, OpenWorldHint: boolp(false)},
 	},
 	{
@@ -51,7 +51,7 @@ var tools = []mcp.Tool{
 	},
 	{
 		Name:        "runtimes",
-		Description: "List the languages a new session can run (python, r, node, ruby, julia, ghci, bash and more): which are installed here, their executable and version, and each one's known limits.",
+		Description: "List the runtimes installed here (python, r, node, ghci, bash, Jupyter kernels…) with versions; with a name, one whole with its limits.",
 		Annotations: &mcp.ToolAnnotations{Title: "List runtimes", ReadOnlyHint: true, OpenWorldHint: boolp(false)},
 	},
 }

@@ -142,7 +142,22 @@ func EntryBrief(e api.Entry) string {
 	if l.Cut && !strings.HasSuffix(what, "…") {
 		what += " …"
 	}
-	return EntryHeader(e) + ": " + what
+	return EntryHeader(e) + ": " + what + richBrief(e.Rich)
+}
+
+// richBrief says in a brief entry what figures (and other rich outputs)
+// its cell made, and where their files are: the first two, and how many
+// more.
+func richBrief(rich []api.Rich) string {
+	var b strings.Builder
+	for i, x := range rich {
+		if i == 2 {
+			fmt.Fprintf(&b, " [and %d more]", len(rich)-i)
+			break
+		}
+		b.WriteString(" " + RichLine(i+1, x))
+	}
+	return b.String()
 }
 
 // upperFirst starts s with a capital, as a sentence.
