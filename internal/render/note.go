@@ -280,9 +280,9 @@ func others(n api.Note, v Voice) string {
 	}
 	text := "Other sessions: " + strings.Join(parts, "; ") + "."
 	if names := stepNames(n.Next, v); len(names) == 1 {
-		text += " " + names[0] + " collects it."
+		text += " " + upperFirst(names[0]) + " collects it."
 	} else if len(names) > 1 {
-		text += " " + strings.Join(names, ", ") + " collect them."
+		text += " " + upperFirst(strings.Join(names, ", ")) + " collect them."
 	}
 	if n.Count > 0 {
 		needs := fmt.Sprintf("%d more sessions need", n.Count)
