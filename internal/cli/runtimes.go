@@ -20,7 +20,9 @@ func init() {
 executable a new session would start (from $POLYREPL_<RUNTIME>, else the
 usual command on your PATH), whether it was found, and its version. Every
 installed Jupyter kernel is one more runtime, jupyter:NAME, listed with
-its display name and language.
+its display name and language. A running daemon keeps the list until a
+directory on your PATH or a Jupyter kernel directory changes, so asking
+again is quick; none is started for this.
 
 With --gateway URL (or $POLYREPL_GATEWAY), lists the kernels that Jupyter
 gateway offers instead (its token from $POLYREPL_GATEWAY_TOKEN or the file
