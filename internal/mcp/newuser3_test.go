@@ -41,7 +41,7 @@ func TestParallelCallsNotToldToWaitOnThemselves(t *testing.T) {
 		t.Fatalf("the slow cell: status %q, want running", r.Status)
 	}
 	_, txt := a.cell("exec", map[string]any{"session": "par2", "code": "1"})
-	wantContains(t, "a reply after a cell left running", txt, "'par1' is running", `the wait tool (session "par1")`)
+	wantContains(t, "a reply after a cell left running", txt, "'par1' is running", `The wait tool (session "par1")`)
 	a.cell("wait", map[string]any{"session": "par1"})
 }
 
