@@ -125,7 +125,7 @@ func TestNewUser3MCPParallelExecs(t *testing.T) {
 		if !strings.Contains(txt, fmt.Sprintf("'par%d done'", i+1)) {
 			t.Errorf("par%d's reply lacks its value:\n%s", i+1, txt)
 		}
-		if strings.Contains(txt, "the wait tool") || strings.Contains(txt, "Other sessions") {
+		if strings.Contains(strings.ToLower(txt), "the wait tool") || strings.Contains(txt, "Other sessions") {
 			t.Errorf("par%d's reply tells its client to collect a cell it waits for:\n%s", i+1, txt)
 		}
 	}
