@@ -39,8 +39,8 @@ var Runtime = &worker.Runtime{
 	FileName: "bash-worker.bash",
 	// No startup files: a session starts clean and fast, whatever ~/.bashrc
 	// prints or sets. The worker re-executes itself with -i (see its top).
-	Args:      []string{"--norc", "--noprofile"},
-	Interrupt: interrupt,
+	Args:          []string{"--norc", "--noprofile"},
+	InterruptCell: interrupt,
 	// The end marker is not on the command line, and results echo each
 	// exec's nonce (worker.bash).
 	SentinelEnv: true,
@@ -51,11 +51,16 @@ var Runtime = &worker.Runtime{
 
 func init() { driver.Register(worker.Driver{R: Runtime}) }
 
-// interrupt does what Ctrl-C at a terminal does: SIGINT to the whole
-// process group, so that a foreground command dies of it and the shell's
-// trap ends the cell (SIGINT to the shell alone would wait for the command
-// to end by itself); background jobs ignore SIGINT, as in a script, and run
-// on. Bash drops a SIGINT that lands while it waits for a command that
+// interrupt does what Ctrl-C at a terminal does: SIGINT to the process
+// group, so that a foreground command dies of it and the shell's trap ends
+// the cell (SIGINT to the shell alone would wait for the command to end by
+// itself) — but not to the background jobs earlier cells started (before:
+// the shell's children as the cell began) nor anything under them. A
+// shell without job control runs its jobs in its own group, ignoring
+// SIGINT, but not all of them: a job's child that has not yet set SIGINT
+// aside dies of it (TestInterrupt's `sleep 30 &` did, under load), and the
+// commands of a job of a function or a { …; } group do not ignore it at
+// all. Bash drops a SIGINT that lands while it waits for a command that
 // then exits normally (it takes it that the command handled it), which a
 // loop of short commands makes common under load. So the third attempt
 // sends the shell alone wakeSignal, which worker.bash traps as it traps
@@ -63,9 +68,9 @@ func init() { driver.Register(worker.Driver{R: Runtime}) }
 // does, which also leaves a command that caught SIGINT twice to finish its
 // own cleanup. (Sent with a SIGINT, the wake signal can outlive the cell
 // it was meant for and cut the next cell's first `wait` short.)
-func interrupt(tree proc.Tree, attempt int) error {
+func interrupt(tree proc.Tree, before []proc.Proc, attempt int) error {
 	if attempt < 2 {
-		return tree.SignalGroup(syscall.SIGINT)
+		return tree.SignalGroupSparing(syscall.SIGINT, before)
 	}
 	return proc.Signal(tree.Leader, wakeSignal)
 }

@@ -505,7 +505,7 @@ func TestInterruptShortCommandLoop(t *testing.T) {
 
 func TestInterrupt(t *testing.T) {
 	s := start(t)
-	s.ok(t, "kept=1; sleep 30 & bg=$!")
+	s.ok(t, "kept=1; sleep 300 & bg=$!")
 	for _, code := range []string{
 		"while :; do :; done",
 		"sleep 100",

@@ -95,6 +95,12 @@ type Runtime struct {
 	// Interrupt, if set, replaces the default escalation (SIGINT to the
 	// runtime, then to its whole group, then to the runtime again).
 	Interrupt func(tree proc.Tree, attempt int) error
+	// InterruptCell, if set, replaces Interrupt, and is also given the
+	// runtime's children as the cell began (a shell's background jobs of
+	// earlier cells), for an escalation that leaves them and what they
+	// started alone (proc.Tree.SignalGroupSparing). Reading them costs
+	// one small file per cell on Linux.
+	InterruptCell func(tree proc.Tree, before []proc.Proc, attempt int) error
 	// Env is added to the runtime's environment (after the caller's).
 	Env []string
 	// RanOn, if set, rewords the result of a cell that ended done
@@ -391,6 +397,8 @@ type flight struct {
 	// group: an interrupt went to the whole process group while the
 	// cell ran (the default escalation's second attempt).
 	group bool
+	// before: the runtime's children as the cell began (InterruptCell).
+	before []proc.Proc
 }
 
 func (p *process) PID() int        { return p.cmd.Process.Pid }
@@ -406,6 +414,19 @@ func (p *process) Note() string { return p.note }
 // a child the cell waits on), then to the runtime again.
 func (p *process) Interrupt(attempt int) error {
 	p.consoleInterrupted()
+	if p.r.InterruptCell != nil {
+		p.evMu.Lock()
+		f := p.inflight
+		p.evMu.Unlock()
+		var before []proc.Proc
+		if f != nil {
+			before = f.before
+		} else {
+			// No cell: whatever runs now is background work.
+			before = p.tree.Children()
+		}
+		return p.r.InterruptCell(p.tree, before, attempt)
+	}
 	if p.r.Interrupt != nil {
 		return p.r.Interrupt(p.tree, attempt)
 	}
@@ -423,6 +444,9 @@ func (p *process) Interrupt(attempt int) error {
 // Run sends one cell to the worker.
 func (p *process) Run(cell int, code string) error {
 	f := &flight{cell: cell}
+	if p.r.InterruptCell != nil {
+		f.before = p.tree.Children()
+	}
 	var msg []byte
 	if p.r.CellNonce {
 		nonce, err := driver.Nonce(8)
