@@ -1,8 +1,10 @@
 package proc
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 
 	"golang.org/x/sys/unix"
 )
@@ -58,6 +60,16 @@ func (t Tree) SignalGroupSparing(sig unix.Signal, spare []Proc) error {
 	if err := checkGroup(t.Leader.PID); err != nil {
 		return err
 	}
+	// One by one. The leader first, and the table read after it: a shell
+	// forking a pipeline's parts has them all by then, and their signals
+	// come before it waits for them (bash takes a SIGINT that came while
+	// it waited for a command that then ended normally as handled by the
+	// command, and `sleep 100 | cat` whose cat was missed ends normally
+	// at the end of its input). Then the latest started first, for the
+	// same reason: a pipeline's readers before its writers.
+	if err := Signal(t.Leader, sig); err != nil {
+		return err
+	}
 	es, err := scan("")
 	if err != nil {
 		return fmt.Errorf("signal %v to process group %d: %w", sig, t.Leader.PID, err)
@@ -70,9 +82,10 @@ func (t Tree) SignalGroupSparing(sig unix.Signal, spare []Proc) error {
 }
 
 // sparingTargets picks, from one scan, the processes SignalGroupSparing
-// signals: the leader (if it is still the same process), every descendant
-// of it and every process of its group, less the spared processes (if
-// still the same) and everything under them.
+// signals after the leader: every descendant of the leader (if it is
+// still the same process) and every process of its group, less the spared
+// processes (if still the same) and everything under them; the latest
+// started first.
 func sparingTargets(x *index, leader Proc, spare []Proc) []Proc {
 	if e, ok := x.byPID[leader.PID]; !ok || e.start != leader.Start || e.zombie() {
 		return nil
@@ -117,5 +130,12 @@ func sparingTargets(x *index, leader Proc, spare []Proc) []Proc {
 			add(c)
 		}
 	}
+	out = out[1:] // the leader, signalled already
+	slices.SortFunc(out, func(a, b Proc) int {
+		if a.Start != b.Start {
+			return cmp.Compare(b.Start, a.Start)
+		}
+		return b.PID - a.PID
+	})
 	return out
 }

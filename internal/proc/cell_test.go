@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// sparingTargets reaches the leader, its descendants and its group, and
+// sparingTargets reaches the leader's descendants and its group, and
 // leaves out the spared processes (if still the same) with everything
 // under them.
 func TestSparingTargets(t *testing.T) {
@@ -29,7 +29,10 @@ func TestSparingTargets(t *testing.T) {
 	x := newIndex(es)
 	pids := func(ps []Proc) []int {
 		var out []int
-		for _, p := range ps {
+		for i, p := range ps {
+			if i > 0 && ps[i-1].Start < p.Start {
+				t.Errorf("%v signalled before %v, which started later", ps[i-1], p)
+			}
 			out = append(out, p.PID)
 		}
 		slices.Sort(out)
@@ -40,11 +43,11 @@ func TestSparingTargets(t *testing.T) {
 		spare  []Proc
 		want   []int
 	}{
-		{Proc{10, 100}, nil, []int{10, 11, 12, 13, 14, 15, 16, 20}},
-		{Proc{10, 100}, []Proc{{11, 110}}, []int{10, 14, 15, 16, 20}},
-		{Proc{10, 100}, []Proc{{11, 110}, {20, 200}}, []int{10, 14, 15, 16, 20}},
-		{Proc{10, 100}, []Proc{{11, 111}}, []int{10, 11, 12, 13, 14, 15, 16, 20}},
-		{Proc{10, 100}, []Proc{{16, 160}, {14, 140}}, []int{10, 11, 12, 13, 20}},
+		{Proc{10, 100}, nil, []int{11, 12, 13, 14, 15, 16, 20}},
+		{Proc{10, 100}, []Proc{{11, 110}}, []int{14, 15, 16, 20}},
+		{Proc{10, 100}, []Proc{{11, 110}, {20, 200}}, []int{14, 15, 16, 20}},
+		{Proc{10, 100}, []Proc{{11, 111}}, []int{11, 12, 13, 14, 15, 16, 20}},
+		{Proc{10, 100}, []Proc{{16, 160}, {14, 140}}, []int{11, 12, 13, 20}},
 		{Proc{10, 101}, nil, nil},
 	} {
 		if got := pids(sparingTargets(x, c.leader, c.spare)); fmt.Sprint(got) != fmt.Sprint(c.want) {

@@ -18,6 +18,13 @@ import (
 //go:embed worker.bash
 var source []byte
 
+// traps is the worker's first part: how a cell is stopped and how the
+// session's plumbing is kept from what a cell does to it. It is written
+// ahead of worker.bash, in one file.
+//
+//go:embed traps.bash
+var traps []byte
+
 // Runtime is bash's worker runtime. A shell has no expression values: a
 // cell reports no value, and a non-zero exit status of its last command
 // makes it an error of type ExitStatus (the shell has already printed why).
@@ -28,13 +35,15 @@ var Runtime = &worker.Runtime{
 		Exes: []string{"bash"}, EnvVar: "POLYREPL_BASH",
 		Needs: "bash 4.1 or newer",
 		Limits: "no values: a cell's result is its exit status; " +
-			"exit and set -e end the cell, not the session, but exec of a program replaces the shell and ends it; " +
-			"the session's INT, TERM, ERR and signal 40 (SIGRTMIN+6) traps are polyrepl's (a cell that replaces the ERR trap lets set -e end the session); " +
-			"a DEBUG trap does not run inside cells and a RETURN trap runs as each ends; " +
+			"exit and set -e end the cell, not the session (set -e stays on for later cells), but exec of a program replaces the shell and ends it; " +
+			"a cell's ERR and INT traps run from polyrepl's own, DEBUG and RETURN traps are kept but do not run, TERM and signal 40 (SIGRTMIN+6) are polyrepl's; " +
+			"what a cell does to the session's plumbing is put back after it and said in its note (exec >file, exec 2>file, exec <file, set +E, set -m); " +
+			"an interrupt spares the background jobs of earlier cells (a job of the interrupted cell itself may die of it); " +
 			"an external command that ignores SIGINT runs on until it ends (kill it); " +
 			"a cell runs sourced, so a top-level return ends it and BASH_SOURCE, FUNCNAME and xtrace depth show the worker's frames",
 		VersionArgs: []string{"--version"},
 	},
+	Prefix:   traps,
 	Source:   source,
 	FileName: "bash-worker.bash",
 	// No startup files: a session starts clean and fast, whatever ~/.bashrc

@@ -28,11 +28,21 @@
 #   trapped the same way and never dropped: it runs once the command ends.
 # - exit is an alias for a function that ends the cell the same way and keeps
 #   the session; set -e is honoured by an ERR trap (inherited via set -E) that
-#   ends the cell at the failing command instead of letting the shell exit.
+#   ends the cell at the failing command instead of letting the shell exit,
+#   and is off while a cell unwinds. trap is an alias too (__polyrepl_trap):
+#   the user's ERR and INT traps run from the worker's own, DEBUG and RETURN
+#   traps are kept and shown but not set (at the worker's top level they
+#   would run before its own commands, or with extdebug skip them).
+# - The worker's plumbing is put back after each cell, and the cell's note
+#   says so: set -E, standard input, output and error (exec >file would hide
+#   every later cell's output), and the worker's own trap and exit.
+# - A process forked by a cell never takes the worker's part: one that
+#   reaches the worker's loop (a top-level return in a pipeline's part, the
+#   unwinding inherited with extdebug) ends there.
 # - break/continue at a cell's top level would act on the worker's own loop:
 #   the loop's condition does the bookkeeping and the loop is nested in more
 #   loops, so the session survives them.
-# - The protocol fds live at 60-62, above the 3-9 a user's script may take,
+# - The protocol fds live at 60-63, above the 3-9 a user's script may take,
 #   and the eval closes them for the cell's commands; bash keeps close-on-exec
 #   copies meanwhile, which a forked subshell holds until it execs or ends (as
 #   a forked Python child would hold the Python worker's).
@@ -48,8 +58,9 @@
 # - Known limits, all from running cells sourced: a DEBUG trap does not run
 #   inside cells and a RETURN trap runs as each ends; xtrace lines start with
 #   ++++; a top-level return ends the cell; BASH_SOURCE and FUNCNAME show
-#   the worker's frame. The session's INT, TERM, ERR and 40 traps are the
-#   worker's, and a cell that replaces the ERR trap lets set -e end the shell.
+#   the worker's frame. The session's TERM and 40 traps are the worker's; a
+#   cell that sets ERR with `builtin trap`, or turns set -E off, lets set -e
+#   end the shell in that cell (both are put back after it).
 #
 # It must stay valid for bash 4.1+, fork nothing per cell and start fast.
 
@@ -85,7 +96,8 @@ BASH_ARGV0=bash # $0 as at a prompt (bash 5+; harmless before)
 
 # 60: commands, 61: events, 62: the output pipe, kept for the end marker
 # even if a cell redirects fd 1 for good with `exec >file`.
-exec 60<&3 61>&4 62>&1 3<&- 4>&-
+# 63: the session's standard input (its console), put back likewise.
+exec 60<&3 61>&4 62>&1 63<&0 3<&- 4>&-
 
 # UTF-8 whatever the locale: if the one in effect is not (C, POSIX, one not
 # installed) and LC_ALL does not force it, LC_CTYPE becomes C.UTF-8, for the
@@ -113,7 +125,7 @@ __polyrepl_tmp+=/.bash-$$
 __polyrepl_stub=$__polyrepl_tmp.stub
 # The eval's redirections hide the worker's fds from the cell's commands;
 # bash puts them back when it returns.
-__polyrepl_stub_text='\builtin eval "$__polyrepl_code" 60<&- 61>&- 62>&-'
+__polyrepl_stub_text='\builtin eval "$__polyrepl_code" 60<&- 61>&- 62>&- 63<&-'
 for __polyrepl_j in "${__polyrepl_tmp%/*}"/.bash-*.stub; do
 	__polyrepl_j=${__polyrepl_j%.stub}
 	[[ -e $__polyrepl_j.stub && ! -e /proc/${__polyrepl_j##*-} ]] || continue
@@ -133,6 +145,7 @@ __polyrepl_cell=0
 __polyrepl_code=
 __polyrepl_status=0
 __polyrepl_uflags=    # the user's $- at the end of the last cell
+__polyrepl_before=    # and before this one
 __polyrepl_ucase=     # the user had nocasematch on
 __polyrepl_upipe=     # the user had pipefail on
 __polyrepl_stop=      # interrupted, exit or errexit: why the cell was cut short
@@ -143,6 +156,7 @@ __polyrepl_nul=       # the cell had a NUL byte and was not run
 __polyrepl_depth=1    # ${#BASH_SOURCE[@]} of the loop that sources cells
 __polyrepl_saved_ext=
 __polyrepl_saved_T=
+__polyrepl_armed=     # the unwinding is on (__polyrepl_unwind_on)
 __polyrepl_j=
 __polyrepl_last_vs= __polyrepl_last_fs= __polyrepl_last_names=
 __polyrepl_word=ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_ # no ranges: locales
@@ -182,7 +196,7 @@ __polyrepl_send() {
 # __polyrepl_own_options saves the user's shell options that would change
 # how the worker's own code runs, and switches them off.
 __polyrepl_own_options() {
-	builtin set +euaCfvx
+	builtin set +euaCfvxk
 	__polyrepl_uflags=$1
 	__polyrepl_ucase= __polyrepl_upipe=
 	if builtin shopt -q nocasematch; then
@@ -202,81 +216,11 @@ __polyrepl_user_options() {
 	[[ -z $__polyrepl_upipe ]] || builtin set -o pipefail
 	[[ $__polyrepl_uflags != *a* ]] || builtin set -a
 	[[ $__polyrepl_uflags != *C* ]] || builtin set -C
+	[[ $__polyrepl_uflags != *k* ]] || builtin set -k
 	[[ $__polyrepl_uflags != *f* ]] || builtin set -f
 	[[ $__polyrepl_uflags != *u* ]] || builtin set -u
 	[[ $__polyrepl_uflags != *e* ]] || builtin set -e
 	builtin return 0
-}
-
-# __polyrepl_unwind_on makes every further command of the cell return (see
-# the top of the file); the user's extdebug and set -T come back after. A
-# user's DEBUG trap is not active in a sourced cell: bash puts it back when
-# the source returns, replacing this one.
-__polyrepl_unwind_on() {
-	__polyrepl_saved_ext= __polyrepl_saved_T=
-	! builtin shopt -q extdebug || __polyrepl_saved_ext=1
-	[[ $- != *T* ]] || __polyrepl_saved_T=1
-	builtin shopt -s extdebug
-	builtin trap '{ __polyrepl_unwind; } 2>/dev/null' DEBUG
-}
-
-__polyrepl_unwind() {
-	if [[ ${FUNCNAME[1]-} != __polyrepl_* ]] && ((${#BASH_SOURCE[@]} - 1 > __polyrepl_depth)); then
-		builtin return 2
-	fi
-	builtin return 0
-}
-
-__polyrepl_unwind_off() {
-	builtin trap -p DEBUG >|"$__polyrepl_tmp.v"
-	IFS= builtin read -r -d '' __polyrepl_j <"$__polyrepl_tmp.v" || :
-	[[ $__polyrepl_j != *__polyrepl_unwind* ]] || builtin trap - DEBUG
-	[[ -n $__polyrepl_saved_ext ]] || builtin shopt -u extdebug
-	[[ -z $__polyrepl_saved_T ]] || builtin set -T
-	builtin set -E # extdebug off took errtrace with it
-}
-
-__polyrepl_on_int() {
-	[[ -n $__polyrepl_running && $BASHPID == "$__polyrepl_pid" ]] || builtin return 0
-	if [[ -n $__polyrepl_stop ]]; then
-		# An interrupt again while the cell should be unwinding already
-		# arms the unwinding again (keeping the user's extdebug and set -T
-		# saved the first time): whatever bash did meanwhile, a cell
-		# never outlives a second interrupt that reaches this trap.
-		builtin shopt -s extdebug
-		builtin trap '{ __polyrepl_unwind; } 2>/dev/null' DEBUG
-		builtin return 0
-	fi
-	__polyrepl_stop=interrupted __polyrepl_stop_status=130
-	__polyrepl_unwind_on
-}
-
-__polyrepl_on_err() {
-	builtin shopt -qo errexit || builtin return 0
-	[[ -n $__polyrepl_running && -z $__polyrepl_stop && $BASHPID == "$__polyrepl_pid" ]] || builtin return 0
-	builtin set +e # or the shell would exit right after this trap
-	__polyrepl_stop=errexit __polyrepl_stop_status=$1 __polyrepl_errexit=1
-	__polyrepl_unwind_on
-}
-
-__polyrepl_exit() {
-	builtin local st="$?"
-	if [[ -z $__polyrepl_running || $BASHPID != "$__polyrepl_pid" ]]; then
-		builtin exit "$@"
-	fi
-	if (($# > 0)); then
-		builtin local n="${1#[-+]}"
-		if [[ -n $n && -z ${n//[0-9]/} ]]; then
-			st=$((10#$n & 255))
-			[[ $1 != -* ]] || st=$((-st & 255))
-		else
-			builtin printf 'bash: exit: %s: numeric argument required\n' "$1" >&2
-			st=2
-		fi
-	fi
-	__polyrepl_stop=exit __polyrepl_stop_status=$st
-	__polyrepl_unwind_on
-	builtin return "$st"
 }
 
 # __polyrepl_quit ends the shell, removing the worker's files. rm ignores
@@ -325,7 +269,7 @@ __polyrepl_next_cell() {
 
 # __polyrepl_start_cell arms the interrupt and the user's options, last.
 __polyrepl_start_cell() {
-	__polyrepl_ran= __polyrepl_stop= __polyrepl_errexit=
+	__polyrepl_ran= __polyrepl_stop= __polyrepl_errexit= __polyrepl_before=$__polyrepl_uflags
 	if [[ $__polyrepl_uflags == *[xv]* && -z $__polyrepl_nul ]]; then
 		# Turned on inside the cell, so that neither the worker's own
 		# lines nor the eval of the whole cell are traced or echoed.
@@ -335,13 +279,17 @@ __polyrepl_start_cell() {
 		builtin printf '%s\n' "$__polyrepl_stub_text" >|"$__polyrepl_stub"
 	fi
 	__polyrepl_running=1
-	builtin trap '{ __polyrepl_on_int; } 2>/dev/null' INT 40
+	builtin trap "$__polyrepl_int_trap" INT 40
+	builtin alias exit=__polyrepl_exit trap=__polyrepl_trap # even after unalias -a
 	__polyrepl_user_options
 }
 
 # __polyrepl_after_cell runs right after the cell's source returns, with
 # its status and the user's $-.
 __polyrepl_after_cell() {
+	# Only the worker itself goes on: a process the cell forked that got
+	# here (a return at the top of a subshell of the cell) ends.
+	[[ $BASHPID == "$__polyrepl_pid" ]] || builtin exit "$1"
 	__polyrepl_own_options "$2"
 	__polyrepl_status=$1 __polyrepl_ran=1
 }
@@ -350,6 +298,7 @@ __polyrepl_after_cell() {
 # condition of the loop, so a cell's `continue` still gets here.
 __polyrepl_end_cell() {
 	builtin local __polyrepl_st="$?" __polyrepl_names_json
+	[[ $BASHPID == "$__polyrepl_pid" ]] || builtin exit "$__polyrepl_st"
 	[[ -n ${__polyrepl_running-} ]] || builtin return 0
 	builtin trap '' INT 40
 	# A failed exec leaves an interactive shell ignoring SIGTERM again.
@@ -362,13 +311,12 @@ __polyrepl_end_cell() {
 	fi
 	__polyrepl_running=
 	if [[ $__polyrepl_uflags == *a* ]]; then # set -a exported what the traps set
-		builtin export -n __polyrepl_stop __polyrepl_stop_status __polyrepl_errexit \
+		builtin export -n __polyrepl_stop __polyrepl_stop_status __polyrepl_errexit __polyrepl_armed \
 			__polyrepl_saved_ext __polyrepl_saved_T __polyrepl_j
 	fi
-	if [[ -n $__polyrepl_stop ]]; then
+	if [[ -n $__polyrepl_armed ]]; then
 		__polyrepl_unwind_off
 	fi
-	builtin set -E # a cell may have turned it off; set -e needs it
 	[[ -z $__polyrepl_errexit ]] || __polyrepl_uflags+=e
 
 	builtin local __polyrepl_result=done __polyrepl_err= __polyrepl_flushed=false
@@ -402,6 +350,8 @@ __polyrepl_end_cell() {
 		;;
 	esac
 
+	__polyrepl_keep_own
+	__polyrepl_guard
 	__polyrepl_names
 	__polyrepl_names_json=$__polyrepl_j
 	if builtin printf '%s' "$__polyrepl_sentinel" >&62; then
@@ -501,6 +451,12 @@ __polyrepl_insert() {
 	done
 }
 
+declare -A __polyrepl_own=()
+builtin declare -f __polyrepl_trap >|"$__polyrepl_tmp.f"
+IFS= builtin read -r -d '' "__polyrepl_own[trap]" <"$__polyrepl_tmp.f"
+builtin declare -f __polyrepl_exit >|"$__polyrepl_tmp.f"
+IFS= builtin read -r -d '' "__polyrepl_own[exit]" <"$__polyrepl_tmp.f"
+
 # What the user did not define: everything there now.
 declare -A __polyrepl_base_v=() __polyrepl_base_f=()
 builtin compgen -v >|"$__polyrepl_tmp.v"
@@ -511,10 +467,10 @@ builtin mapfile -t __polyrepl_l <"$__polyrepl_tmp.f"
 for __polyrepl_n in "${__polyrepl_l[@]}"; do __polyrepl_base_f[$__polyrepl_n]=1; done
 unset __polyrepl_n __polyrepl_l
 
-builtin trap '{ __polyrepl_on_err "$?"; } 2>/dev/null' ERR
+builtin trap "$__polyrepl_err_trap" ERR
 builtin trap '__polyrepl_quit 143' TERM # interactive shells ignore it
 builtin trap '' INT 40
-builtin alias exit=__polyrepl_exit
+builtin alias exit=__polyrepl_exit trap=__polyrepl_trap
 builtin set -E
 
 __polyrepl_json "$BASH"
