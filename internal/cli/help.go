@@ -67,10 +67,12 @@ Every command takes --label NAME: who you are in the shared record
 (default $POLYREPL_LABEL, else $USER; the daemon keeps 100 characters
 of it and says the cut).
 
-Exit status of exec, wait and input: 0 the cell finished, 1 it raised
-or the session died, 2 the request was refused (usage, bad input, code or
-an answer over 2 MiB) or no daemon could be reached, 3 the cell waits for
-input, 124 the cell still runs.
+Exit status, for every command: 0 done (exec, wait and input: the cell
+finished), 1 the cell raised or was interrupted, or the session is dead or
+died, 2 the request was refused (usage, bad input, no session of that
+name, code or an answer over 2 MiB) or no daemon could be reached, 3 the
+cell waits for input, 124 the cell still runs. interrupt exits 0 once the
+cell stopped, and status 1 when no daemon runs.
 
 Examples:
   polyrepl exec chirp 'import json; data = json.load(open("big.json"))'

@@ -15,7 +15,8 @@ runtimes their own interrupt (polyrepl runtimes lists each one's limits)
 signals cannot be interrupted: kill the session instead.
 
 Exit status: 0 the cell stopped (or nothing was running), 1 the session is
-dead, 2 refused, 124 the cell is still running.`,
+dead or died meanwhile, 2 refused (no session of that name), 3 the cell
+asks for input, 124 the cell is still running.`,
 		new: withJSON("print the result as JSON", runInterrupt),
 	})
 }
@@ -30,7 +31,10 @@ func runInterrupt(e *env, pos []string, asJSON bool) int {
 		return e.fail(err)
 	}
 	status := e.result(r, asJSON)
-	if r.Status == api.StatusRunning {
+	switch r.Status {
+	case api.StatusRunning, api.StatusDead, api.StatusInput:
+		// Still running, the session died of the interrupt (or as it
+		// came), or the cell asks for input: as exec says each.
 		return status
 	}
 	return ExitOK
