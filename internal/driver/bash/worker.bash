@@ -350,7 +350,9 @@ __polyrepl_end_cell() {
 		;;
 	esac
 
-	__polyrepl_keep_own
+	# (Only a cell whose code could have: declare -f and trap -p through
+	# files cost what the rest of a cell's end costs.)
+	case $__polyrepl_code in *trap* | *exit* | *source* | *unset* | *'. '*) __polyrepl_keep_own ;; esac
 	__polyrepl_guard
 	__polyrepl_names
 	__polyrepl_names_json=$__polyrepl_j
