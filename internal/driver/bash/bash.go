@@ -40,6 +40,7 @@ var Runtime = &worker.Runtime{
 			"what a cell does to the session's plumbing is put back after it and said in its note (exec >file, exec 2>file, exec <file, set +E, set -m); " +
 			"an interrupt spares the background jobs of earlier cells (a job of the interrupted cell itself may die of it); " +
 			"an external command that ignores SIGINT runs on until it ends (kill it); " +
+			"descriptors 10 and up are bash's own, and the session's while a cell runs (closing them can end it); " +
 			"a cell runs sourced, so a top-level return ends it and BASH_SOURCE, FUNCNAME and xtrace depth show the worker's frames",
 		VersionArgs: []string{"--version"},
 	},

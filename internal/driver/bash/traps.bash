@@ -116,6 +116,19 @@ __polyrepl_exit() {
 # parts (set -e then ends the cell, not the shell, whatever the user
 # traps); INT (and signal 40) runs the user's INT trap, then ends the cell.
 __polyrepl_err_trap='{ __polyrepl_on_err "$?"; } 2>/dev/null; [[ -z $__polyrepl_ue ]] || { __polyrepl_ret "$__polyrepl_es"; builtin eval -- "$__polyrepl_uerr"; }; { __polyrepl_err_stop; } 2>/dev/null'
+# Without a user's ERR trap, a shorter one (set -v shows it at each
+# failing command, as bash shows a trap's text).
+__polyrepl_err_short='{ __polyrepl_on_err "$?"; __polyrepl_err_stop; } 2>/dev/null'
+
+# __polyrepl_err_set sets the session's ERR trap, the short one when the
+# user has none.
+__polyrepl_err_set() {
+	if [[ -n $__polyrepl_uerr ]]; then
+		builtin trap "$__polyrepl_err_trap" ERR
+	else
+		builtin trap "$__polyrepl_err_short" ERR
+	fi
+}
 __polyrepl_int_trap='[[ -z $__polyrepl_uint || $BASHPID != "$__polyrepl_pid" ]] || builtin eval -- "$__polyrepl_uint"; { __polyrepl_on_int; } 2>/dev/null'
 # (once: the worker may source itself again, and keeps them)
 [[ -n ${__polyrepl_pid-} ]] || __polyrepl_uerr= __polyrepl_uint= __polyrepl_udebug= __polyrepl_ureturn= __polyrepl_ue= __polyrepl_es=0
@@ -168,7 +181,10 @@ __polyrepl_trap() {
 		u=${s^^}
 		u=${u#SIG}
 		case $u in
-		ERR) __polyrepl_uerr=$a ;;
+		ERR)
+			__polyrepl_uerr=$a
+			__polyrepl_err_set
+			;;
 		INT | 2) __polyrepl_uint=$a ;;
 		DEBUG) __polyrepl_udebug=$a ;;
 		RETURN) __polyrepl_ureturn=$a ;;
@@ -243,6 +259,6 @@ __polyrepl_keep_own() {
 		[[ -n $t && $t != *__polyrepl_* ]] || continue
 		t=${t#trap -- }
 		builtin eval "__polyrepl_u${s,,}=${t% $s}"
-		if [[ $s == ERR ]]; then builtin trap "$__polyrepl_err_trap" ERR; else builtin trap - "$s"; fi
+		if [[ $s == ERR ]]; then __polyrepl_err_set; else builtin trap - "$s"; fi
 	done
 }

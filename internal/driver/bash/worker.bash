@@ -469,7 +469,7 @@ builtin mapfile -t __polyrepl_l <"$__polyrepl_tmp.f"
 for __polyrepl_n in "${__polyrepl_l[@]}"; do __polyrepl_base_f[$__polyrepl_n]=1; done
 unset __polyrepl_n __polyrepl_l
 
-builtin trap "$__polyrepl_err_trap" ERR
+__polyrepl_err_set
 builtin trap '__polyrepl_quit 143' TERM # interactive shells ignore it
 builtin trap '' INT 40
 builtin alias exit=__polyrepl_exit trap=__polyrepl_trap
