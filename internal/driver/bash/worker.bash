@@ -278,6 +278,15 @@ __polyrepl_start_cell() {
 	if ! [[ -f $__polyrepl_stub ]]; then # removed under a live session
 		builtin printf '%s\n' "$__polyrepl_stub_text" >|"$__polyrepl_stub"
 	fi
+	# A SIGINT or signal 40 that came just as the last cell's end made
+	# them ignored stays pending in bash for good (neither ignoring them
+	# nor its check of pending traps clears it), and cuts this cell's
+	# first `wait` short (status 168) without running the trap. One of
+	# each sent to itself, trapped by a no-op, runs it away first.
+	builtin trap : INT 40
+	builtin kill -s INT "$__polyrepl_pid"
+	builtin kill -n 40 "$__polyrepl_pid"
+	:
 	__polyrepl_running=1
 	builtin trap "$__polyrepl_int_trap" INT 40
 	builtin alias exit=__polyrepl_exit trap=__polyrepl_trap # even after unalias -a
