@@ -14,27 +14,27 @@ import (
 func TestNewUser3BashPlumbing(t *testing.T) {
 	e := newEnv(t)
 	needRuntime(t, e, "bash", "apt install bash")
-	out, _ := e.must(1, "exec", "b", "--runtime", "bash", "A=1; set -e; false")
+	out := e.mustSeen(1, "exec", "b", "--runtime", "bash", "A=1; set -e; false")
 	wantContains(t, "set -e cell", out, "set -e stopped the cell", "set -e stays on")
 	// Jobs of an earlier cell: a command, and a { …; } group whose sleep
 	// does not ignore SIGINT.
 	e.must(0, "exec", "b", "sleep 300 & j1=$!; { sleep 300; } & j2=$!")
 	e.must(124, "exec", "b", "sleep 30", "-t", "1")
-	out, _ = e.must(0, "interrupt", "b")
+	out = e.mustSeen(0, "interrupt", "b")
 	wantContains(t, "interrupt", out, "interrupted")
 	wantLacks(t, "interrupt", out, "SessionDied")
-	out, _ = e.must(0, "exec", "b", `echo "A=$A"; kill -0 $j1 $j2 && echo jobs alive`)
+	out = e.mustSeen(0, "exec", "b", `echo "A=$A"; kill -0 $j1 $j2 && echo jobs alive`)
 	wantContains(t, "after the interrupt", out, "A=1", "jobs alive")
 	// exec >file for good would hide every later cell's output.
-	out, _ = e.must(0, "exec", "b", "exec >/dev/null; echo gone")
+	out = e.mustSeen(0, "exec", "b", "exec >/dev/null; echo gone")
 	wantContains(t, "exec >/dev/null", out, "standard output was put back")
-	out, _ = e.must(0, "exec", "b", "echo back")
+	out = e.mustSeen(0, "exec", "b", "echo back")
 	wantContains(t, "the next cell", out, "back")
 	// A user's ERR trap with set -e on ends the cell, not the session.
-	out, _ = e.must(1, "exec", "b", "trap 'echo err-trap' ERR; false; echo not here")
+	out = e.mustSeen(1, "exec", "b", "trap 'echo err-trap' ERR; false; echo not here")
 	wantContains(t, "ERR trap", out, "err-trap", "set -e stopped the cell")
 	wantLacks(t, "ERR trap", out, "not here")
-	out, _ = e.must(0, "exec", "b", `set +e; echo "A=$A"`)
+	out = e.mustSeen(0, "exec", "b", `set +e; echo "A=$A"`)
 	wantContains(t, "at the end", out, "A=1")
 }
 
