@@ -28,8 +28,7 @@ type helpCommand struct {
 
 // pendingFlags are flags the docs already show that engineers are adding
 // to the binary now. Once one is in help, delete its line here.
-var pendingFlags = map[string]string{
-}
+var pendingFlags = map[string]string{}
 
 // globalFlags are taken by every command, ahead of its own flags.
 var globalFlags = []string{"--label", "-h", "--help"}
