@@ -43,6 +43,7 @@ var Profile = &terminal.Profile{
 		h, t := m.Halves("prompt")
 		return fmt.Sprintf(`PS1="$(printf '%%s%%s\n_' '%s' '%s')"; PS1="${PS1%%_}"`, h, t)
 	},
+	RawPrompt: "$ ",
 	Print: func(head, tail string) string {
 		return fmt.Sprintf(`__polyrepl_status $?; printf '%%s%%s\n' '%s' '%s'`, head, tail)
 	},

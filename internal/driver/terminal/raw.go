@@ -29,6 +29,7 @@ func (p *process) Raw() (in io.Writer, out <-chan []byte, detach func(), err err
 	p.raw = ch
 	if p.cell == 0 {
 		p.setEcho(true)
+		p.rawPromptLocked() // the REPL's last prompt came before the person did
 	}
 	var once sync.Once
 	detach = func() {
@@ -43,6 +44,18 @@ func (p *process) Raw() (in io.Writer, out <-chan []byte, detach func(), err err
 		})
 	}
 	return rawInput{p}, ch, detach, nil
+}
+
+// rawPromptLocked shows the person attached raw that the REPL waits for
+// a command, where its prompt is a mark they would not see. Under mu.
+func (p *process) rawPromptLocked() {
+	if p.raw == nil || p.pr.RawPrompt == "" || p.done {
+		return
+	}
+	select {
+	case p.raw <- []byte(p.pr.RawPrompt):
+	default: // as for output: a terminal that does not keep up misses it
+	}
 }
 
 // rawInput is a person's typing into the runtime's terminal.

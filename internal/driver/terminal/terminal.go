@@ -97,6 +97,11 @@ type Profile struct {
 	// time it waits for a command: a cell then runs alone, and one that
 	// reads standard input asks (ask.go).
 	PromptMark func(m Mark) string
+	// RawPrompt is what a person attached raw is shown where the REPL
+	// waits for a command, for a profile whose prompt is a mark (taken
+	// out of the output, so the person would see none): "$ " for sh.
+	// It reaches the attached terminal only, never the record.
+	RawPrompt string
 	// ThreadReads: the REPL reads standard input on a thread other than
 	// its first (a JVM's), so all its threads are looked at.
 	ThreadReads bool
@@ -526,6 +531,9 @@ func (p *process) marked(kind string) {
 	switch kind {
 	case "prompt":
 		p.promptedLocked()
+		if p.owed == 0 && p.cell == 0 {
+			p.rawPromptLocked()
+		}
 	case "loaded":
 		p.sendTrailerLocked()
 	case "asked":
