@@ -39,3 +39,123 @@ func TestAttachRawShowsAPrompt(t *testing.T) {
 		t.Errorf("attach --raw ended with %v after Ctrl-], want exit 0", err)
 	}
 }
+
+// after is what the screen shows after the last mark, or "".
+func after(scr, mark string) string {
+	i := strings.LastIndex(scr, mark)
+	if i < 0 {
+		return ""
+	}
+	return scr[i+len(mark):]
+}
+
+// TestAttachQueuesALineTypedWhileBusy: a line typed while another
+// client's cell runs is kept, said to be queued (in the console's words,
+// not a command), and runs when the cell ends; Ctrl-C drops the queue and
+// leaves the other client's cell running.
+func TestAttachQueuesALineTypedWhileBusy(t *testing.T) {
+	needPython(t)
+	t.Parallel()
+	e := newEnv(t)
+	e.must(0, "exec", "q", "import time")
+	con := e.onTerminal("attach", "q", "--label", "carol")
+	con.expect("start", "Attached to session 'q'")
+
+	e.must(124, "--label", "alice", "exec", "q", "time.sleep(4); print('alice done')", "-t", "0.5")
+	con.expect("alice's cell shows", "time.sleep(4); print('alice done')")
+	con.send("print('typed while busy')\r")
+	con.expect("the line is queued", "[Queued: your line runs when cell 2 (alice via cli) ends. Ctrl-C drops it.]")
+	con.expect("the queued line runs after alice's cell", "alice done", "typed while busy\r\n")
+	if scr := con.scr.String(); strings.Index(scr, "alice done") > strings.LastIndex(scr, "typed while busy\r\n") {
+		t.Errorf("the queued line ran before alice's cell ended:\n%s", scr)
+	}
+	var carol, alice int
+	for _, en := range e.history("q") {
+		switch en.Code {
+		case "print('typed while busy')":
+			carol = en.Seq
+			if en.Who != "carol" || en.Status != "done" {
+				t.Errorf("the queued line's entry: %+v", en)
+			}
+		case "time.sleep(4); print('alice done')":
+			alice = en.Seq
+		}
+	}
+	if carol == 0 || carol < alice {
+		t.Errorf("the queued line's entry is %d, alice's %d: want it recorded after alice's", carol, alice)
+	}
+
+	// Two lines queued, then Ctrl-C: both dropped, alice's cell goes on.
+	e.must(124, "--label", "alice", "exec", "q", "time.sleep(3); print('alice again')", "-t", "0.5")
+	con.expect("alice's second cell shows", "print('alice again')")
+	con.send("print('never one')\r")
+	con.expect("the first line is queued", "[Queued: your line runs when cell 4 (alice via cli) ends. Ctrl-C drops it.]")
+	con.send("print('never two')\r")
+	con.expect("the second line is queued", "[Queued: 2 typed lines wait and run in order when cell 4 (alice via cli) ends. Ctrl-C drops them.]")
+	con.send("\x03")
+	con.expect("Ctrl-C drops the queue", "[Dropped 2 queued lines; they were not run. Ctrl-C again interrupts the running cell.]")
+	con.expect("alice's cell is not interrupted", "alice again\r\n", "[q#5 done]")
+	time.Sleep(time.Second)
+	for _, en := range e.history("q") {
+		if strings.Contains(en.Code, "never") {
+			t.Errorf("a dropped line ran: %+v", en)
+		}
+	}
+	if scr := con.scr.String(); strings.Contains(scr, "polyrepl wait") || strings.Contains(scr, "not run:") {
+		t.Errorf("the console names a command or drops a line:\n%s", scr)
+	}
+	con.send("\x04")
+	if err := con.exit("Ctrl-D"); err != nil {
+		t.Errorf("attach ended with %v after Ctrl-D, want exit 0", err)
+	}
+}
+
+// TestAttachShowsTheQuestionsPrompt: while a cell asks for input — the
+// person's own or another client's — the console's prompt is the
+// question's own, not the session's name, and the line typed answers it.
+func TestAttachShowsTheQuestionsPrompt(t *testing.T) {
+	needPython(t)
+	t.Parallel()
+	e := newEnv(t)
+	e.must(0, "exec", "qa", "x = 1")
+	con := e.onTerminal("attach", "qa", "--label", "carol")
+	con.expect("start", "Attached to session 'qa'")
+
+	con.send("name = input('name? ')\r")
+	con.expect("the person's own cell asks", "[Cell 2 asks for input. The line you type answers it; Ctrl-C interrupts the cell.]\r\n")
+	if !waitFor(10*time.Second, func() bool {
+		return strings.HasSuffix(after(con.scr.String(), "interrupts the cell.]\r\n"), "name? ")
+	}) {
+		t.Fatalf("the prompt is not the question's own:\n%q", after(con.scr.String(), "asks for input"))
+	}
+	con.send("Ada\r")
+	con.send("print('hello', name)\r")
+	con.expect("the answer, then a cell", "hello Ada")
+	// The answer as typed is erased (up a line, cleared): the record's
+	// echo of it shows instead.
+	got := after(con.scr.String(), "interrupts the cell.]\r\n")
+	if n := strings.Count(got, "name? Ada") - strings.Count(got, "name? Ada\r\n\x1b[A\r\x1b[2K"); n != 1 {
+		t.Errorf("the answer shows %d times, want once:\n%q", n, got)
+	}
+
+	// Another client's question: the console learns of it and shows its
+	// prompt; the line typed answers it.
+	if _, _, code := e.run("--label", "alice", "exec", "qa", "size = input('size? '); print('got', size)", "-t", "0.5"); code != 3 {
+		t.Fatalf("alice's question: exit %d, want 3", code)
+	}
+	con.expect("another client's question", "[Cell 4 (alice via cli) asks for input. The line you type answers it; Ctrl-C interrupts the cell.]\r\n")
+	if !waitFor(10*time.Second, func() bool {
+		return strings.HasSuffix(after(con.scr.String(), "interrupts the cell.]\r\n"), "size? ")
+	}) {
+		t.Fatalf("the prompt is not alice's question:\n%q", after(con.scr.String(), "(alice via cli) asks"))
+	}
+	con.send("big\r")
+	con.expect("alice's cell takes the answer", "got big")
+	if !waitFor(10*time.Second, func() bool { return strings.HasSuffix(con.scr.String(), "qa> ") }) {
+		t.Errorf("after the answer the prompt is not the session's again:\n%q", after(con.scr.String(), "got big"))
+	}
+	con.send("\x04")
+	if err := con.exit("Ctrl-D"); err != nil {
+		t.Errorf("attach ended with %v after Ctrl-D, want exit 0", err)
+	}
+}

@@ -365,18 +365,18 @@ func TestAttach(t *testing.T) {
 		t.Errorf("the agent was told %+v, want carol's cell once", activityOf(t, ar))
 	}
 
-	// A cell that asks: the console says so, and the next typed line
-	// answers it; a question an agent's cell asks is answered the same way.
+	// A cell that asks: the console says so, its prompt is the question,
+	// and the next typed line answers it; a question an agent's cell asks
+	// is answered the same way.
 	con.send("input('colour? ')\r")
-	expect("a typed cell's question", `asks "colour? "`)
+	expect("a typed cell's question", "asks for input. The line you type answers it")
 	con.send("blue\r")
 	expect("the typed answer", "colour? blue", "]: 'blue'")
 	ar, _ = agent.cell("exec", map[string]any{"session": "lab", "code": "input('size? ')", "timeout": 0.5})
 	if ar.Status != "input" {
 		t.Errorf("the agent's question: %s", clip(ar.String()))
 	}
-	con.send("'typed while it asks'\r")
-	expect("a line typed while another's cell asks", "waits for input", "the next line you type answers it")
+	expect("the agent's question", "(E2E Agent via mcp) asks for input. The line you type answers it")
 	con.send("big\r")
 	expect("the answer to the agent's question", "size? big", "]: 'big'")
 

@@ -10,13 +10,12 @@ import (
 	"io"
 	"os"
 	"strings"
-	"sync"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/term"
 
 	"github.com/polyrepl/polyrepl/internal/api"
-	"github.com/polyrepl/polyrepl/internal/client"
 	"github.com/polyrepl/polyrepl/internal/render"
 )
 
@@ -32,10 +31,17 @@ sends what you type as cells labelled as yours (--label, $POLYREPL_LABEL,
 else $USER), recorded like any other client's.
 
 Enter runs the line; a line ending in ':' or '\' or with an open bracket
-continues, and a block begun with ':' ends at an empty line. Up and down
-recall earlier lines. Ctrl-C interrupts the running cell (or clears the
-line); Ctrl-D on an empty line, or Ctrl-], detaches: the session keeps
-running.
+continues, the next line indented as the block goes (four spaces more
+after ':' or an open bracket), and a block begun with ':' ends at an empty
+line. Tab completes a name from the session's names and its runtime's
+keywords, listing the choices when they differ, or indents at the start
+of a line. Up and
+down recall earlier lines. A line typed while a cell runs waits and runs
+when the session is free, in the order typed. When a cell asks for input,
+the prompt is its question and the next line answers it. A cell that made
+a figure is followed by a line saying where its file is. Ctrl-C drops the
+lines waiting, else interrupts the running cell, else clears the line;
+Ctrl-D on an empty line, or Ctrl-], detaches: the session keeps running.
 
 --raw, for a runtime hosted on a terminal (sh, lfortran), attaches to the
 runtime's own terminal instead, as tmux would: every key goes to it
@@ -44,13 +50,6 @@ recorded as output the session printed while no cell ran. Ctrl-] detaches.`,
 		new: func() runner { return &attachCmd{} },
 	})
 }
-
-// Keys the console watches for before the line editor sees them.
-const (
-	keyCtrlC  = 0x03
-	keyCtrlU  = 0x15 // the line editor's "erase the line"
-	keyDetach = 0x1d // Ctrl-]
-)
 
 type attachCmd struct{ raw bool }
 
@@ -93,17 +92,35 @@ func (x *attachCmd) run(e *env, pos []string) int {
 		io.Reader
 		io.Writer
 	}{keys, e.stdout}, name+"> ")
+	width := 80
 	if w, h, err := term.GetSize(int(in.Fd())); err == nil {
 		t.SetSize(w, h)
+		width = max(w, 1)
 	}
-	a := &console{e: e, t: t, name: name, me: e.as("attach"), queue: make(chan string, 16)}
+	s := info[0]
+	p := &entryPrinter{w: t, tty: true}
+	a := &console{e: e, t: t, name: name, me: e.as("attach"), p: p, wake: make(chan struct{}, 1)}
 	a.me.Conn = newConn()
 	a.me.Quiet = true // the console shows the whole record anyway
+	comp := &completer{a: a, runtime: s.Runtime}
+	indent := ""
+	t.AutoCompleteCallback = func(line string, pos int, key rune) (string, int, bool) {
+		switch key {
+		case indentKey:
+			return line[:pos] + indent + line[pos:], pos + len(indent), true
+		case keyTab:
+			return comp.complete(line, pos)
+		}
+		if line == "" {
+			// Typed ahead, before the indentation came: the line stands
+			// as typed (pasted code brings its own).
+			keys.armed = false
+		}
+		return "", 0, false
+	}
 
-	s := info[0]
 	fmt.Fprintf(t, "Attached to session '%s' (%s, %s, cwd %s) as %s.\n", name, render.Runtime(s.Runtime, s.Version), render.Place(s), s.Cwd, api.Clip(a.me.Who, api.LabelLimit, "label"))
-	fmt.Fprintf(t, "Enter runs a line; Ctrl-C interrupts the running cell; Ctrl-D or Ctrl-] detaches (the session keeps running).\n")
-	p := &entryPrinter{w: t, tty: true}
+	fmt.Fprintf(t, "Enter runs a line; Tab completes a name; Ctrl-C interrupts the running cell; Ctrl-D or Ctrl-] detaches (the session keeps running).\n")
 	recent := hist.Entries[max(0, len(hist.Entries)-5):]
 	if n := len(hist.Entries) - len(recent); n > 0 {
 		fmt.Fprintf(t, "[%d earlier entries: `polyrepl history %s`]\n", n, name)
@@ -120,20 +137,18 @@ func (x *attachCmd) run(e *env, pos []string) int {
 			from = recent[0].Seq - 1
 		}
 		err := e.client.Follow(ctx, name, from, func(ev api.RecordEvent) error {
-			if ev.Entry != nil {
-				a.seen(*ev.Entry)
-			}
-			p.event(ev)
+			a.print(ev)
 			return nil
 		})
 		if err != nil && ctx.Err() == nil {
 			// Said at once, not at the next line typed.
-			fmt.Fprintf(t, "[the record stream ended: %v; Ctrl-D detaches]\n", err)
+			fmt.Fprintf(t, "[The record stream ended: %s. Ctrl-D detaches.]\n", sentenceEnd(err.Error()))
 		}
 		followErr <- err
 	}()
 
 	go a.sender(ctx)
+	go a.watch(ctx)
 	var buf []string
 	cleared := make(chan struct{}, 1)
 	go func() {
@@ -143,20 +158,23 @@ func (x *attachCmd) run(e *env, pos []string) int {
 			case <-ctx.Done():
 				return
 			}
-			if a.running() {
+			switch {
+			case a.drop(): // Ctrl-C drops the typed lines waiting first
+			case a.running():
 				a.interrupt(ctx)
-			} else {
+			default:
 				select {
 				case cleared <- struct{}{}:
 				default:
 				}
-				t.SetPrompt(name + "> ")
+				a.setCont(false)
 				fmt.Fprintln(t, "^C")
 			}
 		}
 	}()
 	for {
 		line, err := t.ReadLine()
+		keys.armed = false
 		select {
 		case <-cleared: // Ctrl-C dropped what was typed so far
 			buf = buf[:0]
@@ -166,7 +184,7 @@ func (x *attachCmd) run(e *env, pos []string) int {
 			break // Ctrl-D on an empty line, or the detach key
 		}
 		if err != nil && !errors.Is(err, term.ErrPasteIndicator) {
-			fmt.Fprintf(t, "[the terminal failed: %v]\n", err)
+			fmt.Fprintf(t, "[The terminal failed: %s.]\n", sentenceEnd(err.Error()))
 			break
 		}
 		select {
@@ -174,18 +192,25 @@ func (x *attachCmd) run(e *env, pos []string) int {
 			return ExitFailed
 		default:
 		}
+		if prompt, asked := a.asking(); asked {
+			// The line answers the question the prompt showed.
+			a.submit(line, (utf8.RuneCountInString(prompt)+utf8.RuneCountInString(line))/width+1)
+			continue
+		}
 		buf = append(buf, line)
 		if continues(buf) {
-			t.SetPrompt(strings.Repeat(".", len(name)) + "> ")
+			indent = indentAfter(buf)
+			keys.armed = indent != ""
+			a.setCont(true)
 			continue
 		}
 		code := strings.Join(buf, "\n")
 		buf = buf[:0]
-		t.SetPrompt(name + "> ")
+		a.setCont(false)
 		if strings.TrimSpace(code) == "" {
 			continue
 		}
-		a.send(code)
+		a.submit(code, 0)
 	}
 	cancel()
 	select {
@@ -280,112 +305,6 @@ func (c *crlf) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// console is one attach session.
-type console struct {
-	e    *env
-	t    *term.Terminal
-	name string
-	me   api.Client
-
-	mu   sync.Mutex
-	live map[int]bool // cells seen running, by seq
-	// sending counts typed cells sent and not yet answered: Ctrl-C stops
-	// the person's own cell even before the record has shown it running.
-	sending int
-
-	queue chan string // typed cells, sent in order
-}
-
-// seen keeps track of which cells run, for Ctrl-C.
-func (a *console) seen(en api.Entry) {
-	if en.Kind != api.EntryCell {
-		return
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.live == nil {
-		a.live = map[int]bool{}
-	}
-	if en.Status == api.StatusRunning {
-		a.live[en.Seq] = true
-	} else {
-		delete(a.live, en.Seq)
-	}
-}
-
-func (a *console) running() bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return len(a.live) > 0 || a.sending > 0
-}
-
-// send queues a typed cell. Cells are sent one after another, in the
-// order typed, as a terminal's type-ahead would run them.
-func (a *console) send(code string) {
-	select {
-	case a.queue <- code:
-	default:
-		fmt.Fprintf(a.t, "[not run: %d typed cells are already waiting]\n", cap(a.queue))
-	}
-}
-
-// sender runs the typed cells; what they print and return comes through
-// the record.
-func (a *console) sender(ctx context.Context) {
-	asking := false // the session's cell waits for input: the next line typed answers it
-	for {
-		var code string
-		select {
-		case code = <-a.queue:
-		case <-ctx.Done():
-			return
-		}
-		a.mu.Lock()
-		a.sending++
-		a.mu.Unlock()
-		var r api.CellResult
-		var err error
-		if asking {
-			r, err = a.e.client.Input(ctx, a.name, api.InputRequest{Text: code, Timeout: api.Seconds(api.MaxTimeout.Seconds()), Client: a.me})
-		} else {
-			r, err = a.e.client.Exec(ctx, a.name, api.ExecRequest{Code: code, Timeout: api.Seconds(api.MaxTimeout.Seconds()), Client: a.me,
-				Spawn: api.Spawn{Cwd: cwd(), Env: os.Environ()}})
-		}
-		a.mu.Lock()
-		a.sending--
-		a.mu.Unlock()
-		asking = false
-		var ae *client.APIError
-		switch {
-		case err == nil && r.Status == api.StatusInput && r.Prompt != nil:
-			asking = true
-			fmt.Fprintf(a.t, "[cell %d asks %q: the next line you type answers it]\n", r.Cell, r.Prompt.Text)
-		case errors.As(err, &ae) && ae.Code == api.CodeInput:
-			// Someone's cell asks: what was typed was not run, and the
-			// next line answers the question.
-			asking = true
-			fmt.Fprintf(a.t, "[not run: %s; the next line you type answers it]\n", render.Refusal(ae.ErrorReply))
-		case err == nil, ctx.Err() != nil:
-		case errors.As(err, &ae):
-			msg := render.Refusal(ae.ErrorReply)
-			if hint := render.Hint(ae.ErrorReply, render.People); hint != "" {
-				msg += " (" + hint + ")"
-			}
-			fmt.Fprintf(a.t, "[not run: %s]\n", msg)
-		default:
-			fmt.Fprintf(a.t, "[not run: %v]\n", err)
-		}
-	}
-}
-
-func (a *console) interrupt(ctx context.Context) {
-	go func() {
-		if _, err := a.e.client.Interrupt(ctx, a.name, api.ControlRequest{Client: a.me}); err != nil && ctx.Err() == nil {
-			fmt.Fprintf(a.t, "[interrupt failed: %v]\n", err)
-		}
-	}()
-}
-
 func cwd() string {
 	d, _ := os.Getwd()
 	return d
@@ -397,62 +316,4 @@ func newConn() string {
 	var b [6]byte
 	rand.Read(b[:])
 	return "attach-" + hex.EncodeToString(b[:])
-}
-
-// keyWatch takes Ctrl-C and the detach key on their way to the line
-// editor: Ctrl-C is told on ctrlC and erases the line being typed; the
-// detach key ends input as Ctrl-D does on an empty line.
-type keyWatch struct {
-	r     io.Reader
-	ctrlC chan struct{}
-}
-
-func (k *keyWatch) Read(p []byte) (int, error) {
-	n, err := k.r.Read(p)
-	for i := 0; i < n; i++ {
-		switch p[i] {
-		case keyCtrlC:
-			select {
-			case k.ctrlC <- struct{}{}:
-			default:
-			}
-			p[i] = keyCtrlU
-		case keyDetach:
-			p[i] = keyCtrlC // the line editor ends input on it
-		}
-	}
-	return n, err
-}
-
-// continues reports whether the lines typed so far are an unfinished
-// cell: a line ending in '\' or ':', open brackets, or a block begun with
-// ':' not yet closed by an empty line.
-func continues(lines []string) bool {
-	last := strings.TrimRight(lines[len(lines)-1], " \t")
-	if strings.HasSuffix(last, "\\") || strings.HasSuffix(last, ":") {
-		return true
-	}
-	depth := 0
-	for _, l := range lines {
-		for _, r := range l {
-			switch r {
-			case '(', '[', '{':
-				depth++
-			case ')', ']', '}':
-				depth--
-			}
-		}
-	}
-	if depth > 0 {
-		return true
-	}
-	if len(lines) > 1 && last != "" {
-		// Inside a block begun with ':' (Python): an empty line ends it.
-		for _, l := range lines[:len(lines)-1] {
-			if strings.HasSuffix(strings.TrimRight(l, " \t"), ":") {
-				return true
-			}
-		}
-	}
-	return false
 }

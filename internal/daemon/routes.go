@@ -47,6 +47,7 @@ func (d *Daemon) routes() http.Handler {
 	mux.HandleFunc("GET "+api.PathRecordEntry, d.entry)
 	mux.HandleFunc("GET "+api.PathRaw, d.raw)
 	mux.HandleFunc("POST "+api.PathRuntimes, d.listRuntimes)
+	mux.HandleFunc("GET "+api.PathGlance, d.glance)
 	return withVersion(mux)
 }
 

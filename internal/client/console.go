@@ -1,0 +1,21 @@
+package client
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+)
+
+// Glance describes session name cheaply (api.PathGlance): state, running
+// cell and its question, names.
+func (c *Client) Glance(ctx context.Context, name string) (api.SessionInfo, error) {
+	reply, err := call[api.SessionsReply](ctx, c, request{method: http.MethodGet, path: api.PathGlance, session: name, noStart: true})
+	if err != nil {
+		return api.SessionInfo{}, err
+	}
+	if len(reply.Sessions) != 1 {
+		return api.SessionInfo{}, &APIError{Status: http.StatusInternalServerError, ErrorReply: api.ErrorReply{Code: api.CodeInternal, Error: "the daemon's glance named no session"}}
+	}
+	return reply.Sessions[0], nil
+}

@@ -1,0 +1,17 @@
+package daemon
+
+import (
+	"net/http"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+)
+
+// glance answers GET /v1/sessions/{name}/glance (api.PathGlance).
+func (d *Daemon) glance(w http.ResponseWriter, r *http.Request) {
+	info, err := d.sessions.Glance(r.PathValue("name"))
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	reply(w, api.SessionsReply{Sessions: []api.SessionInfo{info}})
+}
