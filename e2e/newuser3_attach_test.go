@@ -159,3 +159,45 @@ func TestAttachShowsTheQuestionsPrompt(t *testing.T) {
 		t.Errorf("attach ended with %v after Ctrl-D, want exit 0", err)
 	}
 }
+
+// TestAttachIndentsABlock: after a line ending in ':' the next line
+// starts indented four spaces more, the line after keeps its indentation,
+// the continuation prompt stays, and an empty line (or one of spaces
+// alone) sends the block (an open brace, as in R, is in TestIndentAfter).
+func TestAttachIndentsABlock(t *testing.T) {
+	needPython(t)
+	t.Parallel()
+	e := newEnv(t)
+	e.must(0, "exec", "ind", "x = 1")
+	con := e.onTerminal("attach", "ind", "--label", "carol")
+	con.expect("start", "Attached to session 'ind'")
+
+	con.send("for i in range(3):\r")
+	con.expect("the block's first line", "for i in range(3):\r\n...> ")
+	if !waitFor(10*time.Second, func() bool { return strings.HasSuffix(con.scr.String(), "...>     ") }) {
+		t.Fatalf("the continuation line does not start indented:\n%q", after(con.scr.String(), "range(3):"))
+	}
+	con.send("if i:\r")
+	if !waitFor(10*time.Second, func() bool { return strings.HasSuffix(con.scr.String(), "...>         ") }) {
+		t.Fatalf("the line after 'if i:' does not start 8 spaces in:\n%q", after(con.scr.String(), "range(3):"))
+	}
+	con.send("print('row', i)\r")
+	if !waitFor(10*time.Second, func() bool { return strings.HasSuffix(con.scr.String(), "...>         ") }) {
+		t.Fatalf("the line after print does not keep its indentation:\n%q", after(con.scr.String(), "row"))
+	}
+	con.send("\r") // a line of the indentation alone ends the block
+	con.expect("the block runs", "row 1\r\nrow 2\r\n")
+	var code string
+	for _, en := range e.history("ind") {
+		if strings.HasPrefix(en.Code, "for i") {
+			code = en.Code
+		}
+	}
+	if want := "for i in range(3):\n    if i:\n        print('row', i)"; code != want {
+		t.Errorf("the block sent is %q, want %q", code, want)
+	}
+	con.send("\x04")
+	if err := con.exit("Ctrl-D"); err != nil {
+		t.Errorf("attach ended with %v after Ctrl-D, want exit 0", err)
+	}
+}

@@ -204,6 +204,9 @@ func (x *attachCmd) run(e *env, pos []string) int {
 			a.setCont(true)
 			continue
 		}
+		for len(buf) > 1 && strings.TrimSpace(buf[len(buf)-1]) == "" {
+			buf = buf[:len(buf)-1] // the empty line that ended a block, perhaps indented
+		}
 		code := strings.Join(buf, "\n")
 		buf = buf[:0]
 		a.setCont(false)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/client"
+	plaintext "github.com/polyrepl/polyrepl/internal/plain"
 	"github.com/polyrepl/polyrepl/internal/render"
 )
 
@@ -148,6 +149,7 @@ func (a *console) setPromptLocked() {
 // questionPrompt is the last line of a question's text, as a prompt:
 // printable, at most 60 characters (its end, where the cursor waits).
 func questionPrompt(text string) string {
+	text = plaintext.Text(text)
 	if i := strings.LastIndexAny(text, "\r\n"); i >= 0 {
 		text = text[i+1:]
 	}
