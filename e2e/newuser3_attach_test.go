@@ -1,6 +1,9 @@
 package e2e
 
 import (
+	"os"
+	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -195,6 +198,49 @@ func TestAttachIndentsABlock(t *testing.T) {
 	}
 	if want := "for i in range(3):\n    if i:\n        print('row', i)"; code != want {
 		t.Errorf("the block sent is %q, want %q", code, want)
+	}
+	con.send("\x04")
+	if err := con.exit("Ctrl-D"); err != nil {
+		t.Errorf("attach ended with %v after Ctrl-D, want exit 0", err)
+	}
+}
+
+// TestAttachSaysAFigureWasMade: a cell that made a figure — typed in the
+// console, or run by another client, in Python or R — is followed in the
+// console by a line saying so and where the figure's file is.
+func TestAttachSaysAFigureWasMade(t *testing.T) {
+	needPython(t)
+	if err := exec.Command(python, "-c", "import matplotlib").Run(); err != nil {
+		t.Skipf("%s has no matplotlib (Debian: python3-matplotlib)", python)
+	}
+	t.Parallel()
+	e := newEnv(t)
+	e.must(0, "exec", "figs", "import matplotlib.pyplot as plt")
+	con := e.onTerminal("attach", "figs", "--label", "carol")
+	con.expect("start", "Attached to session 'figs'")
+
+	figure := regexp.MustCompile(`\[figs#(\d+) made a figure \((\d+)×(\d+) PNG, [0-9.]+ [KM]?B\): (\S+\.png)\]`)
+	con.send("plt.plot([1, 4, 9])\r")
+	con.expect("a typed cell's figure", "[figs#3 done]\r\n[figs#3 made a figure (")
+	m := figure.FindStringSubmatch(con.scr.String())
+	if m == nil || m[1] != "3" {
+		t.Fatalf("no figure line for the typed cell:\n%s", con.scr.String())
+	}
+	if fi, err := os.Stat(m[4]); err != nil || fi.Size() == 0 {
+		t.Errorf("the figure's file %s: %v", m[4], err)
+	}
+
+	e.must(0, "--label", "alice", "exec", "figs", "plt.figure(); plt.plot([2, 1]); plt.show()")
+	con.expect("another client's figure", "[figs#4 done]\r\n[figs#4 made a figure (")
+
+	if found, _ := runtimeFound(e, "r"); found {
+		e.must(0, "exec", "rfig", "--runtime", "r", "z <- c(3, 1, 2)")
+		rc := e.onTerminal("attach", "rfig", "--label", "carol")
+		rc.expect("start", "Attached to session 'rfig'")
+		rc.send("plot(z)\r")
+		rc.expect("R's figure", "[rfig#3 done]\r\n[rfig#3 made a figure (", ".png]")
+		rc.send("\x04")
+		rc.exit("Ctrl-D")
 	}
 	con.send("\x04")
 	if err := con.exit("Ctrl-D"); err != nil {

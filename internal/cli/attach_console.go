@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -63,14 +64,21 @@ func (a *console) print(ev api.RecordEvent) {
 	if ev.Entry != nil {
 		a.seen(*ev.Entry)
 	}
+	// One write: the line editor draws its prompt again after each.
+	var b strings.Builder
 	a.pmu.Lock()
+	a.p.w = &b
 	a.p.event(ev)
+	a.p.w = a.t
 	a.pmu.Unlock()
 	if en := ev.Entry; en != nil && en.Kind == api.EntryCell && en.Status != api.StatusRunning &&
 		(ev.Event == api.EventEnd || ev.Event == api.EventEntry) {
 		for _, x := range en.Rich {
-			fmt.Fprintln(a.t, figureLine(*en, x))
+			b.WriteString(figureLine(*en, x) + "\n")
 		}
+	}
+	if b.Len() > 0 {
+		io.WriteString(a.t, b.String())
 	}
 }
 
