@@ -247,3 +247,33 @@ func TestAttachSaysAFigureWasMade(t *testing.T) {
 		t.Errorf("attach ended with %v after Ctrl-D, want exit 0", err)
 	}
 }
+
+// TestAttachCompletesNames: Tab completes the word before the cursor from
+// the session's names and the runtime's keywords: as far as the choices
+// agree, then lists them; at the start of a line it indents.
+func TestAttachCompletesNames(t *testing.T) {
+	needPython(t)
+	t.Parallel()
+	e := newEnv(t)
+	e.must(0, "exec", "tab", "total_count = 41; total_sum = 2")
+	con := e.onTerminal("attach", "tab", "--label", "carol")
+	con.expect("start", "Attached to session 'tab'")
+
+	con.send("tot\t")
+	if !waitFor(10*time.Second, func() bool { return strings.HasSuffix(con.scr.String(), "total_") }) {
+		t.Fatalf("Tab does not complete to the names' common prefix:\n%q", after(con.scr.String(), "tab> "))
+	}
+	con.send("\t")
+	con.expect("a second Tab lists the choices", "total_count  total_sum\r\n")
+	con.send("c\t + 1\r")
+	con.expect("the completed name runs", "total_count + 1\r\n", "Out[2]: 42")
+	con.send("impo\t")
+	if !waitFor(10*time.Second, func() bool { return strings.HasSuffix(con.scr.String(), "import") }) {
+		t.Fatalf("Tab does not complete a keyword:\n%q", after(con.scr.String(), "Out[2]: 42"))
+	}
+	con.send("\x15") // Ctrl-U: the line goes
+	con.send("\x04")
+	if err := con.exit("Ctrl-D"); err != nil {
+		t.Errorf("attach ended with %v after Ctrl-D, want exit 0", err)
+	}
+}
