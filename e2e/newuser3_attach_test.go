@@ -248,30 +248,71 @@ func TestAttachSaysAFigureWasMade(t *testing.T) {
 	}
 }
 
-// TestAttachCompletesNames: Tab completes the word before the cursor from
-// the session's names and the runtime's keywords: as far as the choices
-// agree, then lists them; at the start of a line it indents.
+// TestAttachCompletesNames: Tab completes the word before the cursor by
+// the runtime's own completion on the live namespace (Python's
+// rlcompleter: names, keywords, attributes after a dot, a DataFrame's
+// columns) as far as the choices agree, then lists them; at the start of a
+// line it indents. A completion is no cell: the record gains no entry and
+// the session's output nothing. While a cell runs, Tab completes from the
+// session's names.
 func TestAttachCompletesNames(t *testing.T) {
 	needPython(t)
 	t.Parallel()
 	e := newEnv(t)
-	e.must(0, "exec", "tab", "total_count = 41; total_sum = 2")
+	e.must(0, "exec", "tab", "total_count = 41; total_sum = 2; word = 'abc'\nimport time")
 	con := e.onTerminal("attach", "tab", "--label", "carol")
 	con.expect("start", "Attached to session 'tab'")
+	suffix := func(what, want string) {
+		t.Helper()
+		if !waitFor(10*time.Second, func() bool { return strings.HasSuffix(con.scr.String(), want) }) {
+			t.Fatalf("%s: the line does not end in %q:\n%q", what, want, after(con.scr.String(), "tab> "))
+		}
+	}
+	entries := len(e.history("tab"))
 
 	con.send("tot\t")
-	if !waitFor(10*time.Second, func() bool { return strings.HasSuffix(con.scr.String(), "total_") }) {
-		t.Fatalf("Tab does not complete to the names' common prefix:\n%q", after(con.scr.String(), "tab> "))
-	}
+	suffix("Tab to the names' common prefix", "total_")
 	con.send("\t")
 	con.expect("a second Tab lists the choices", "total_count  total_sum\r\n")
 	con.send("c\t + 1\r")
 	con.expect("the completed name runs", "total_count + 1\r\n", "Out[2]: 42")
-	con.send("impo\t")
-	if !waitFor(10*time.Second, func() bool { return strings.HasSuffix(con.scr.String(), "import") }) {
-		t.Fatalf("Tab does not complete a keyword:\n%q", after(con.scr.String(), "Out[2]: 42"))
+	entries++
+
+	con.send("word.upp\t")
+	if !waitFor(10*time.Second, func() bool {
+		scr := con.scr.String()
+		return strings.HasSuffix(scr, "word.upper(") || strings.HasSuffix(scr, "word.upper()") // "()" where it takes no arguments (3.11)
+	}) {
+		t.Fatalf("an attribute after a dot: %q", after(con.scr.String(), "tab> "))
 	}
+	if !strings.HasSuffix(con.scr.String(), "()") {
+		con.send(")")
+	}
+	con.send("\r")
+	con.expect("the completed method runs", "Out[3]: 'ABC'")
+	entries++
+
+	con.send("impo\t")
+	suffix("a keyword", "import ")
 	con.send("\x15") // Ctrl-U: the line goes
+	if n := len(e.history("tab")); n != entries {
+		t.Errorf("the record has %d entries after completions, want %d: a completion is no cell", n, entries)
+	}
+
+	if exec.Command(python, "-c", "import pandas").Run() == nil {
+		e.must(0, "exec", "tab", "import pandas as pd; df = pd.DataFrame({'colour': [1], 'count_': [2]})")
+		con.send("df.colo\t")
+		suffix("a DataFrame's column", "df.colour")
+		con.send("\x15")
+	}
+
+	// While a cell runs, the session's names.
+	e.must(124, "--label", "alice", "exec", "tab", "time.sleep(3)", "-t", "0.5")
+	con.expect("alice's cell", "time.sleep(3)")
+	con.send("total_s\t")
+	suffix("Tab while a cell runs", "total_sum")
+	con.send("\x15")
+
 	con.send("\x04")
 	if err := con.exit("Ctrl-D"); err != nil {
 		t.Errorf("attach ended with %v after Ctrl-D, want exit 0", err)

@@ -33,9 +33,11 @@ else $USER), recorded like any other client's.
 Enter runs the line; a line ending in ':' or '\' or with an open bracket
 continues, the next line indented as the block goes (four spaces more
 after ':' or an open bracket), and a block begun with ':' ends at an empty
-line. Tab completes a name from the session's names and its runtime's
-keywords, listing the choices when they differ, or indents at the start
-of a line. Up and
+line. Tab completes the name before the cursor — by the runtime's own
+completion on the session's live state where it has one (Python:
+attributes after a dot too), else from the session's names and the
+runtime's keywords — listing the choices when they differ; at the start
+of a line it indents. Up and
 down recall earlier lines. A line typed while a cell runs waits and runs
 when the session is free, in the order typed. When a cell asks for input,
 the prompt is its question and the next line answers it. A cell that made

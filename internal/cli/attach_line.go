@@ -8,6 +8,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/polyrepl/polyrepl/internal/api"
 )
 
 // The console's line editing beyond golang.org/x/term's Terminal: the
@@ -121,8 +123,10 @@ func indentAfter(lines []string) string {
 	return in
 }
 
-// completer completes the word before the cursor from the session: its
-// names (as listed after each cell) and its runtime's keywords.
+// completer completes the word before the cursor from the session: by
+// the runtime's own completion on its live state where it has one
+// (Python's rlcompleter, attributes after a dot included), else from the
+// session's names (as listed after each cell) and its runtime's keywords.
 type completer struct {
 	a       *console
 	runtime string
@@ -161,29 +165,28 @@ func (c *completer) complete(line string, pos int) (string, int, bool) {
 	return "", 0, false
 }
 
-// candidates lists the session's names and the runtime's keywords that
-// start with word, sorted, without repeats.
+// candidates lists what word may become, sorted, without repeats: the
+// runtime's completions, or the session's names and the runtime's
+// keywords that start with word.
 func (c *completer) candidates(word string) []string {
-	ctx, cancel := context.WithTimeout(c.a.e.ctx, 2*time.Second)
+	ctx, cancel := context.WithTimeout(c.a.e.ctx, 5*time.Second)
 	defer cancel()
 	seen := map[string]bool{}
 	var out []string
 	add := func(s string) {
-		if strings.HasPrefix(s, word) && s != word && !seen[s] {
+		if strings.HasPrefix(s, word) && s != word && !seen[s] && utf8.ValidString(s) && !strings.ContainsAny(s, "\r\n\x1b") {
 			seen[s] = true
 			out = append(out, s)
 		}
 	}
-	if info, err := c.a.e.client.Glance(ctx, c.a.name); err == nil {
-		if c.runtime == "" {
-			c.runtime = info.Runtime
-		}
-		for _, n := range info.Names {
-			add(n)
-		}
+	r, err := c.a.e.client.Complete(ctx, c.a.name, word)
+	for _, m := range r.Matches {
+		add(m)
 	}
-	for _, k := range keywords[c.runtime] {
-		add(k)
+	if err != nil || r.By != api.CompletedByRuntime {
+		for _, k := range keywords[c.runtime] {
+			add(k)
+		}
 	}
 	sort.Strings(out)
 	return out

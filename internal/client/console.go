@@ -19,3 +19,10 @@ func (c *Client) Glance(ctx context.Context, name string) (api.SessionInfo, erro
 	}
 	return reply.Sessions[0], nil
 }
+
+// Complete completes word in session name (api.PathComplete), for a
+// console's Tab.
+func (c *Client) Complete(ctx context.Context, name, word string) (api.CompleteReply, error) {
+	return call[api.CompleteReply](ctx, c, request{method: http.MethodPost, path: api.PathComplete, session: name,
+		body: api.CompleteRequest{Word: word}, noStart: true})
+}

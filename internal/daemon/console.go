@@ -15,3 +15,17 @@ func (d *Daemon) glance(w http.ResponseWriter, r *http.Request) {
 	}
 	reply(w, api.SessionsReply{Sessions: []api.SessionInfo{info}})
 }
+
+// complete answers POST /v1/sessions/{name}/complete (api.PathComplete).
+func (d *Daemon) complete(w http.ResponseWriter, r *http.Request) {
+	var req api.CompleteRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	res, err := d.sessions.Complete(r.PathValue("name"), req)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	reply(w, res)
+}

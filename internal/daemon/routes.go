@@ -48,6 +48,7 @@ func (d *Daemon) routes() http.Handler {
 	mux.HandleFunc("GET "+api.PathRaw, d.raw)
 	mux.HandleFunc("POST "+api.PathRuntimes, d.listRuntimes)
 	mux.HandleFunc("GET "+api.PathGlance, d.glance)
+	mux.HandleFunc("POST "+api.PathComplete, d.complete)
 	return withVersion(mux)
 }
 

@@ -243,10 +243,16 @@ func (p *Process) remote() Service { return remote{p} }
 // is answered, waits for the reply: a refusal is an *Error with its
 // Code.
 func (p *Process) call(name string, args any) error {
+	_, err := p.callReply(name, args)
+	return err
+}
+
+// callReply is call, returning the reply's data.
+func (p *Process) callReply(name string, args any) (json.RawMessage, error) {
 	o := ops[name]
 	b, err := json.Marshal(args)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	msg := callMsg{Op: name, Args: b}
 	var ch chan replyMsg
@@ -264,22 +270,22 @@ func (p *Process) call(name string, args any) error {
 			delete(p.waiting, msg.ID)
 			p.mu.Unlock()
 		}
-		return &Error{Code: CodeGone, Msg: fmt.Sprintf("the session's holder (pid %d) cannot be reached: %v", p.holder.PID, err)}
+		return nil, &Error{Code: CodeGone, Msg: fmt.Sprintf("the session's holder (pid %d) cannot be reached: %v", p.holder.PID, err)}
 	}
 	if ch == nil {
-		return nil
+		return nil, nil
 	}
 	select {
 	case r := <-ch:
 		if r.Code != "" {
-			return &Error{Code: r.Code, Msg: r.Msg}
+			return nil, &Error{Code: r.Code, Msg: r.Msg}
 		}
-		return nil
+		return r.Data, nil
 	case <-time.After(10 * time.Second):
 		p.mu.Lock()
 		delete(p.waiting, msg.ID)
 		p.mu.Unlock()
-		return &Error{Code: CodeSilent, Msg: fmt.Sprintf("the session's holder (pid %d) did not answer within 10s", p.holder.PID)}
+		return nil, &Error{Code: CodeSilent, Msg: fmt.Sprintf("the session's holder (pid %d) did not answer within 10s", p.holder.PID)}
 	}
 }
 

@@ -431,11 +431,13 @@ func (s *server) call(w *wire, b []byte) (end bool) {
 		return false
 	}
 	run := func() {
-		err := o.run(service{s, w}, c.Args)
+		data, err := o.run(service{s, w}, c.Args)
 		if c.ID != 0 {
 			r := replyMsg{ID: c.ID}
 			if err != nil {
 				r.Code, r.Msg = codeOf(err), err.Error()
+			} else if data != nil {
+				r.Data, _ = json.Marshal(data)
 			}
 			w.sendJSON(frameReply, r)
 		}

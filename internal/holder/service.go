@@ -45,6 +45,9 @@ type Service interface {
 	// End ends the runtime if it lives, then the holder: the daemon has
 	// written the death down, or will not keep the session.
 	End(struct{}) error
+	// Complete asks the runtime to complete a name between cells
+	// (complete.go).
+	Complete(CompleteArgs) (Completion, error)
 }
 
 // InterruptArgs are an interrupt's.
@@ -131,12 +134,15 @@ type replyMsg struct {
 	ID   uint64 `json:"id"`
 	Code Code   `json:"code,omitempty"`
 	Msg  string `json:"msg,omitempty"`
+	// Data is what an operation that answers with data answered
+	// (handleData), as JSON.
+	Data json.RawMessage `json:"data,omitempty"`
 }
 
 // op is one operation of the Service: how the holder runs it, and
 // whether the daemon waits for its answer.
 type op struct {
-	run      func(Service, json.RawMessage) error
+	run      func(Service, json.RawMessage) (any, error)
 	answered bool
 	// alone: it may take long (a gateway's answer), so it runs beside
 	// the calls after it.
@@ -145,11 +151,17 @@ type op struct {
 
 // handle makes an op of a Service method taking A.
 func handle[A any](m func(Service, A) error, answered bool) op {
-	return op{answered: answered, run: func(s Service, b json.RawMessage) error {
+	return handleData(func(s Service, a A) (any, error) { return nil, m(s, a) }, answered)
+}
+
+// handleData makes an op of a Service method taking A and answering R,
+// sent back as the reply's Data.
+func handleData[A, R any](m func(Service, A) (R, error), answered bool) op {
+	return op{answered: answered, run: func(s Service, b json.RawMessage) (any, error) {
 		var a A
 		if len(b) > 0 {
 			if err := json.Unmarshal(b, &a); err != nil {
-				return &Error{Code: CodeBadArgs, Msg: fmt.Sprintf("cannot read the call's arguments: %v", err)}
+				return nil, &Error{Code: CodeBadArgs, Msg: fmt.Sprintf("cannot read the call's arguments: %v", err)}
 			}
 		}
 		return m(s, a)
@@ -170,6 +182,7 @@ var ops = map[string]op{
 	"mark-read":  handle(Service.MarkRead, false),
 	"idle-entry": handle(Service.SetIdleEntry, false),
 	"end":        handle(Service.End, false),
+	"complete":   alone(handleData(Service.Complete, true)),
 }
 
 // noInput is the refusal of an answer by a runtime that takes none.

@@ -19,7 +19,7 @@ func TestEveryOperationIsOneMethod(t *testing.T) {
 	// Each op runs the method it is named for: a recorder says which.
 	for name, o := range ops {
 		rec := &recorder{}
-		if err := o.run(rec, nil); err != nil {
+		if _, err := o.run(rec, nil); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
 		if len(rec.called) != 1 {
@@ -46,7 +46,7 @@ func TestRefusalsAreTyped(t *testing.T) {
 	if codeOf(errors.New("plain")) != CodeFailed || codeOf(noInput("x")) != CodeNoInput {
 		t.Errorf("codes of errors")
 	}
-	err = ops["interrupt"].run(&recorder{}, json.RawMessage(`{"attempt": "two"}`))
+	_, err = ops["interrupt"].run(&recorder{}, json.RawMessage(`{"attempt": "two"}`))
 	if codeOf(err) != CodeBadArgs {
 		t.Errorf("unreadable arguments: %v, want %s", err, CodeBadArgs)
 	}
@@ -58,14 +58,17 @@ type recorder struct{ called []string }
 func (r *recorder) note(m string) error           { r.called = append(r.called, m); return nil }
 func (r *recorder) Interrupt(InterruptArgs) error { return r.note("Interrupt") }
 func (r *recorder) Answer(AnswerArgs) error       { return r.note("Answer") }
-func (r *recorder) EndRemote(struct{}) error      { return r.note("EndRemote") }
-func (r *recorder) Sync(struct{}) error           { return r.note("Sync") }
-func (r *recorder) AttachRaw(struct{}) error      { return r.note("AttachRaw") }
-func (r *recorder) DetachRaw(struct{}) error      { return r.note("DetachRaw") }
-func (r *recorder) SetLimit(limit.Held) error     { return r.note("SetLimit") }
-func (r *recorder) MarkRead([]readMark) error     { return r.note("MarkRead") }
-func (r *recorder) SetIdleEntry(idleEntry) error  { return r.note("SetIdleEntry") }
-func (r *recorder) End(struct{}) error            { return r.note("End") }
+func (r *recorder) Complete(CompleteArgs) (Completion, error) {
+	return Completion{}, r.note("Complete")
+}
+func (r *recorder) EndRemote(struct{}) error     { return r.note("EndRemote") }
+func (r *recorder) Sync(struct{}) error          { return r.note("Sync") }
+func (r *recorder) AttachRaw(struct{}) error     { return r.note("AttachRaw") }
+func (r *recorder) DetachRaw(struct{}) error     { return r.note("DetachRaw") }
+func (r *recorder) SetLimit(limit.Held) error    { return r.note("SetLimit") }
+func (r *recorder) MarkRead([]readMark) error    { return r.note("MarkRead") }
+func (r *recorder) SetIdleEntry(idleEntry) error { return r.note("SetIdleEntry") }
+func (r *recorder) End(struct{}) error           { return r.note("End") }
 
 // A call frame of any bytes is run or refused with a Code, and never
 // panics the holder.
@@ -84,7 +87,7 @@ func FuzzCall(f *testing.F) {
 		if !ok {
 			return
 		}
-		if err := o.run(&recorder{}, c.Args); err != nil && codeOf(err) != CodeBadArgs {
+		if _, err := o.run(&recorder{}, c.Args); err != nil && codeOf(err) != CodeBadArgs {
 			t.Errorf("%s: %v, want it run or refused as bad-args", c.Op, err)
 		}
 	})

@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/polyrepl/polyrepl/internal/api"
 )
@@ -20,4 +21,45 @@ func (m *Manager) Glance(name string) (api.SessionInfo, error) {
 			Error: fmt.Sprintf("no live session named %q", name)}}
 	}
 	return s.glance(), nil
+}
+
+// Complete completes word for a console's Tab: the runtime's own
+// completion on its live state while no cell runs (a call to the holder,
+// never a cell), else the session's names that start with word.
+func (m *Manager) Complete(name string, req api.CompleteRequest) (api.CompleteReply, error) {
+	if err := ValidateName(name); err != nil {
+		return api.CompleteReply{}, err
+	}
+	if len(req.Word) > api.CompleteWord {
+		return api.CompleteReply{}, &Error{api.ErrorReply{Code: api.CodeBadRequest, Field: "word",
+			Error: fmt.Sprintf("a word of %d bytes is over the %d a completion takes", len(req.Word), api.CompleteWord)}}
+	}
+	s := m.get(name)
+	if s == nil {
+		return api.CompleteReply{}, &Error{api.ErrorReply{Code: api.CodeNoSession,
+			Error: fmt.Sprintf("no live session named %q", name)}}
+	}
+	s.mu.Lock()
+	p, idle := s.p, s.state == Idle
+	names := s.names
+	s.mu.Unlock()
+	if p != nil && idle && req.Word != "" {
+		if matches, err := p.Complete(req.Word); err == nil {
+			return api.CompleteReply{Matches: nonNil(matches), By: api.CompletedByRuntime}, nil
+		}
+	}
+	var out []string
+	for _, n := range names {
+		if strings.HasPrefix(n, req.Word) && len(out) < 200 {
+			out = append(out, n)
+		}
+	}
+	return api.CompleteReply{Matches: nonNil(out), By: api.CompletedByNames}, nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }

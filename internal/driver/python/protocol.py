@@ -62,11 +62,13 @@ SPOOL_VAR = "POLYREPL_WORKER_SPOOL"
 _spool = [None]
 
 
-def serve(start, run_cell):
+def serve(start, run_cell, complete=None):
     """Set up the channels, say hello with what start() returns (start may
     exit with status 3 and a reason on stderr), then run each cell with
     run_cell(cell, code, value_limit), which returns the "done" event, until
-    the daemon closes the command channel."""
+    the daemon closes the command channel. Between cells, a "complete
+    NBYTES NONCE" command asks complete(word) for the word's completions,
+    sent as a "complete" event; nothing is printed."""
     if sys.version_info < (3, 8):
         sys.stderr.write("polyrepl needs Python 3.8 or newer; %s is %s\n"
                          % (sys.executable, sys.version.split()[0]))
@@ -134,6 +136,17 @@ def serve(start, run_cell):
         parts = header.split()
         if len(parts) == 2 and parts[0] == b"input":
             commands.read(int(parts[1]))  # an answer that came too late: the cell ended
+            continue
+        if len(parts) == 3 and parts[0] == b"complete":
+            word = commands.read(int(parts[1])).decode("utf-8", "replace")
+            matches = []
+            if complete is not None:
+                try:
+                    matches = complete(word)
+                except BaseException:
+                    matches = []
+            send({"op": "complete", "nonce": parts[2].decode("ascii", "replace"),
+                  "matches": [m for m in matches[:200] if isinstance(m, str) and len(m) <= 300]})
             continue
         if len(parts) not in (4, 5) or parts[0] != b"exec":
             continue

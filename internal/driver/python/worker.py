@@ -56,7 +56,36 @@ def _main():
             if bdb is not None and isinstance(getattr(handler, "__self__", None), bdb.Bdb):
                 _signal.signal(_signal.SIGINT, on_sigint)
 
-    serve(start, run)
+    serve(start, run, lambda word: complete(word, namespace))
+
+
+def complete(word, namespace):
+    """What word may become, by rlcompleter on the session's namespace
+    (names, keywords, builtins, and attributes after a dot: df.co -> the
+    frame's columns and methods), as the interactive interpreter's Tab
+    does. Nothing it prints reaches the session's output, and it sets no
+    readline completer (its import would)."""
+    import io
+    saved = sys.stdout, sys.stderr
+    sys.stdout = sys.stderr = io.StringIO()
+    hid = "readline" not in sys.modules
+    if hid:
+        sys.modules["readline"] = None  # rlcompleter's import then sets nothing
+    try:
+        import rlcompleter
+        completer = rlcompleter.Completer(namespace)
+        found = []
+        for state in range(1000):
+            m = completer.complete(word, state)
+            if m is None:
+                break
+            if m not in found:
+                found.append(m)
+        return sorted(found)
+    finally:
+        if hid and sys.modules.get("readline", 0) is None:
+            del sys.modules["readline"]
+        sys.stdout, sys.stderr = saved
 
 
 def run_cell(cell, code, value_limit, namespace, state):

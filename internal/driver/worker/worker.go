@@ -142,6 +142,9 @@ type Runtime struct {
 	// ConsoleThreads: the runtime reads its console on a thread other
 	// than its first (a JVM's), so all its threads are looked at.
 	ConsoleThreads bool
+	// Completes: the worker completes a name between cells on a
+	// "complete NBYTES NONCE" command (complete.go).
+	Completes bool
 	// ConsoleInterruptLine: an interrupt of the runtime's own read also
 	// sends an empty line a moment after the signal, for a runtime that
 	// takes the interrupt only once the read returns (a JVM).
@@ -385,6 +388,7 @@ type process struct {
 	asking   *driver.Prompt
 	askLate  *time.Timer
 	stray    int
+	comp     *completing   // the completion asked for, waiting for its event
 	doneSent chan struct{} // a result became pending
 	evEOF    chan struct{} // the event reader ended
 }
@@ -493,6 +497,9 @@ func (p *process) readEvents(r *os.File) {
 		if n > maxEvent {
 			p.tooLong(line, n)
 		} else if len(line) > 0 {
+			if p.completed(line) {
+				goto next
+			}
 			if q, nonce, flushed, ok := parseInput(line); ok {
 				p.asked(q, nonce, flushed)
 				goto next
