@@ -115,7 +115,8 @@ func TestAttachQueuesALineTypedWhileBusy(t *testing.T) {
 
 // TestAttachShowsTheQuestionsPrompt: while a cell asks for input — the
 // person's own or another client's — the console's prompt is the
-// question's own, not the session's name, and the line typed answers it.
+// question's own, not the session's name, and the line typed answers it;
+// a secret asked for is typed unseen.
 func TestAttachShowsTheQuestionsPrompt(t *testing.T) {
 	needPython(t)
 	t.Parallel()
@@ -156,6 +157,17 @@ func TestAttachShowsTheQuestionsPrompt(t *testing.T) {
 	con.expect("alice's cell takes the answer", "got big")
 	if !waitFor(10*time.Second, func() bool { return strings.HasSuffix(con.scr.String(), "qa> ") }) {
 		t.Errorf("after the answer the prompt is not the session's again:\n%q", after(con.scr.String(), "got big"))
+	}
+
+	// A question for a secret: what is typed is not shown (backspace
+	// still takes a character back), and the answer reaches the cell.
+	con.send("import getpass; pw = getpass.getpass('pw? ')\r")
+	con.expect("a secret's question", "It asks for a secret: what you type is not shown")
+	con.send("hunterX\x7f2\r")
+	con.send("print(len(pw), pw[::-1])\r")
+	con.expect("the secret reached the cell", "7 2retnuh")
+	if strings.Contains(con.scr.String(), "hunter") {
+		t.Errorf("the console showed the secret:\n%s", con.scr.String())
 	}
 	con.send("\x04")
 	if err := con.exit("Ctrl-D"); err != nil {

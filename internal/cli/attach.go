@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/term"
@@ -106,7 +107,13 @@ func (x *attachCmd) run(e *env, pos []string) int {
 	a.me.Quiet = true // the console shows the whole record anyway
 	comp := &completer{a: a, runtime: s.Runtime}
 	indent := ""
+	keys.secret = a.secretAsked
 	t.AutoCompleteCallback = func(line string, pos int, key rune) (string, int, bool) {
+		if (key == keyHiddenBack || key == keyHiddenClear || key != indentKey && unicode.IsPrint(key)) && a.secretAsked() {
+			// A question for a secret: what is typed is kept, not shown.
+			a.secretKey(key)
+			return line, pos, true
+		}
 		switch key {
 		case indentKey:
 			return line[:pos] + indent + line[pos:], pos + len(indent), true
@@ -125,7 +132,7 @@ func (x *attachCmd) run(e *env, pos []string) int {
 	fmt.Fprintf(t, "Enter runs a line; Tab completes a name; Ctrl-C interrupts the running cell; Ctrl-D or Ctrl-] detaches (the session keeps running).\n")
 	recent := hist.Entries[max(0, len(hist.Entries)-5):]
 	if n := len(hist.Entries) - len(recent); n > 0 {
-		fmt.Fprintf(t, "[%d earlier entries: `polyrepl history %s`]\n", n, name)
+		fmt.Fprintf(t, "[%s are not shown here; `polyrepl history %s` in another terminal lists them.]\n", render.Plural(n, "earlier entry"), name)
 	}
 
 	ctx, cancel := context.WithCancel(e.ctx)
@@ -196,9 +203,13 @@ func (x *attachCmd) run(e *env, pos []string) int {
 		}
 		if prompt, asked := a.asking(); asked {
 			// The line answers the question the prompt showed.
-			a.submit(line, (utf8.RuneCountInString(prompt)+utf8.RuneCountInString(line))/width+1)
+			rows := (utf8.RuneCountInString(prompt)+utf8.RuneCountInString(line))/width + 1
+			line += string(a.hidden)
+			a.hidden = nil
+			a.submit(line, rows)
 			continue
 		}
+		a.hidden = nil // typed for a question that went meanwhile
 		buf = append(buf, line)
 		if continues(buf) {
 			indent = indentAfter(buf)

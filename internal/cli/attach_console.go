@@ -52,8 +52,11 @@ type console struct {
 	question  *api.Prompt
 	asker     int
 	answering int
-	cont      bool          // the lines typed so far are an unfinished cell
-	wake      chan struct{} // the sender looks again: a line typed, a cell ended, the queue dropped
+	// hidden is what was typed at a question for a secret, not shown;
+	// only the goroutine reading lines touches it.
+	hidden []rune
+	cont   bool          // the lines typed so far are an unfinished cell
+	wake   chan struct{} // the sender looks again: a line typed, a cell ended, the queue dropped
 }
 
 // maxPending bounds the lines typed ahead.
@@ -207,7 +210,7 @@ func (a *console) asked(cell int, who string, q *api.Prompt) {
 	a.p.tty = false
 	secret := ""
 	if q.Password {
-		secret = " It asks for a secret: this console shows what you type, and the record keeps it out."
+		secret = " It asks for a secret: what you type is not shown, and the record keeps it out."
 	}
 	fmt.Fprintf(a.t, "%s[Cell %d%s asks for input. The line you type answers it; Ctrl-C interrupts the cell.%s]\n", erase, cell, who, secret)
 }
@@ -526,4 +529,27 @@ func (a *console) asking() (string, bool) {
 		return "", false
 	}
 	return questionPrompt(a.question.Text), true
+}
+
+// secretAsked says whether the standing question asks for a secret.
+func (a *console) secretAsked() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.question != nil && a.question.Password
+}
+
+// secretKey takes a key typed at a question for a secret: a character
+// is kept unseen, keyHiddenBack takes the last back, keyHiddenClear all.
+// On the goroutine reading lines.
+func (a *console) secretKey(k rune) {
+	switch {
+	case k == keyHiddenClear:
+		a.hidden = nil
+	case k == keyHiddenBack:
+		if len(a.hidden) > 0 {
+			a.hidden = a.hidden[:len(a.hidden)-1]
+		}
+	default:
+		a.hidden = append(a.hidden, k)
+	}
 }

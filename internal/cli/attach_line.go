@@ -26,6 +26,13 @@ const (
 	// line, it becomes the block's indentation there, drawn as the line
 	// starts.
 	indentKey = '\uE000'
+	// While a secret is typed, unseen: backspace and Ctrl-H become
+	// keyHiddenBack, Ctrl-U and Ctrl-C keyHiddenClear, control keys the
+	// line editor leaves to its callback.
+	keyBackspace   = 0x7f
+	keyCtrlH       = 0x08
+	keyHiddenBack  = 0x1f
+	keyHiddenClear = 0x1e
 )
 
 // keyWatch takes Ctrl-C and the detach key on their way to the line
@@ -39,6 +46,10 @@ type keyWatch struct {
 	// and the line editor's callback run on the goroutine reading lines,
 	// which also arms it between lines.
 	armed bool
+	// secret, if set, says a secret is being typed, kept out of the line
+	// editor's line: its erasing keys become keyHiddenBack and
+	// keyHiddenClear, which reach the editor's callback.
+	secret func() bool
 }
 
 func (k *keyWatch) Read(p []byte) (int, error) {
@@ -47,6 +58,7 @@ func (k *keyWatch) Read(p []byte) (int, error) {
 		return utf8.EncodeRune(p, indentKey), nil
 	}
 	n, err := k.r.Read(p)
+	secret := n > 0 && k.secret != nil && k.secret()
 	for i := 0; i < n; i++ {
 		switch p[i] {
 		case keyCtrlC:
@@ -55,8 +67,19 @@ func (k *keyWatch) Read(p []byte) (int, error) {
 			default:
 			}
 			p[i] = keyCtrlU
+			if secret {
+				p[i] = keyHiddenClear
+			}
 		case keyDetach:
 			p[i] = keyCtrlC // the line editor ends input on it
+		case keyCtrlU:
+			if secret {
+				p[i] = keyHiddenClear
+			}
+		case keyBackspace, keyCtrlH:
+			if secret {
+				p[i] = keyHiddenBack
+			}
 		}
 	}
 	return n, err
