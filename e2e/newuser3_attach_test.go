@@ -330,3 +330,34 @@ func TestAttachCompletesNames(t *testing.T) {
 		t.Errorf("attach ended with %v after Ctrl-D, want exit 0", err)
 	}
 }
+
+// TestAttachCompletesNode: Node's worker completes too: a top-level let,
+// a keyword, a string's methods after a dot.
+func TestAttachCompletesNode(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	needRuntime(t, e, "node", "nodejs")
+	e.must(0, "exec", "js", "--runtime", "node", "let totalCount = 41; const greeting = 'hi'")
+	con := e.onTerminal("attach", "js", "--label", "carol")
+	con.expect("start", "Attached to session 'js'")
+	suffix := func(what, want string) {
+		t.Helper()
+		if !waitFor(10*time.Second, func() bool { return strings.HasSuffix(con.scr.String(), want) }) {
+			t.Fatalf("%s: the line does not end in %q:\n%q", what, want, after(con.scr.String(), "js> "))
+		}
+	}
+	con.send("totalC\t")
+	suffix("a top-level let", "totalCount")
+	con.send(" + 1\r")
+	con.expect("the completed name runs", "42")
+	con.send("greeting.toUpp\t")
+	suffix("a string's method", "greeting.toUpperCase")
+	con.send("()\r")
+	con.expect("the completed method runs", "'HI'")
+	con.send("typeo\t")
+	suffix("a keyword", "typeof")
+	con.send("\x15\x04")
+	if err := con.exit("Ctrl-D"); err != nil {
+		t.Errorf("attach ended with %v after Ctrl-D, want exit 0", err)
+	}
+}

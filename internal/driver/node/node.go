@@ -46,6 +46,8 @@ var Runtime = &worker.Runtime{
 	// readline on process.stdin, and any command reading standard input,
 	// asks (status input).
 	Console: true,
+	// Tab in attach: names, keywords and properties (worker.js).
+	Completes: true,
 }
 
 // staticImport is the message V8 gives a static import in code that is

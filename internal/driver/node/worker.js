@@ -257,15 +257,25 @@ function readCommands(fd) {
         buf = buf.subarray(nl + 1);
         chunks = [buf];
         have = buf.length;
-        if ((parts.length !== 4 && parts.length !== 5) || parts[0] !== 'exec') continue;
-        header = { cell: Number(parts[1]), limit: Number(parts[2]), size: Number(parts[3]), nonce: parts[4] };
+        if (parts.length === 3 && parts[0] === 'complete') {
+          header = { complete: true, size: Number(parts[1]), nonce: parts[2] };
+        } else if ((parts.length !== 4 && parts.length !== 5) || parts[0] !== 'exec') {
+          continue;
+        } else {
+          header = { cell: Number(parts[1]), limit: Number(parts[2]), size: Number(parts[3]), nonce: parts[4] };
+        }
       }
       if (have < header.size) break;
       const code = buf.toString('utf8', 0, header.size);
       buf = buf.subarray(header.size);
       chunks = [buf];
       have = buf.length;
-      queue.push({ cell: header.cell, limit: header.limit, code, nonce: header.nonce });
+      if (header.complete) {
+        // Between cells, answered at once: no cell, nothing printed.
+        send({ op: 'complete', nonce: header.nonce, matches: complete(code) });
+      } else {
+        queue.push({ cell: header.cell, limit: header.limit, code, nonce: header.nonce });
+      }
       header = null;
     }
     pump();
@@ -648,6 +658,48 @@ function names(code) {
     if (d !== undefined && ObjectHasOwn(d, 'value') && !ObjectIs(d.value, before.value)) found.add(name);
   }
   return ArrayFrom(found).sort().slice(0, nameLimit);
+}
+
+const jsKeywords = ['await', 'break', 'case', 'catch', 'class', 'const', 'continue', 'debugger',
+  'default', 'delete', 'do', 'else', 'export', 'extends', 'false', 'finally', 'for', 'function', 'if',
+  'import', 'in', 'instanceof', 'let', 'new', 'null', 'return', 'super', 'switch', 'this', 'throw',
+  'true', 'try', 'typeof', 'undefined', 'var', 'void', 'while', 'yield'];
+const dottedName = /^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*$/;
+
+// complete is what word may become, for a console's Tab: a global or
+// top-level name or keyword, or after a dot a property of the object the
+// dotted names before it reach (its own and its prototypes'), as the
+// REPL's Tab does. Only dotted names are evaluated (a getter may run);
+// nothing is printed.
+function complete(word) {
+  const found = new NativeSet();
+  const dot = word.lastIndexOf('.');
+  const prefix = dot < 0 ? word : word.slice(dot + 1);
+  const add = (names, head) => {
+    for (const n of names) {
+      if (typeof n === 'string' && n.startsWith(prefix) && found.size < 200) found.add(head + n);
+    }
+  };
+  try {
+    if (dot < 0) {
+      refreshLexicalNames();
+      add(lexicalNames, '');
+      for (let o = globalThis; o !== null && o !== undefined; o = Object.getPrototypeOf(o)) {
+        add(ObjectGetOwnPropertyNames(o), '');
+      }
+      add(jsKeywords, '');
+    } else {
+      const expr = word.slice(0, dot);
+      if (!dottedName.test(expr)) return [];
+      let o = vm.runInThisContext(expr);
+      if (o === null || o === undefined) return [];
+      if (typeof o !== 'object' && typeof o !== 'function') o = Object(o);
+      for (; o !== null && o !== undefined; o = Object.getPrototypeOf(o)) {
+        add(ObjectGetOwnPropertyNames(o), expr + '.');
+      }
+    }
+  } catch {}
+  return ArrayFrom(found).sort();
 }
 
 function refreshLexicalNames() {
