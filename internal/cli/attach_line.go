@@ -163,7 +163,11 @@ type completer struct {
 // at the start of a line, or after spaces, an indentation step.
 func (c *completer) complete(line string, pos int) (string, int, bool) {
 	before, after := line[:pos], line[pos:]
-	word := lastWord(before)
+	also := ""
+	if c.runtime == "r" {
+		also = "$@"
+	}
+	word := lastWord(before, also)
 	if word == "" {
 		return before + indentStep + after, pos + len(indentStep), true
 	}
@@ -216,12 +220,13 @@ func (c *completer) candidates(word string) []string {
 }
 
 // lastWord is the name being typed at the end of s: letters, digits, '_'
-// and '.' (R names hold dots).
-func lastWord(s string) string {
+// and '.' (R names hold dots), and the runes in also (R's "$@": a list's
+// element, a slot).
+func lastWord(s, also string) string {
 	i := len(s)
 	for i > 0 {
 		r, n := utf8.DecodeLastRuneInString(s[:i])
-		if !(unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == '.') {
+		if !(unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == '.' || strings.ContainsRune(also, r)) {
 			break
 		}
 		i -= n

@@ -71,9 +71,12 @@ func TestLastWordAndCommonPrefix(t *testing.T) {
 		"größe + gr":  "gr",
 		"total_count": "total_count",
 	} {
-		if got := lastWord(in); got != want {
+		if got := lastWord(in, ""); got != want {
 			t.Errorf("lastWord(%q) = %q, want %q", in, got, want)
 		}
+	}
+	if got := lastWord("x <- df$co", "$@"); got != "df$co" {
+		t.Errorf("lastWord of an R list's element = %q", got)
 	}
 	if got := commonPrefix([]string{"total", "totem", "tot"}); got != "tot" {
 		t.Errorf("commonPrefix = %q", got)
