@@ -218,8 +218,9 @@ func TestAttachIndentsABlock(t *testing.T) {
 }
 
 // TestAttachSaysAFigureWasMade: a cell that made a figure — typed in the
-// console, or run by another client, in Python or R — is followed in the
-// console by a line saying so and where the figure's file is.
+// console, or run by another client, in Python or R — ends in the
+// console with a line saying so and where the figure's file is (the
+// record printer's, shared with log).
 func TestAttachSaysAFigureWasMade(t *testing.T) {
 	needPython(t)
 	if err := exec.Command(python, "-c", "import matplotlib").Run(); err != nil {
@@ -231,26 +232,26 @@ func TestAttachSaysAFigureWasMade(t *testing.T) {
 	con := e.onTerminal("attach", "figs", "--label", "carol")
 	con.expect("start", "Attached to session 'figs'")
 
-	figure := regexp.MustCompile(`\[figs#(\d+) made a figure \((\d+)×(\d+) PNG, [0-9.]+ [KM]?B\): (\S+\.png)\]`)
+	figure := regexp.MustCompile(`\[image 1: (\d+)×(\d+) PNG, [0-9.]+ [KM]?B → (\S+\.png)\]\r\n\[figs#(\d+) done\]`)
 	con.send("plt.plot([1, 4, 9])\r")
-	con.expect("a typed cell's figure", "[figs#3 done]\r\n[figs#3 made a figure (")
+	con.expect("a typed cell's figure", "]\r\n[figs#3 done]\r\n")
 	m := figure.FindStringSubmatch(con.scr.String())
-	if m == nil || m[1] != "3" {
+	if m == nil || m[4] != "3" {
 		t.Fatalf("no figure line for the typed cell:\n%s", con.scr.String())
 	}
-	if fi, err := os.Stat(m[4]); err != nil || fi.Size() == 0 {
-		t.Errorf("the figure's file %s: %v", m[4], err)
+	if fi, err := os.Stat(m[3]); err != nil || fi.Size() == 0 {
+		t.Errorf("the figure's file %s: %v", m[3], err)
 	}
 
 	e.must(0, "--label", "alice", "exec", "figs", "plt.figure(); plt.plot([2, 1]); plt.show()")
-	con.expect("another client's figure", "[figs#4 done]\r\n[figs#4 made a figure (")
+	con.expect("another client's figure", ".png]\r\n[figs#4 done]")
 
 	if found, _ := runtimeFound(e, "r"); found {
 		e.must(0, "exec", "rfig", "--runtime", "r", "z <- c(3, 1, 2)")
 		rc := e.onTerminal("attach", "rfig", "--label", "carol")
 		rc.expect("start", "Attached to session 'rfig'")
 		rc.send("plot(z)\r")
-		rc.expect("R's figure", "[rfig#3 done]\r\n[rfig#3 made a figure (", ".png]")
+		rc.expect("R's figure", "[image 1: ", ".png]\r\n[rfig#3 done]")
 		rc.send("\x04")
 		rc.exit("Ctrl-D")
 	}

@@ -67,45 +67,17 @@ func (a *console) print(ev api.RecordEvent) {
 	if ev.Entry != nil {
 		a.seen(*ev.Entry)
 	}
-	// One write: the line editor draws its prompt again after each.
+	// One write: the line editor draws its prompt again after each, and
+	// an entry's lines (a figure's among them) stay together.
 	var b strings.Builder
 	a.pmu.Lock()
 	a.p.w = &b
 	a.p.event(ev)
 	a.p.w = a.t
 	a.pmu.Unlock()
-	if en := ev.Entry; en != nil && en.Kind == api.EntryCell && en.Status != api.StatusRunning &&
-		(ev.Event == api.EventEnd || ev.Event == api.EventEntry) {
-		for _, x := range en.Rich {
-			b.WriteString(figureLine(*en, x) + "\n")
-		}
-	}
 	if b.Len() > 0 {
 		io.WriteString(a.t, b.String())
 	}
-}
-
-// figureLine says that a cell made a figure (or other rich output) and
-// where its file is: a console cannot show the image itself.
-func figureLine(en api.Entry, x api.Rich) string {
-	what := "a figure"
-	switch x.MIME {
-	case "text/html":
-		what = "HTML"
-	case "text/markdown":
-		what = "Markdown"
-	case "text/latex":
-		what = "LaTeX"
-	}
-	kind := ""
-	if strings.HasPrefix(x.MIME, "image/") {
-		kind = strings.ToUpper(strings.TrimSuffix(strings.TrimPrefix(x.MIME, "image/"), "+xml")) + ", "
-	}
-	size := ""
-	if x.Width > 0 && x.Height > 0 {
-		size = fmt.Sprintf("%d×%d ", x.Width, x.Height)
-	}
-	return fmt.Sprintf("[%s made %s (%s%s%s): %s]", en.ID, what, size, kind, render.Kilobytes(x.Bytes), x.File)
 }
 
 // seen keeps track of which cells run, for Ctrl-C and the queue.

@@ -96,15 +96,3 @@ func TestConsoleHint(t *testing.T) {
 		t.Errorf("consoleHint:\n got %q\nwant %q", got, want)
 	}
 }
-
-func TestFigureLine(t *testing.T) {
-	en := api.Entry{ID: "ex#8"}
-	if got, want := figureLine(en, api.Rich{MIME: "image/png", Width: 640, Height: 480, Bytes: 20480, File: "/s/ex-8-1.png"}),
-		"[ex#8 made a figure (640×480 PNG, 20 KB): /s/ex-8-1.png]"; got != want {
-		t.Errorf("figureLine = %q, want %q", got, want)
-	}
-	if got, want := figureLine(en, api.Rich{MIME: "image/svg+xml", Bytes: 900, File: "/s/a.svg"}),
-		"[ex#8 made a figure (SVG, 900 B): /s/a.svg]"; got != want {
-		t.Errorf("figureLine = %q, want %q", got, want)
-	}
-}
