@@ -49,7 +49,7 @@ func TestNewUser3ExitStatuses(t *testing.T) {
 	wantContains(t, "help", strings.Join(strings.Fields(help), " "),
 		"Exit status, for every command: 0 done", "1 the cell raised or was interrupted, or the session is dead or died",
 		"2 the request was refused (usage, bad input, no session of that name", "3 the cell waits for input", "124 the cell still runs",
-		"interrupt exits 0 once the cell stopped, and status 1 when no daemon runs")
+		"interrupt exits 0 once the cell stopped; status exits 1 when no daemon runs; setup exits 1 when the client's file could not be written")
 	ih, _ := e.must(0, "help", "interrupt")
 	wantContains(t, "help interrupt", strings.Join(strings.Fields(ih), " "),
 		"0 the cell stopped (or nothing was running), 1 the session is dead or died meanwhile, 2 refused (no session of that name), 3 the cell asks for input, 124 the cell is still running")

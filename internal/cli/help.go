@@ -71,8 +71,9 @@ Exit status, for every command: 0 done (exec, wait and input: the cell
 finished), 1 the cell raised or was interrupted, or the session is dead or
 died, 2 the request was refused (usage, bad input, no session of that
 name, code or an answer over 2 MiB) or no daemon could be reached, 3 the
-cell waits for input, 124 the cell still runs. interrupt exits 0 once the
-cell stopped, and status 1 when no daemon runs.
+cell waits for input, 124 the cell still runs. Besides: interrupt exits 0
+once the cell stopped; status exits 1 when no daemon runs; setup exits 1
+when the client's file could not be written.
 
 Examples:
   polyrepl exec chirp 'import json; data = json.load(open("big.json"))'
