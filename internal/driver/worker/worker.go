@@ -37,14 +37,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -413,38 +410,6 @@ func (p *process) Exe() string     { return p.exe }
 // Note is what the runtime said when it started, for the creation line.
 func (p *process) Note() string { return p.note }
 
-// Interrupt stops the running cell: the runtime's own policy if it has
-// one, else SIGINT to the runtime, then to its whole process group (to end
-// a child the cell waits on), then to the runtime again.
-func (p *process) Interrupt(attempt int) error {
-	p.consoleInterrupted()
-	if p.r.InterruptCell != nil {
-		p.evMu.Lock()
-		f := p.inflight
-		p.evMu.Unlock()
-		var before []proc.Proc
-		if f != nil {
-			before = f.before
-		} else {
-			// No cell: whatever runs now is background work.
-			before = p.tree.Children()
-		}
-		return p.r.InterruptCell(p.tree, before, attempt)
-	}
-	if p.r.Interrupt != nil {
-		return p.r.Interrupt(p.tree, attempt)
-	}
-	if attempt == 1 {
-		p.evMu.Lock()
-		if p.inflight != nil {
-			p.inflight.group = true
-		}
-		p.evMu.Unlock()
-		return p.tree.SignalGroup(syscall.SIGINT)
-	}
-	return proc.Signal(p.tree.Leader, syscall.SIGINT)
-}
-
 // Run sends one cell to the worker.
 func (p *process) Run(cell int, code string) error {
 	f := &flight{cell: cell}
@@ -700,37 +665,4 @@ func (p *process) earlyBytes() []byte {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return bytes.Clone(p.early.Bytes())
-}
-
-// writeWorker puts an embedded worker in dir under a name derived from
-// its content, so daemons of different versions never overwrite each
-// other's worker while sessions run it.
-func writeWorker(dir, name string, source []byte) (string, error) {
-	sum := sha256.Sum256(source)
-	ext := filepath.Ext(name)
-	path := filepath.Join(dir, strings.TrimSuffix(name, ext)+"-"+hex.EncodeToString(sum[:6])+ext)
-	if b, err := os.ReadFile(path); err == nil && bytes.Equal(b, source) {
-		return path, nil
-	}
-	tmp, err := os.CreateTemp(dir, ".worker-*"+ext)
-	if err != nil {
-		return "", fmt.Errorf("cannot write the %s worker into %s: %w", name, dir, err)
-	}
-	_, werr := tmp.Write(source)
-	cerr := tmp.Close()
-	if werr != nil || cerr != nil {
-		os.Remove(tmp.Name())
-		return "", fmt.Errorf("cannot write the %s worker into %s: %w", name, dir, errors.Join(werr, cerr))
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return "", fmt.Errorf("cannot write the %s worker into %s: %w", name, dir, err)
-	}
-	return path, nil
-}
-
-func closeAll(fs ...*os.File) {
-	for _, f := range fs {
-		f.Close()
-	}
 }
