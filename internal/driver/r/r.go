@@ -55,7 +55,9 @@ var Runtime = &worker.Runtime{
 		// No-op, so that Rscript takes the worker's path as an argument
 		// rather than as its script; R reads its console, not this.
 		"-e", "invisible()", "--args"},
-	Console:      true,
+	Console: true,
+	// Tab in attach: R's own completion on the session (worker.R).
+	Completes:    true,
 	ConsoleFirst: func(string) []byte { return []byte(loader) },
 	ConsoleNoEOF: true,
 	// The end marker is not on the command line, and results echo each

@@ -86,6 +86,13 @@ read_command <- function() {
   header <- readLines(con, n = 1L, warn = FALSE)
   if (length(header) == 0L) return(NULL)
   parts <- strsplit(header, " ", fixed = TRUE)[[1L]]
+  if (length(parts) == 3L && parts[1L] == "complete") {
+    size <- suppressWarnings(as.numeric(parts[2L]))
+    if (is.na(size)) return("skip")
+    word <- if (size > 0) readBin(con, "raw", size) else raw(0L)
+    if (length(word) < size) return(NULL)
+    return(list(complete = TRUE, nonce = parts[3L], word = word))
+  }
   if (!(length(parts) %in% c(4L, 5L)) || parts[1L] != "exec") return("skip")
   nums <- suppressWarnings(as.numeric(parts[2:4]))
   if (anyNA(nums)) return("skip")
@@ -94,6 +101,34 @@ read_command <- function() {
   if (length(code) < size) return(NULL)
   list(cell = nums[1L], limit = nums[2L], code = code,
        nonce = if (length(parts) == 5L) parts[5L] else NULL)
+}
+
+# complete is what word (raw UTF-8 bytes) may become, for a console's Tab:
+# R's own completion (utils' rcompgen, as R's readline Tab uses) on the
+# session's namespace — names, functions, keywords, pkg::name, and after
+# $ or @ the object's names (df$co -> df$colour). Only a word of names and
+# $ @ :: is completed, so no call is evaluated (the names before $ are,
+# as R's Tab does; a .DollarNames method may run). What it prints, says
+# or warns is caught; at most 200 matches.
+complete <- function(raw) {
+  word <- tryCatch(rawToChar(raw), error = function(e) "")
+  if (length(raw) > 300L || !grepl("^[A-Za-z0-9._$@:]+$", word)) {
+    return(character(0L))
+  }
+  found <- character(0L)
+  out <- textConnection(NULL, "w", local = TRUE)
+  sink(out)
+  on.exit({ sink(); close(out) }, add = TRUE)
+  tryCatch(suppressMessages(suppressWarnings({
+    utils:::.assignLinebuffer(word)
+    utils:::.assignEnd(nchar(word))
+    utils:::.guessTokenFromLine()
+    utils:::.completeToken()
+    m <- utils:::.retrieveCompletions()
+    m <- m[!is.na(m) & startsWith(m, word) & nchar(m, "bytes") <= 300L]
+    found <- utils::head(sort(unique(m)), 200L)
+  })), error = function(e) NULL, interrupt = function(e) NULL)
+  found
 }
 
 # ---- running a cell ------------------------------------------------------------
@@ -518,6 +553,12 @@ serve <- function() {
     cmd <- read_command()
     if (is.null(cmd)) return(TRUE)
     if (identical(cmd, "skip")) next
+    if (isTRUE(cmd$complete)) {
+      # Between cells, answered at once: no cell, nothing printed.
+      send(list(op = "complete", nonce = cmd$nonce,
+                matches = as.list(complete(cmd$word))))
+      next
+    }
     st$cell <- cmd$cell
     st$nonce <- cmd$nonce
     res <- run_cell(cmd$cell, cmd$code, cmd$limit)
