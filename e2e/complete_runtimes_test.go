@@ -89,3 +89,22 @@ func TestCompletesR(t *testing.T) {
 		t.Errorf("the next cell: %q", out)
 	}
 }
+
+// TestCompletesRuby: Ruby completes from the live binding: a local
+// variable, a keyword, a named object's methods after a dot; an
+// expression before the dot is not run.
+func TestCompletesRuby(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	needRuntime(t, e, "ruby", "ruby")
+	e.must(0, "exec", "rb", "--runtime", "ruby", "total_count = 41; total_sum = 2; greeting = 'hi'; def boom; puts 'RAN'; 'x'; end")
+	completesLive(t, e, "rb", []completeCase{
+		{"total_", []string{"total_count", "total_sum"}, true},
+		{"greeting.upc", []string{"greeting.upcase", "greeting.upcase!"}, true},
+		{"unles", []string{"unless"}, true},
+		{"boom.up", nil, true},
+	})
+	if out, _ := e.must(0, "exec", "rb", "total_count + 1"); !strings.Contains(out, "42") || strings.Contains(out, "RAN") {
+		t.Errorf("the next cell: %q", out)
+	}
+}

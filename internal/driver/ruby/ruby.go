@@ -40,6 +40,8 @@ var Runtime = &worker.Runtime{
 	// A subprocess reading standard input asks (status input); the
 	// runtime's own reads ask through the worker.
 	Console: true,
+	// Tab in attach: the binding's names, and a named object's methods (worker.rb).
+	Completes: true,
 }
 
 func init() { driver.Register(worker.Driver{R: Runtime}) }

@@ -93,6 +93,14 @@ Module.new do
         @commands.read(parts[1].to_i) # an answer that came too late: its cell ended
         next
       end
+      if parts.length == 3 && parts[0] == "complete"
+        size = parts[1].to_i
+        word = size > 0 ? @commands.read(size) : "".b
+        break if word.nil?
+        # Between cells, answered at once: no cell, nothing printed.
+        send_event("op" => "complete", "nonce" => parts[2], "matches" => complete(word))
+        next
+      end
       next unless (parts.length == 4 || parts.length == 5) && parts[0] == "exec"
       cell = parts[1].to_i
       limit = parts[2].to_i
@@ -292,6 +300,48 @@ Module.new do
 
   def self.worker_frame?(line)
     line.start_with?(@worker_file + ":") || line.start_with?(@worker_path + ":")
+  end
+
+  @keywords = %w[BEGIN END alias and begin break case class def defined? do else elsif end
+                 ensure false for if in module next nil not or redo rescue retry return self
+                 super then true undef unless until when while yield __method__]
+
+  # complete is what word may become, for a console's Tab, as irb's Tab:
+  # a local variable, method, constant or keyword of the session's
+  # binding; after "name." the methods of the object a plain name (a
+  # local variable or constant) holds, after "Name::" its constants and
+  # methods. No expression is evaluated, and Kernel#methods is called
+  # whatever the object redefines. Sorted, at most 200.
+  def self.complete(word)
+    word = word.dup.force_encoding(Encoding::UTF_8)
+    return [] unless word.valid_encoding? && word.length <= 300
+    methods_of = Kernel.instance_method(:methods)
+    if (m = /\A([A-Za-z_][A-Za-z0-9_]*)(\.|::)([A-Za-z0-9_]*[?!]?)\z/.match(word))
+      head, sep, prefix = m[1], m[2], m[3]
+      if head.match?(/\A[A-Z]/)
+        return [] unless Object.const_defined?(head, false)
+        obj = Object.const_get(head, false)
+      elsif @binding.local_variable_defined?(head.to_sym)
+        obj = @binding.local_variable_get(head.to_sym)
+      else
+        return []
+      end
+      names = methods_of.bind(obj).call
+      names += obj.constants if sep == "::" && obj.is_a?(Module)
+      head += sep
+    elsif word.match?(/\A[A-Za-z_][A-Za-z0-9_]*[?!]?\z/)
+      me = @binding.receiver
+      prefix, head = word, ""
+      names = @binding.local_variables + methods_of.bind(me).call +
+              Kernel.instance_method(:private_methods).bind(me).call +
+              Object.constants + @keywords
+    else
+      return []
+    end
+    found = names.map(&:to_s).select { |n| n.start_with?(prefix) }.uniq.sort
+    found.first(200).map { |n| head + n }.select { |n| n.length <= 300 }
+  rescue StandardError, ScriptError
+    []
   end
 
   # names are the user's top-level names: local variables, constants and
