@@ -108,3 +108,23 @@ func TestCompletesRuby(t *testing.T) {
 		t.Errorf("the next cell: %q", out)
 	}
 }
+
+// TestCompletesIPython: IPython completes from the live session by its
+// own completer: a name, a method after a dot, a magic, a dict's keys; a
+// call before the dot is not run.
+func TestCompletesIPython(t *testing.T) {
+	needIPython(t)
+	t.Parallel()
+	e := newEnv(t)
+	e.must(0, "exec", "ipy", "--runtime", "ipython", "total_count = 41; total_sum = 2; word = 'abc'; d = {'colour': 1, 'count_': 2}\ndef boom():\n    print('RAN')\n    return word")
+	completesLive(t, e, "ipy", []completeCase{
+		{"total_", []string{"total_count", "total_sum"}, true},
+		{"word.upp", []string{"word.upper"}, true},
+		{"%tim", []string{"%timeit"}, false},
+		{"d['co", []string{"d['colour']", "d['count_']"}, true},
+		{"boom().up", nil, true},
+	})
+	if out, _ := e.must(0, "exec", "ipy", "total_count + 1"); !strings.Contains(out, "42") || strings.Contains(out, "RAN") {
+		t.Errorf("the next cell: %q", out)
+	}
+}

@@ -55,6 +55,8 @@ var Runtime = &worker.Runtime{
 	// A subprocess reading standard input asks (status input); the
 	// runtime's own reads ask through the worker.
 	Console: true,
+	// Tab in attach: IPython's own completer on the session (worker.py).
+	Completes: true,
 }
 
 func init() { driver.Register(worker.Driver{R: Runtime}) }

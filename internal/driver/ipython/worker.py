@@ -67,7 +67,37 @@ def _main():
                 "note": "IPython %s on Python %s" % (IPython.__version__, sys.version.split()[0])}
 
     serve(start, lambda cell, code, value_limit: run_cell(
-        shell_box[0], state, cell, code, value_limit, in_cell, between_cells))
+        shell_box[0], state, cell, code, value_limit, in_cell, between_cells),
+        lambda word: complete(shell_box[0], word))
+
+
+# A word IPython may complete without running any of the session's code:
+# a name or magic, dotted names (their objects are looked up, as Python's
+# Tab does), or a dotted name's key being typed (df["co).
+_completable = r"%{0,2}[^\W\d]\w*(?:\.\w*)*|[^\W\d]\w*(?:\.\w+)*\[[\"'][^\"'\\\]]*"
+
+
+def complete(shell, word):
+    """What word may become, by IPython's own completer on the session's
+    namespace (names, keywords, magics, attributes after a dot, a dict's or
+    DataFrame's keys), as IPython's Tab does, without jedi (slow to load,
+    and it adds nothing the namespace lacks). A word with a call, an
+    index or any other expression is not completed (IPython would
+    evaluate it). Nothing it prints reaches the session's output."""
+    import io
+    import re
+    if not re.fullmatch(_completable, word):
+        return []
+    completer = shell.Completer
+    completer.use_jedi = False
+    saved = sys.stdout, sys.stderr
+    sys.stdout = sys.stderr = io.StringIO()
+    try:
+        text, matches = completer.complete(text=word, line_buffer=word, cursor_pos=len(word))
+    finally:
+        sys.stdout, sys.stderr = saved
+    head = word[:len(word) - len(text)] if text and word.endswith(text) else ""
+    return sorted(set(head + m for m in matches if isinstance(m, str)))
 
 
 def install_hooks(shell, state):
