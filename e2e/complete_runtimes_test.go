@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 )
 
 // completion is a complete route's reply (api.CompleteReply).
@@ -97,7 +98,7 @@ func TestCompletesRuby(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	needRuntime(t, e, "ruby", "ruby")
-	e.must(0, "exec", "rb", "--runtime", "ruby", "total_count = 41; total_sum = 2; greeting = 'hi'; def boom; puts 'RAN'; 'x'; end")
+	e.must(0, "exec", "rb", "--runtime", "ruby", "total_count = 41; total_sum = 2; greeting = 'hi'; def boom; puts 'RAN'; 'x'; end; module Shapes; Circle = 1; end")
 	completesLive(t, e, "rb", []completeCase{
 		{"total_", []string{"total_count", "total_sum"}, true},
 		{"greeting.upc", []string{"greeting.upcase", "greeting.upcase!"}, true},
@@ -106,6 +107,20 @@ func TestCompletesRuby(t *testing.T) {
 	})
 	if out, _ := e.must(0, "exec", "rb", "total_count + 1"); !strings.Contains(out, "42") || strings.Contains(out, "RAN") {
 		t.Errorf("the next cell: %q", out)
+	}
+
+	// attach's Tab takes Name:: into the word.
+	con := e.onTerminal("attach", "rb", "--label", "carol")
+	con.expect("start", "Attached to session 'rb'")
+	con.send("Shapes::Ci\t")
+	if !waitFor(10*time.Second, func() bool { return strings.HasSuffix(con.scr.String(), "Shapes::Circle") }) {
+		t.Fatalf("Tab after Shapes:: does not complete the constant:\n%q", after(con.scr.String(), "rb> "))
+	}
+	con.send(" + 1\r")
+	con.expect("the completed name runs", "2")
+	con.send("\x04")
+	if err := con.exit("Ctrl-D"); err != nil {
+		t.Errorf("attach ended with %v after Ctrl-D, want exit 0", err)
 	}
 }
 

@@ -163,11 +163,7 @@ type completer struct {
 // at the start of a line, or after spaces, an indentation step.
 func (c *completer) complete(line string, pos int) (string, int, bool) {
 	before, after := line[:pos], line[pos:]
-	also := ""
-	if c.runtime == "r" {
-		also = "$@"
-	}
-	word := lastWord(before, also)
+	word := lastWord(before, wordAlso[c.runtime])
 	if word == "" {
 		return before + indentStep + after, pos + len(indentStep), true
 	}
@@ -233,6 +229,11 @@ func lastWord(s, also string) string {
 	}
 	return s[i:]
 }
+
+// wordAlso are the characters besides letters, digits, _ and . that a
+// runtime's completion takes inside a word: R's df$co and obj@sl, Ruby's
+// Shapes::C.
+var wordAlso = map[string]string{"r": "$@", "ruby": ":"}
 
 func commonPrefix(ss []string) string {
 	p := ss[0]
