@@ -288,7 +288,9 @@ func TestAttachCompletesNames(t *testing.T) {
 	con.send("\t")
 	con.expect("a second Tab lists the choices", "total_count  total_sum\r\n")
 	con.send("c\t + 1\r")
-	con.expect("the completed name runs", "total_count + 1\r\n", "Out[2]: 42")
+	// Its end line too: the value shows before the end reaches the
+	// daemon, and Tab then would complete from names alone.
+	con.expect("the completed name runs", "total_count + 1\r\n", "Out[2]: 42", "[tab#3 done]")
 	entries++
 
 	con.send("word.upp\t")
@@ -350,7 +352,9 @@ func TestAttachCompletesNode(t *testing.T) {
 	con.send("totalC\t")
 	suffix("a top-level let", "totalCount")
 	con.send(" + 1\r")
-	con.expect("the completed name runs", "42")
+	// The value shows before the cell's end reaches the daemon: Tab
+	// then would complete from names alone; its end line says it is free.
+	con.expect("the completed name runs", "42", "[js#3 done]")
 	con.send("greeting.toUpp\t")
 	suffix("a string's method", "greeting.toUpperCase")
 	con.send("()\r")

@@ -44,6 +44,11 @@ type console struct {
 	drops   int
 	told    bool // the line being sent, or the first pending, was said to be queued
 	waiting bool // the session ran another client's cell: the sender waits for it to end
+	// retried: Ctrl-C counted the line being sent among those it drops,
+	// as it was said to be queued (a line tried while the session is
+	// busy leaves the queue while it is sent); if it reached a free
+	// session all the same, it runs and the console says so.
+	retried bool
 	// question is what a running cell asks (cell asker): the next line
 	// typed answers it, and the console's prompt is the question's own.
 	// answering counts answers sent and not yet answered: meanwhile a
@@ -276,6 +281,12 @@ func (a *console) drop() bool {
 	a.mu.Lock()
 	n := len(a.pending)
 	a.pending = nil
+	if a.sending && (a.waiting || a.told) && !a.retried {
+		// The head of the queue is out being tried: it is dropped with
+		// the rest unless the session takes it meanwhile.
+		n++
+		a.retried = true
+	}
 	if n > 0 {
 		a.drops++
 		a.told, a.waiting = false, false
@@ -305,7 +316,7 @@ func (a *console) sender(ctx context.Context) {
 			// Taken off the queue while it is sent: Ctrl-C then interrupts
 			// it rather than dropping it.
 			code, a.pending = a.pending[0], a.pending[1:]
-			a.sending = true
+			a.sending, a.retried = true, false
 		}
 		drops := a.drops
 		a.mu.Unlock()
@@ -340,8 +351,14 @@ func (a *console) sender(ctx context.Context) {
 		case busy:
 			// Dropped while it was being sent.
 		default:
+			if a.retried && a.drops != drops {
+				// Ctrl-C counted it as dropped, but the session had
+				// taken it: say so rather than leave a wrong word.
+				msg = "[One of those lines had reached the session before Ctrl-C: it runs. Ctrl-C again interrupts it.]"
+			}
 			a.waiting, a.told = false, false
 		}
+		a.retried = false
 		a.mu.Unlock()
 		if msg != "" {
 			fmt.Fprintln(a.t, msg)
