@@ -246,6 +246,23 @@ func eraseLines(n int) string {
 	return strings.Repeat("\x1b[A\r\x1b[2K", n)
 }
 
+// sendingQueuedLocked says whether the line being sent is one said to be
+// queued: a line tried while the session is busy leaves the queue while
+// it is sent, and still counts as waiting. Under mu.
+func (a *console) sendingQueuedLocked() bool {
+	return a.sending && (a.waiting || a.told)
+}
+
+// waitingLocked counts the lines waiting, the one out being tried among
+// them. Under mu.
+func (a *console) waitingLocked() int {
+	n := len(a.pending)
+	if a.sendingQueuedLocked() {
+		n++
+	}
+	return n
+}
+
 // queuedLocked says the lines typed wait, and for what. Under mu.
 func (a *console) queuedLocked() string {
 	what := "the running cell ends"
@@ -262,7 +279,7 @@ func (a *console) queuedLocked() string {
 	case first != nil:
 		what = fmt.Sprintf("cell %d (%s) ends", first.Cell, clientOf(*first))
 	}
-	if n := len(a.pending); n > 1 {
+	if n := a.waitingLocked(); n > 1 {
 		return fmt.Sprintf("[Queued: %d typed lines wait and run in order when %s. Ctrl-C drops them.]", n, what)
 	}
 	return fmt.Sprintf("[Queued: your line runs when %s. Ctrl-C drops it.]", what)
@@ -281,7 +298,7 @@ func (a *console) drop() bool {
 	a.mu.Lock()
 	n := len(a.pending)
 	a.pending = nil
-	if a.sending && (a.waiting || a.told) && !a.retried {
+	if a.sendingQueuedLocked() && !a.retried {
 		// The head of the queue is out being tried: it is dropped with
 		// the rest unless the session takes it meanwhile.
 		n++
