@@ -1,7 +1,6 @@
 package ipython
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -23,27 +22,14 @@ func TestComplete(t *testing.T) {
 	if !ok {
 		t.Fatal("the IPython process completes nothing")
 	}
-	for _, tc := range []struct {
-		word string
-		want string // the matches, joined by spaces; "" for none
-		has  bool   // want is one match among others
-	}{
-		{"total_", "total_count total_sum", false},
-		{"word.upp", "word.upper", false},
-		{"%tim", "%timeit", true},
-		{"d['co", "d['colour'] d['count_']", false},
-		{"boom().up", "", false}, // a call: not run
-		{"", "", false},
-	} {
-		got, err := c.Complete(tc.word, 30*time.Second)
-		if err != nil {
-			t.Fatalf("complete %q: %v", tc.word, err)
-		}
-		joined := strings.Join(got, " ")
-		if tc.has && !strings.Contains(" "+joined+" ", " "+tc.want+" ") || !tc.has && joined != tc.want {
-			t.Errorf("complete %q = %q, want %q", tc.word, got, tc.want)
-		}
-	}
+	drivertest.CheckCompletions(t, c, []drivertest.CompleteCase{
+		{Word: "total_", Want: "total_count total_sum"},
+		{Word: "word.upp", Want: "word.upper"},
+		{Word: "%tim", Want: "%timeit", Has: true},
+		{Word: "d['co", Want: "d['colour'] d['count_']"},
+		{Word: "boom().up", Want: ""}, // a call: not run
+		{Word: "", Want: ""},
+	}, 30*time.Second)
 	if out := rec.TakeOutput(); out != "" {
 		t.Errorf("a completion printed %q", out)
 	}

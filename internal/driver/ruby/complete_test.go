@@ -1,7 +1,6 @@
 package ruby
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -24,30 +23,17 @@ func TestComplete(t *testing.T) {
 	if !ok {
 		t.Fatal("the Ruby process completes nothing")
 	}
-	for _, tc := range []struct {
-		word string
-		want string // the matches, joined by spaces; "" for none
-		has  bool   // want is one match among others
-	}{
-		{"total_", "total_count total_sum", false},
-		{"greeting.upc", "greeting.upcase greeting.upcase!", false},
-		{"Shapes::C", "Shapes::Circle Shapes::Cube", false},
-		{"boo", "boom", true},
-		{"unles", "unless", false},
-		{"boom.up", "", false},   // a method call: not run
-		{"boom().up", "", false}, // an expression: not evaluated
-		{"nothing_here.", "", false},
-		{"", "", false},
-	} {
-		got, err := c.Complete(tc.word, 20*time.Second)
-		if err != nil {
-			t.Fatalf("complete %q: %v", tc.word, err)
-		}
-		joined := strings.Join(got, " ")
-		if tc.has && !strings.Contains(" "+joined+" ", " "+tc.want+" ") || !tc.has && joined != tc.want {
-			t.Errorf("complete %q = %q, want %q", tc.word, got, tc.want)
-		}
-	}
+	drivertest.CheckCompletions(t, c, []drivertest.CompleteCase{
+		{Word: "total_", Want: "total_count total_sum"},
+		{Word: "greeting.upc", Want: "greeting.upcase greeting.upcase!"},
+		{Word: "Shapes::C", Want: "Shapes::Circle Shapes::Cube"},
+		{Word: "boo", Want: "boom", Has: true},
+		{Word: "unles", Want: "unless"},
+		{Word: "boom.up", Want: ""},   // a method call: not run
+		{Word: "boom().up", Want: ""}, // an expression: not evaluated
+		{Word: "nothing_here.", Want: ""},
+		{Word: "", Want: ""},
+	}, 20*time.Second)
 	if out := rec.TakeOutput(); out != "" {
 		t.Errorf("a completion printed %q", out)
 	}
