@@ -150,6 +150,10 @@ type Spawn struct {
 	// is not this machine's loopback.
 	Gateway     string `json:"gateway,omitempty"`
 	GatewayHTTP bool   `json:"gateway_http,omitempty"`
+	// Sandbox is the session's policy; nil asks for none (the client's
+	// default, else full). The daemon keeps it Normal (sandbox.Normal),
+	// so a session's spawn always says its policy.
+	Sandbox *Sandbox `json:"sandbox,omitempty"`
 }
 
 // ExecRequest runs one cell.
@@ -306,6 +310,10 @@ type SessionInfo struct {
 	HolderVersion string `json:"holder_version,omitempty"`
 	// Problem says why an unreachable session cannot be used.
 	Problem string `json:"problem,omitempty"`
+	// Sandbox is the session's policy (nil: full), and Enforced what
+	// the kernel enforces of it, part by part.
+	Sandbox  *Sandbox  `json:"sandbox,omitempty"`
+	Enforced *Enforced `json:"enforced,omitempty"`
 }
 
 // Running describes the cell a session is running.

@@ -127,6 +127,10 @@ const (
 	// differs from the daemon's), and the client reached it there.
 	// Said to a client once.
 	NoteElsewhere = "elsewhere"
+	// NoteSandbox: a cell was refused a write, a read or a connection
+	// by its session's sandbox (Sandbox says which policy); the edges
+	// say how to widen it.
+	NoteSandbox = "sandbox"
 )
 
 // Why a record's loader left a line out (RecordLine.Why).
@@ -244,6 +248,10 @@ type Note struct {
 	// ClientVersion is the client's version, in a version note.
 	ClientVersion string   `json:"client_version,omitempty"`
 	Next          []Action `json:"next,omitempty"`
+	// Sandbox is the policy in a created note (with Enforced) and in a
+	// sandbox note.
+	Sandbox  *Sandbox  `json:"sandbox,omitempty"`
+	Enforced *Enforced `json:"enforced,omitempty"`
 	// Text is the note in words, filled only where a note leaves as JSON
 	// for a person's scripts (the CLI's --json); everywhere else the
 	// edges word the fields.
