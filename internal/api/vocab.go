@@ -27,6 +27,7 @@ const (
 	CodeInternal   = "internal"    // the daemon failed; its log says why
 	CodeForeign    = "foreign"     // a holder keeps the session that this daemon cannot take up
 	CodeAdopting   = "adopting"    // the session is being taken up from its holder, which has not answered yet: retry shortly
+	CodeSandbox    = "sandbox"     // the caller's sandbox (its own session's policy, or its ceiling) does not reach that far
 	CodeInput      = "input"       // the running cell waits for input: answer it, or interrupt it
 	CodeNoInput    = "no-input"    // an answer was sent, and no cell waits for one
 	// Codes a client gives, for the errors no daemon sent.

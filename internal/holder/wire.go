@@ -92,17 +92,21 @@ type Hello struct {
 	Cookie     string    `json:"cookie"`
 	Leader     proc.Proc `json:"leader"` // the runtime process, with its start time
 
-	Created    time.Time   `json:"created"`
-	Spawn      api.Spawn   `json:"spawn"`
-	Version    string      `json:"version"` // the runtime's
-	Exe        string      `json:"exe"`
-	Facts      driver.Info `json:"facts"` // the runtime's, from its driver here; no Name: a holder of an older build
-	Note       string      `json:"note,omitempty"`
-	Where      string      `json:"where,omitempty"` // where a remote runtime runs (driver.Remote)
-	Limit      *limit.Held `json:"limit,omitempty"`
-	Cells      int         `json:"cells"`
-	Names      []string    `json:"names,omitempty"`
-	LastActive time.Time   `json:"last_active"`
+	Created time.Time   `json:"created"`
+	Spawn   api.Spawn   `json:"spawn"`
+	Version string      `json:"version"` // the runtime's
+	Exe     string      `json:"exe"`
+	Facts   driver.Info `json:"facts"` // the runtime's, from its driver here; no Name: a holder of an older build
+	// Enforced is what the kernel enforces of the session's sandbox
+	// (Spawn.Sandbox), as the holder found when it started the runtime;
+	// nil for a session without one.
+	Enforced   *api.Enforced `json:"enforced,omitempty"`
+	Note       string        `json:"note,omitempty"`
+	Where      string        `json:"where,omitempty"` // where a remote runtime runs (driver.Remote)
+	Limit      *limit.Held   `json:"limit,omitempty"`
+	Cells      int           `json:"cells"`
+	Names      []string      `json:"names,omitempty"`
+	LastActive time.Time     `json:"last_active"`
 	// Cur is the cell in flight, or the last cell.
 	Cur *CellState `json:"cur,omitempty"`
 	// IdleAfter and IdleSeq say whose idle output is replayed: output
