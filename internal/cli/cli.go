@@ -23,6 +23,7 @@ import (
 	"github.com/polyrepl/polyrepl/internal/holder"
 	"github.com/polyrepl/polyrepl/internal/paths"
 	"github.com/polyrepl/polyrepl/internal/render"
+	"github.com/polyrepl/polyrepl/internal/sandbox"
 	"github.com/polyrepl/polyrepl/internal/version"
 )
 
@@ -141,6 +142,9 @@ func (e *env) main(args []string) int {
 	case holder.Command:
 		// Hidden: the daemon starts one per session.
 		return holder.Main()
+	case sandbox.Command:
+		// Hidden: a holder starts a sandboxed runtime through it.
+		return sandbox.Main(args[1:])
 	}
 	args = e.takeLabel(args)
 	c := lookup(args[0])

@@ -25,6 +25,7 @@ import (
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/bound"
 	"github.com/polyrepl/polyrepl/internal/proc"
+	"github.com/polyrepl/polyrepl/internal/sandbox"
 )
 
 // MarkerWait bounds how long a driver waits, once a runtime reported a
@@ -49,6 +50,10 @@ type Spec struct {
 	// GatewayHTTP allows it over http:// to another host.
 	Gateway     string
 	GatewayHTTP bool
+	// Sandbox, when set, confines the runtime: Launch starts it through
+	// the trampoline (sandbox.Command), which confines itself and then
+	// becomes the runtime. RuntimeDir is then the session's own.
+	Sandbox *sandbox.Spec
 }
 
 // Result is how one cell ended, as the runtime reports it.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/proc"
+	"github.com/polyrepl/polyrepl/internal/sandbox"
 )
 
 // StartTimeout bounds how long a runtime may take to become ready: a JVM,
@@ -42,6 +43,12 @@ type Launch struct {
 // command: arguments, working directory, and the environment with the
 // session's cookie, by which its whole tree is found later. The family
 // sets the command's streams and process attributes.
+//
+// A sandboxed runtime (Spec.Sandbox) is started through the trampoline:
+// the holder's own binary, which confines itself and then executes the
+// runtime in its place — the same process, so its pid, start time,
+// process group and terminal are the runtime's. Its temporary files go
+// to its private directory. ExeOf is the runtime's executable either way.
 func (l Launch) Command() (*exec.Cmd, error) {
 	exe, err := LookPath(l.Spec.Exe, l.Spec.Env, l.Spec.Cwd)
 	if err != nil {
@@ -56,7 +63,23 @@ func (l Launch) Command() (*exec.Cmd, error) {
 	}
 	args = append(args, l.Extra...)
 	env := append(append(append([]string(nil), l.Spec.Env...), l.Env...), l.Spec.Cookie)
-	return &exec.Cmd{Path: exe, Args: args, Dir: l.Spec.Cwd, Env: env}, nil
+	path := exe
+	if sb := l.Spec.Sandbox; sb != nil {
+		env = append(env, sb.Env()...)
+		if path, args, err = sb.Wrap(sandbox.Self(), args); err != nil {
+			return nil, err
+		}
+	}
+	return &exec.Cmd{Path: path, Args: args, Dir: l.Spec.Cwd, Env: env}, nil
+}
+
+// ExeOf is the runtime's executable in a command Command built: the
+// one the trampoline becomes, for a sandboxed runtime.
+func ExeOf(cmd *exec.Cmd) string {
+	if len(cmd.Args) > 3 && cmd.Args[1] == sandbox.Command {
+		return cmd.Args[3]
+	}
+	return cmd.Path
 }
 
 // TreeOf is the process tree of a started command: its leader (with its
@@ -92,6 +115,9 @@ func (l Launch) Await(ctx context.Context, s Started) error {
 		return nil
 	case ex := <-s.Exited:
 		<-OrSoon(s.OutEOF)
+		if l.Spec.Sandbox != nil && ex.Code == sandbox.ExitConfine {
+			return fmt.Errorf("the %s session's sandbox could not be enforced, so its runtime was not started%s", l.Runtime, Printed(s.Early()))
+		}
 		return fmt.Errorf("%s did not start a %s session: it %s before it was ready%s; %s",
 			l.Spec.Exe, l.Runtime, ex.Describe(), Printed(s.Early()), hint)
 	case <-timer.C:

@@ -17,6 +17,7 @@ import (
 
 	"github.com/polyrepl/polyrepl/internal/paths"
 	"github.com/polyrepl/polyrepl/internal/proc"
+	"github.com/polyrepl/polyrepl/internal/sandbox"
 )
 
 // Main runs a holder process: the hidden `polyrepl holder` command. The
@@ -72,9 +73,10 @@ func Main() int {
 }
 
 // IfHolder runs this process as a holder, and exits, when it was started
-// as one: for binaries other than polyrepl's own that start holders by
+// as one (or as the trampoline of a sandboxed runtime, sandbox.IfConfine): for binaries other than polyrepl's own that start holders by
 // re-executing themselves (test binaries, the benchmark harness).
 func IfHolder() {
+	sandbox.IfConfine()
 	if len(os.Args) > 1 && os.Args[1] == Command {
 		os.Exit(Main())
 	}

@@ -18,9 +18,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/limit"
 	"github.com/polyrepl/polyrepl/internal/paths"
+	"github.com/polyrepl/polyrepl/internal/sandbox"
 	"github.com/polyrepl/polyrepl/internal/version"
 )
 
@@ -60,6 +62,9 @@ type server struct {
 	exit      *Exit
 	raw       *rawAttached
 	ending    bool
+
+	// private are a sandboxed session's own places, removed when it ends.
+	private *sandbox.Private
 }
 
 // heldCell is a cell as the holder keeps it: its state, its output
@@ -103,15 +108,21 @@ func (s *server) start(ctx context.Context, w *wire) error {
 		return err
 	}
 	s.ln = ln
+	spec := driver.Spec{
+		Exe: s.sp.Spawn.Exe, Cwd: s.sp.Spawn.Cwd, Env: s.sp.Spawn.Env, Cookie: s.sp.Cookie,
+		RuntimeDir: s.sp.RuntimeDir, SpoolDir: s.sp.SpoolDir, ValueLimit: s.sp.ValueLimit, Project: s.sp.Spawn.Project,
+		Gateway: s.sp.Spawn.Gateway, GatewayHTTP: s.sp.Spawn.GatewayHTTP,
+	}
 	drv, err := driver.Lookup(s.sp.Spawn.Runtime)
+	var enforced *api.Enforced
 	if err == nil {
-		s.p, err = drv.Start(ctx, driver.Spec{
-			Exe: s.sp.Spawn.Exe, Cwd: s.sp.Spawn.Cwd, Env: s.sp.Spawn.Env, Cookie: s.sp.Cookie,
-			RuntimeDir: s.sp.RuntimeDir, SpoolDir: s.sp.SpoolDir, ValueLimit: s.sp.ValueLimit, Project: s.sp.Spawn.Project,
-			Gateway: s.sp.Spawn.Gateway, GatewayHTTP: s.sp.Spawn.GatewayHTTP,
-		}, s)
+		enforced, err = s.confine(&spec)
+	}
+	if err == nil {
+		s.p, err = drv.Start(ctx, spec, s)
 	}
 	if err != nil {
+		s.unconfine()
 		ln.Close()
 		w.sendJSON(frameFailed, failure{Err: err.Error()})
 		return err
@@ -121,7 +132,7 @@ func (s *server) start(ctx context.Context, w *wire) error {
 		Proto: Proto, Polyrepl: version.Version, HolderPID: os.Getpid(),
 		Name: s.sp.Name, Generation: s.sp.Generation, Runtime: s.sp.Spawn.Runtime,
 		Cookie: tree.Cookie, Leader: tree.Leader, Created: s.sp.Created, Spawn: s.sp.Spawn,
-		Version: s.p.Version(), Exe: s.p.Exe(), Note: s.p.Note(), Facts: drv.Info(),
+		Version: s.p.Version(), Exe: s.p.Exe(), Note: s.p.Note(), Facts: drv.Info(), Enforced: enforced,
 	}
 	if r, ok := s.p.(driver.Remote); ok {
 		s.hi.Where = r.Where()
@@ -592,6 +603,7 @@ func (s *server) finish() {
 	if s.ln != nil {
 		s.ln.Close() // and its socket file with it
 	}
+	s.unconfine()
 	close(s.end)
 }
 

@@ -112,6 +112,13 @@ func startLocal(ctx context.Context, spec driver.Spec, ks Spec, h driver.Handler
 	}
 	sp := spec
 	sp.Exe = argv[0]
+	if spec.Sandbox != nil {
+		// Its five ports are the only ones a sandboxed kernel may
+		// listen on, under network off too.
+		sb := *spec.Sandbox
+		sb.Ports = []int{conn.ShellPort, conn.IOPubPort, conn.StdinPort, conn.ControlPort, conn.HBPort}
+		sp.Sandbox = &sb
+	}
 	l := driver.Launch{Runtime: runtimePrefix + ks.Name, Needs: "the kernel's own program, as its kernel.json names it",
 		EnvVar: "", Spec: sp, Args: argv[1:], Env: env}
 	cmd, err := l.Command()
@@ -130,7 +137,7 @@ func startLocal(ctx context.Context, spec driver.Spec, ks Spec, h driver.Handler
 		outR.Close()
 		outW.Close()
 		os.Remove(file)
-		return nil, fmt.Errorf("cannot start the kernel %s (%s): %w", ks.Name, cmd.Path, err)
+		return nil, fmt.Errorf("cannot start the kernel %s (%s): %w", ks.Name, driver.ExeOf(cmd), err)
 	}
 	outW.Close()
 
@@ -140,7 +147,7 @@ func startLocal(ctx context.Context, spec driver.Spec, ks Spec, h driver.Handler
 		cmd.Wait()
 		return nil, err
 	}
-	k.tree, k.exe = l.TreeOf(cmd), cmd.Path
+	k.tree, k.exe = l.TreeOf(cmd), driver.ExeOf(cmd)
 	out := &earlyOut{k: k}
 	outEOF := make(chan struct{})
 	go func() {
@@ -167,7 +174,7 @@ func startLocal(ctx context.Context, spec driver.Spec, ks Spec, h driver.Handler
 		}
 		close(k.done)
 		return fmt.Errorf("the kernel %s (%s) did not start: %w%s; is its kernel.json (in %s) right for this machine?",
-			ks.Name, cmd.Path, what, driver.Printed(out.early()), ks.Dir)
+			ks.Name, driver.ExeOf(cmd), what, driver.Printed(out.early()), ks.Dir)
 	}
 	ctx, cancel := context.WithTimeout(ctx, driver.StartTimeout)
 	defer cancel()

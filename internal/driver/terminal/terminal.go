@@ -160,7 +160,7 @@ func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (
 		pr:        pr,
 		cmd:       cmd,
 		h:         h,
-		exe:       cmd.Path,
+		exe:       driver.ExeOf(cmd),
 		mark:      mark,
 		prefix:    []byte(mark.prefix()),
 		prompt:    []byte(pr.Prompt),
@@ -186,7 +186,7 @@ func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (
 	}
 	if err != nil {
 		os.RemoveAll(cells)
-		return nil, fmt.Errorf("cannot start %s: %w", cmd.Path, err)
+		return nil, fmt.Errorf("cannot start %s: %w", driver.ExeOf(cmd), err)
 	}
 	p.tree = l.TreeOf(cmd)
 	if watch {

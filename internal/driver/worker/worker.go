@@ -222,7 +222,7 @@ func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (
 		if conR != nil {
 			closeAll(conR, conW)
 		}
-		return nil, fmt.Errorf("cannot start %s: %w", cmd.Path, err)
+		return nil, fmt.Errorf("cannot start %s: %w", driver.ExeOf(cmd), err)
 	}
 	closeAll(cmdR, evW)
 	// A console runtime's driver keeps the read end of the console and
@@ -244,7 +244,7 @@ func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (
 		cmd:      cmd,
 		h:        h,
 		cmds:     cmdW,
-		exe:      cmd.Path,
+		exe:      driver.ExeOf(cmd),
 		sentinel: []byte(sentinel),
 		doneSent: make(chan struct{}, 1),
 		evEOF:    make(chan struct{}),

@@ -1,0 +1,163 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"syscall"
+
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+)
+
+// KernelABI is this kernel's Landlock ABI version, 0 without Landlock.
+func KernelABI() int {
+	v, err := ll.LandlockGetABIVersion()
+	if err != nil || v < 0 {
+		return 0
+	}
+	return v
+}
+
+// Check says what this kernel enforces of policy p (Normal, not full),
+// and refuses (*Refused) when a part p needs is missing and p is not
+// BestEffort.
+func Check(p api.Sandbox) (api.Enforced, error) {
+	e, missing := LandlockParts(p, KernelABI())
+	return e, Judge(p, missing)
+}
+
+// Filesystem rights, by what they let a runtime do.
+const (
+	rightsRead  = ll.AccessFSExecute | ll.AccessFSReadFile | ll.AccessFSReadDir
+	rightsWrite = ll.AccessFSWriteFile | ll.AccessFSRemoveDir | ll.AccessFSRemoveFile |
+		ll.AccessFSMakeChar | ll.AccessFSMakeDir | ll.AccessFSMakeReg | ll.AccessFSMakeSock |
+		ll.AccessFSMakeFifo | ll.AccessFSMakeBlock | ll.AccessFSMakeSym | ll.AccessFSRefer | ll.AccessFSTruncate
+	// rightsFile are those a rule on a file (not a directory) may carry.
+	rightsFile = ll.AccessFSExecute | ll.AccessFSWriteFile | ll.AccessFSReadFile | ll.AccessFSTruncate | ll.AccessFSIoctlDev
+)
+
+// handledFS is every filesystem right Landlock of ABI abi knows.
+func handledFS(abi int) uint64 {
+	switch {
+	case abi <= 0:
+		return 0
+	case abi == 1:
+		return 1<<13 - 1
+	case abi == 2:
+		return 1<<14 - 1
+	case abi < 5:
+		return 1<<15 - 1
+	case abi < 9:
+		return 1<<16 - 1
+	}
+	return 1<<17 - 1
+}
+
+// ruleset is the Landlock ruleset for s on a kernel of ABI abi.
+func ruleset(s Spec, abi int) ll.RulesetAttr {
+	attr := ll.RulesetAttr{HandledAccessFS: handledFS(abi)}
+	if s.Policy.Network != api.NetworkOn {
+		if abi >= abiNet {
+			attr.HandledAccessNet = ll.AccessNetBindTCP | ll.AccessNetConnectTCP
+		}
+		if abi >= abiUDP {
+			attr.HandledAccessNet |= ll.AccessNetBindUDP | ll.AccessNetConnectSendUDP
+		}
+	}
+	if abi >= abiScope {
+		attr.Scoped = ll.ScopeAbstractUnixSocket | ll.ScopeSignal
+	}
+	return attr
+}
+
+// rights is what a grant allows, within what the ruleset handles.
+func rights(g Grant, s Spec, handled uint64) uint64 {
+	r := uint64(rightsRead)
+	if g.Write {
+		r |= rightsWrite
+	}
+	if g.Dev {
+		r |= ll.AccessFSIoctlDev
+	}
+	if g.Dir && s.Policy.Network == api.NetworkOn {
+		// Pathname unix sockets where the runtime may read (ABI 9):
+		// none in a hidden place, so none of polyrepl's.
+		r |= ll.AccessFSResolveUnix
+	}
+	if !g.Dir {
+		r &= rightsFile
+	}
+	return r & handled
+}
+
+// confineExec confines this process by s and executes argv in its
+// place; it returns only on failure. Only this thread is confined
+// (with no_new_privs): the execve that follows keeps this thread alone.
+func confineExec(s Spec, argv []string) error {
+	runtime.LockOSThread()
+	abi := KernelABI()
+	if abi == 0 {
+		if !s.Policy.BestEffort {
+			return errors.New("this kernel has no Landlock: the runtime was not started")
+		}
+		return exec(argv)
+	}
+	attr := ruleset(s, abi)
+	fd, err := ll.LandlockCreateRuleset(&attr, 0)
+	if err != nil {
+		return fmt.Errorf("cannot create a Landlock ruleset (ABI %d): %w", abi, err)
+	}
+	defer syscall.Close(fd)
+	for _, g := range Plan(s, OSTree{}) {
+		if err := addGrant(fd, g, rights(g, s, attr.HandledAccessFS)); err != nil {
+			return err
+		}
+	}
+	if attr.HandledAccessNet&ll.AccessNetBindTCP != 0 {
+		for _, port := range s.Ports {
+			na := ll.NetPortAttr{AllowedAccess: ll.AccessNetBindTCP, Port: uint64(port)}
+			if err := ll.LandlockAddNetPortRule(fd, &na, 0); err != nil {
+				return fmt.Errorf("cannot allow the kernel's port %d: %w", port, err)
+			}
+		}
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("cannot set no_new_privs: %w", err)
+	}
+	if err := ll.LandlockRestrictSelf(fd, 0); err != nil {
+		return fmt.Errorf("cannot enforce the Landlock ruleset: %w", err)
+	}
+	return exec(argv)
+}
+
+// addGrant adds one path-beneath rule; a place gone since it was
+// planned is passed over.
+func addGrant(fd int, g Grant, access uint64) error {
+	if access == 0 {
+		return nil
+	}
+	pfd, err := unix.Open(g.Path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("cannot open %s for a Landlock rule: %w", g.Path, err)
+	}
+	defer unix.Close(pfd)
+	attr := ll.PathBeneathAttr{ParentFd: pfd, AllowedAccess: access}
+	if err := ll.LandlockAddPathBeneathRule(fd, &attr, 0); err != nil {
+		return fmt.Errorf("cannot add the Landlock rule for %s: %w", g.Path, err)
+	}
+	return nil
+}
+
+// exec replaces this process with argv: same pid, start time, process
+// group and terminal; the environment passes as it came.
+func exec(argv []string) error {
+	err := syscall.Exec(argv[0], argv, os.Environ())
+	return fmt.Errorf("cannot start %s: %w", argv[0], err)
+}

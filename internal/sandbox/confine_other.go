@@ -1,0 +1,19 @@
+//go:build !linux && !darwin
+
+package sandbox
+
+import (
+	"errors"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+)
+
+// Check refuses every policy but full here, unless the caller accepts
+// less: this system has no sandbox polyrepl knows.
+func Check(p api.Sandbox) (api.Enforced, error) {
+	return api.Enforced{}, Judge(p, []string{"a sandbox polyrepl knows (Landlock, Seatbelt)"})
+}
+
+func confineExec(s Spec, argv []string) error {
+	return errors.New("this system has no sandbox polyrepl knows")
+}
