@@ -104,7 +104,7 @@ func confineExec(s Spec, argv []string) error {
 		if !s.Policy.BestEffort {
 			return errors.New("this kernel has no Landlock: the runtime was not started")
 		}
-		return exec(argv)
+		return execRuntime(argv)
 	}
 	attr := ruleset(s, abi)
 	fd, err := ll.LandlockCreateRuleset(&attr, 0)
@@ -131,7 +131,7 @@ func confineExec(s Spec, argv []string) error {
 	if err := ll.LandlockRestrictSelf(fd, 0); err != nil {
 		return fmt.Errorf("cannot enforce the Landlock ruleset: %w", err)
 	}
-	return exec(argv)
+	return execRuntime(argv)
 }
 
 // addGrant adds one path-beneath rule; a place gone since it was
@@ -155,9 +155,9 @@ func addGrant(fd int, g Grant, access uint64) error {
 	return nil
 }
 
-// exec replaces this process with argv: same pid, start time, process
+// execRuntime replaces this process with argv: same pid, start time, process
 // group and terminal; the environment passes as it came.
-func exec(argv []string) error {
+func execRuntime(argv []string) error {
 	err := syscall.Exec(argv[0], argv, os.Environ())
 	return fmt.Errorf("cannot start %s: %w", argv[0], err)
 }

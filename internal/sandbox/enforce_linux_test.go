@@ -1,0 +1,166 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+)
+
+// probeVar makes the test binary, started confined through the
+// trampoline, try each escape and print what happened instead of
+// running the tests.
+const probeVar = "POLYREPL_SANDBOX_PROBE"
+
+func TestMain(m *testing.M) {
+	IfConfine()
+	if os.Getenv(probeVar) != "" {
+		os.Exit(probe())
+	}
+	os.Exit(m.Run())
+}
+
+// probe tries what a cell would, printing "name: ok" or "name: denied"
+// (EACCES or EPERM) or "name: error …".
+func probe() int {
+	outside, cwd, secret, tmp := os.Getenv("OUTSIDE"), os.Getenv("CWD"), os.Getenv("SECRET"), os.Getenv("TMPDIR")
+	say := func(name string, err error) {
+		switch {
+		case err == nil:
+			fmt.Printf("%s: ok\n", name)
+		case errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM):
+			fmt.Printf("%s: denied\n", name)
+		default:
+			fmt.Printf("%s: error %v\n", name, err)
+		}
+	}
+	say("write-outside", os.WriteFile(filepath.Join(outside, "f"), []byte("x"), 0o600))
+	say("write-tmp", os.WriteFile(filepath.Join(tmp, "f"), []byte("x"), 0o600))
+	say("write-cwd", os.WriteFile(filepath.Join(cwd, "f"), []byte("x"), 0o600))
+	_, err := os.ReadFile(secret)
+	say("read-secret", err)
+	_, err = os.ReadFile(filepath.Join(outside, "readable"))
+	say("read-outside", err)
+	if err := os.Chdir(outside); err != nil {
+		say("chdir", err)
+	}
+	say("write-after-chdir", os.WriteFile("g", []byte("x"), 0o600))
+	sub := exec.Command("/bin/sh", "-c", "echo x > "+filepath.Join(outside, "h"))
+	if out, err := sub.CombinedOutput(); err != nil && strings.Contains(string(out), "Permission denied") {
+		fmt.Println("write-subprocess: denied")
+	} else {
+		say("write-subprocess", err)
+	}
+	c, err := net.Dial("tcp", os.Getenv("LISTENER"))
+	if err == nil {
+		c.Close()
+	}
+	say("connect", err)
+	say("signal-parent", syscall.Kill(os.Getppid(), 0))
+	return 0
+}
+
+// TestEnforced confines the test binary under each policy, through the
+// trampoline as a holder would, and has it try to escape.
+func TestEnforced(t *testing.T) {
+	if abi := KernelABI(); abi < abiScope {
+		t.Skipf("this kernel has Landlock ABI %d: the test needs %d", abi, abiScope)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	for _, c := range []struct {
+		policy, network string
+		want            map[string]string
+	}{
+		{api.SandboxReadOnly, "", map[string]string{"write-outside": "denied", "write-tmp": "ok", "write-cwd": "denied",
+			"read-secret": "denied", "read-outside": "ok", "write-after-chdir": "denied", "write-subprocess": "denied",
+			"connect": "denied", "signal-parent": "denied"}},
+		{api.SandboxWorkspaceWrite, "", map[string]string{"write-outside": "denied", "write-tmp": "ok", "write-cwd": "ok",
+			"read-secret": "denied", "write-after-chdir": "denied", "write-subprocess": "denied",
+			"connect": "denied", "signal-parent": "denied"}},
+		{api.SandboxWorkspaceWrite, api.NetworkOn, map[string]string{"write-outside": "denied", "write-cwd": "ok",
+			"read-secret": "denied", "connect": "ok", "signal-parent": "denied"}},
+	} {
+		t.Run(c.policy+"-"+c.network, func(t *testing.T) {
+			root := t.TempDir()
+			home, cwd, outside := filepath.Join(root, "home"), filepath.Join(root, "work"), filepath.Join(root, "outside")
+			secret := filepath.Join(home, ".ssh", "id_test")
+			own := filepath.Join(root, "state")
+			for _, d := range []string{filepath.Dir(secret), cwd, outside, own} {
+				if err := os.MkdirAll(d, 0o700); err != nil {
+					t.Fatal(err)
+				}
+			}
+			os.WriteFile(secret, []byte("key"), 0o600)
+			os.WriteFile(filepath.Join(outside, "readable"), []byte("x"), 0o600)
+			p, err := Normal(&api.Sandbox{Policy: c.policy, Network: c.network})
+			if err != nil {
+				t.Fatal(err)
+			}
+			priv, err := MakePrivate(filepath.Base(root), own)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer priv.Remove()
+			s := NewSpec(p, cwd, SecretPlaces(home, own, TempParent()), priv.Tmp, priv.RuntimeDir)
+			path, args, err := s.Wrap(Self(), []string{os.Args[0]})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd := &exec.Cmd{Path: path, Args: args, Dir: cwd,
+				Env: append(os.Environ(), append(s.Env(), probeVar+"=1", "OUTSIDE="+outside, "CWD="+cwd,
+					"SECRET="+secret, "LISTENER="+ln.Addr().String())...)}
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("the confined probe failed: %v\n%s", err, out)
+			}
+			got := map[string]string{}
+			for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+				if k, v, ok := strings.Cut(l, ": "); ok {
+					got[k] = v
+				}
+			}
+			for k, v := range c.want {
+				if got[k] != v {
+					t.Errorf("%s: %s, want %s\n%s", k, got[k], v, out)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(outside, "f")); err == nil {
+				t.Errorf("the confined probe wrote outside")
+			}
+		})
+	}
+}
+
+// TestConfineRefusesWithoutRunning: a trampoline that cannot confine
+// itself says why and exits ExitConfine, and the runtime never runs.
+func TestConfineRefusesWithoutRunning(t *testing.T) {
+	cmd := exec.Command(os.Args[0], Command, "{not json", "/bin/echo", "ran")
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != ExitConfine || strings.Contains(string(out), "ran") {
+		t.Fatalf("exit %v, printed %q", err, out)
+	}
+	if !strings.Contains(string(out), "sandbox cannot be read") {
+		t.Errorf("printed %q", out)
+	}
+}
