@@ -65,7 +65,7 @@ func (l Launch) Command() (*exec.Cmd, error) {
 	env := append(append(append([]string(nil), l.Spec.Env...), l.Env...), l.Spec.Cookie)
 	path := exe
 	if sb := l.Spec.Sandbox; sb != nil {
-		env = append(env, sb.Env()...)
+		env = append(env, sb.Env(env)...)
 		if path, args, err = sb.Wrap(sandbox.Self(), args); err != nil {
 			return nil, err
 		}

@@ -127,7 +127,7 @@ func TestEnforced(t *testing.T) {
 				t.Fatal(err)
 			}
 			cmd := &exec.Cmd{Path: path, Args: args, Dir: cwd,
-				Env: append(os.Environ(), append(s.Env(), probeVar+"=1", "OUTSIDE="+outside, "CWD="+cwd,
+				Env: append(os.Environ(), append(s.Env(nil), probeVar+"=1", "OUTSIDE="+outside, "CWD="+cwd,
 					"SECRET="+secret, "LISTENER="+ln.Addr().String())...)}
 			out, err := cmd.CombinedOutput()
 			if err != nil {

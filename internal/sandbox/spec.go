@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/polyrepl/polyrepl/internal/api"
 )
@@ -68,10 +69,30 @@ func NewSpec(p api.Sandbox, cwd string, secrets []string, tmp, runtimeDir string
 	return Spec{Policy: p, Cwd: cwd, Hidden: all, Tmp: tmp, RuntimeDir: runtimeDir}
 }
 
-// Env is what a sandboxed runtime's environment gains: its temporary
-// files go to its private directory.
-func (s Spec) Env() []string {
-	return []string{"TMPDIR=" + s.Tmp, "TMP=" + s.Tmp, "TEMP=" + s.Tmp}
+// Env is what a sandboxed runtime's environment (caller's) gains: its
+// temporary files go to its private directory. IPython (and so
+// ipykernel) will not start when it cannot make its directory in a
+// home it may not write: one that does not exist yet is made in the
+// private directory instead, for the session's life.
+func (s Spec) Env(caller []string) []string {
+	env := []string{"TMPDIR=" + s.Tmp, "TMP=" + s.Tmp, "TEMP=" + s.Tmp}
+	if home := getenv(caller, "HOME"); home != "" && getenv(caller, "IPYTHONDIR") == "" {
+		if _, err := os.Stat(filepath.Join(home, ".ipython")); err != nil {
+			env = append(env, "IPYTHONDIR="+filepath.Join(s.Tmp, ".ipython"))
+		}
+	}
+	return env
+}
+
+// getenv is the last value of key in env.
+func getenv(env []string, key string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+			v = val
+		}
+	}
+	return v
 }
 
 // Wrap is the command line that starts argv (an absolute executable and

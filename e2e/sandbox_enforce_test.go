@@ -1,0 +1,305 @@
+package e2e
+
+// Issue 36's enforcement: a sandboxed session's runtime, of each family,
+// tries to leave its sandbox from inside a cell, through the real daemon
+// and holder. The sessions are made with raw HTTP, the policy in the
+// exec request's spawn.
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/sandbox"
+)
+
+const sandboxSection = "36 Sandbox"
+
+// needLandlock skips a test on a kernel whose Landlock lacks scoping.
+func needLandlock(t *testing.T) {
+	t.Helper()
+	if abi := sandbox.KernelABI(); abi < 6 {
+		t.Skipf("this kernel has Landlock ABI %d: the sandbox tests need 6 (signal scoping)", abi)
+	}
+}
+
+// sandboxWorld plants a key in the env's home and listens on loopback,
+// for the cells to try.
+type sandboxWorld struct {
+	e        *env
+	key      string
+	listener string
+}
+
+func newSandboxWorld(t *testing.T) *sandboxWorld {
+	e := newEnv(t)
+	key := filepath.Join(e.home, ".ssh", "id_test")
+	if err := os.MkdirAll(filepath.Dir(key), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(key, []byte("PLANTED-KEY\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return &sandboxWorld{e: e, key: key, listener: ln.Addr().String()}
+}
+
+// exec runs code in session name of runtime, under sb (nil: none),
+// through the API; it returns the cell's output, or the refusal.
+func (w *sandboxWorld) exec(t *testing.T, name, runtime string, sb *api.Sandbox, code string) (api.CellResult, *api.ErrorReply) {
+	t.Helper()
+	timeout := 90.0
+	req := api.ExecRequest{Code: code, Timeout: &timeout, Client: api.Client{Who: "t", How: "api"},
+		Spawn: api.Spawn{Runtime: runtime, Cwd: w.e.home, Env: w.e.vars, Sandbox: sb}}
+	body, _ := json.Marshal(req)
+	resp, err := w.e.api().Post("http://polyrepl/v1/sessions/"+name+"/exec", "application/json", strings.NewReader(string(body)))
+	if err != nil {
+		// The first call starts the daemon.
+		w.e.must(0, "start")
+		resp, err = w.e.api().Post("http://polyrepl/v1/sessions/"+name+"/exec", "application/json", strings.NewReader(string(body)))
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		var er api.ErrorReply
+		json.Unmarshal(b, &er)
+		return api.CellResult{}, &er
+	}
+	var r api.CellResult
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("reply %s: %v", b, err)
+	}
+	return r, nil
+}
+
+// results reads the "name=RESULT" lines a probe cell prints.
+func results(out string) map[string]string {
+	got := map[string]string{}
+	for _, l := range strings.Split(out, "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(l), "="); ok && !strings.Contains(k, " ") {
+			got[k] = v
+		}
+	}
+	return got
+}
+
+// pythonProbe tries every escape from a Python cell (worker, Jupyter).
+const pythonProbe = `
+import os, socket, subprocess
+def tr(name, f):
+    try:
+        f()
+        print(name + "=ok")
+    except PermissionError as e:
+        print(name + "=denied")
+    except Exception as e:
+        print(name + "=error " + type(e).__name__ + " " + str(e).replace("\n", " "))
+H = os.environ["HOME"]
+def w(p):
+    with open(p, "w") as f: f.write("x")
+tr("write_outside", lambda: w(os.path.join(H, "outside.txt")))
+tr("write_tmp", lambda: w(os.path.join(os.environ["TMPDIR"], "t.txt")))
+def chd():
+    os.chdir(H); w("rel.txt")
+tr("write_after_chdir", chd)
+def sub():
+    r = subprocess.run(["/bin/sh", "-c", "echo x > " + os.path.join(H, "sub.txt")], capture_output=True)
+    if r.returncode != 0 and b"ermission denied" in r.stderr: raise PermissionError()
+tr("write_subprocess", sub)
+tr("read_key", lambda: open(os.path.join(H, ".ssh", "id_test")).read())
+tr("connect", lambda: socket.create_connection(("127.0.0.1", PORT), timeout=5).close())
+tr("signal_holder", lambda: os.kill(os.getppid(), 0))
+tr("ptrace_other", lambda: open("/proc/%d/mem" % OTHER, "rb").read(1))
+print("fds=" + ",".join(sorted(os.listdir("/proc/self/fd"), key=int)))
+print("tmpdir=" + os.environ.get("TMPDIR", ""))
+`
+
+// shProbe tries them from a shell (bash's worker, sh on a PTY).
+const shProbe = `
+H="$HOME"
+if (echo x > "$H/outside.txt") 2>/dev/null; then echo write_outside=ok; else echo write_outside=denied; fi
+if (echo x > "$TMPDIR/t.txt") 2>/dev/null; then echo write_tmp=ok; else echo write_tmp=denied; fi
+if (cd "$H" && echo x > rel.txt) 2>/dev/null; then echo write_after_chdir=ok; else echo write_after_chdir=denied; fi
+if cat "$H/.ssh/id_test" >/dev/null 2>&1; then echo read_key=ok; else echo read_key=denied; fi
+if kill -0 $PPID 2>/dev/null; then echo signal_holder=ok; else echo signal_holder=denied; fi
+if head -c1 /proc/OTHER/mem >/dev/null 2>&1; then echo ptrace_other=ok; else echo ptrace_other=denied; fi
+echo tmpdir=$TMPDIR
+`
+
+func TestSandboxEnforcedInEveryFamily(t *testing.T) {
+	needLandlock(t)
+	needPython(t)
+	w := newSandboxWorld(t)
+	e := w.e
+	// Another session, unsandboxed: its runtime is the one traced.
+	other, er := w.exec(t, "other", "python", nil, "import os; print(os.getpid())")
+	if er != nil {
+		t.Fatalf("the other session: %+v", er)
+	}
+	otherPID := strings.TrimSpace(other.Output)
+	_, port, _ := net.SplitHostPort(w.listener)
+	readOnly := &api.Sandbox{Policy: api.SandboxReadOnly}
+	denied := []string{"write_outside", "write_after_chdir", "read_key", "signal_holder", "ptrace_other"}
+
+	families := []struct {
+		name, runtime, probe string
+		also                 []string // more that must be denied
+	}{
+		{"py", "python", pythonProbe, []string{"write_subprocess", "connect"}},
+		{"bash", "bash", shProbe, nil},
+		{"shpty", "sh", shProbe, nil},
+		{"kernel", "jupyter:python3", pythonProbe, []string{"write_subprocess", "connect"}},
+	}
+	for _, f := range families {
+		t.Run(f.runtime, func(t *testing.T) {
+			if f.runtime == "jupyter:python3" {
+				needRuntime(t, e, f.runtime, "python3-ipykernel")
+			}
+			code := strings.NewReplacer("PORT", port, "OTHER", otherPID).Replace(f.probe)
+			r, er := w.exec(t, f.name, f.runtime, readOnly, code)
+			if er != nil {
+				t.Fatalf("a read-only %s session was refused: %s (%s)", f.runtime, er.Error, er.Hint)
+			}
+			got := results(r.Output)
+			for _, k := range append(append([]string(nil), denied...), f.also...) {
+				if got[k] != "denied" {
+					t.Errorf("%s: %s=%q, want denied\n%s", f.runtime, k, got[k], r.Output)
+				}
+			}
+			if got["write_tmp"] != "ok" || !strings.HasPrefix(got["tmpdir"], sandbox.TempParent()) {
+				t.Errorf("%s: writing in its private TMPDIR %q: %s\n%s", f.runtime, got["tmpdir"], got["write_tmp"], r.Output)
+			}
+			if f.runtime == "python" {
+				// The worker's own: its standard streams, the listing's
+				// directory, and the protocol's pipes it moved high.
+				for _, fd := range strings.Split(got["fds"], ",") {
+					if !strings.Contains(",0,1,2,3,900,901,902,903,", ","+fd+",") {
+						t.Errorf("descriptor %s is open in a cell: %s", fd, got["fds"])
+					}
+				}
+			}
+			for _, p := range []string{"outside.txt", "rel.txt", "sub.txt"} {
+				if _, err := os.Stat(filepath.Join(e.home, p)); err == nil {
+					t.Errorf("%s: %s was written outside", f.runtime, p)
+					os.Remove(filepath.Join(e.home, p))
+				}
+			}
+			report(t, sandboxSection, fmt.Sprintf("read-only %s session: escapes from a cell", f.runtime), "%s", summary(got, append(denied, f.also...)))
+		})
+	}
+}
+
+// summary is a probe's results in one line for the report.
+func summary(got map[string]string, keys []string) string {
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, k+" "+got[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+func TestSandboxWorkspaceWriteWritesItsCwdOnly(t *testing.T) {
+	needLandlock(t)
+	needPython(t)
+	w := newSandboxWorld(t)
+	ws := &api.Sandbox{Policy: api.SandboxWorkspaceWrite}
+	if err := os.Mkdir(filepath.Join(w.e.home, "proj"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	r, er := w.exec(t, "ws", "python", ws, `
+import os
+H = os.environ["HOME"]
+open(os.path.join(H, "proj", "in-cwd.txt"), "w").write("x")
+try:
+    open(os.path.join(H, "top.txt"), "w").write("x"); print("top_write=ok")
+except PermissionError: print("top_write=denied")
+try:
+    open(os.path.join(H, ".ssh", "id_test")).read(); print("key=read")
+except PermissionError: print("key=denied")
+try:
+    open(os.path.join(H, ".ssh", "planted"), "w").write("x"); print("ssh_write=ok")
+except PermissionError: print("ssh_write=denied")
+try:
+    open("/tmp/polyrepl-escape-test", "w").write("x"); print("tmp_write=ok")
+except PermissionError: print("tmp_write=denied")
+`)
+	if er != nil {
+		t.Fatalf("refused: %+v", er)
+	}
+	got := results(r.Output)
+	if _, err := os.Stat(filepath.Join(w.e.home, "proj", "in-cwd.txt")); err != nil || r.Error != nil {
+		t.Errorf("a workspace-write session did not write its cwd: %v %+v\n%s", err, r.Error, r.Output)
+	}
+	if got["key"] != "denied" || got["ssh_write"] != "denied" || got["tmp_write"] != "denied" {
+		t.Errorf("workspace at $HOME: %v\n%s", got, r.Output)
+	}
+	os.Remove("/tmp/polyrepl-escape-test")
+	// Landlock only allows: a workspace that holds a hidden place is
+	// granted entry by entry, so a new entry at its top is refused.
+	report(t, sandboxSection, "workspace-write session at $HOME", "writes in its cwd's directories; a new file at $HOME's top %s; ~/.ssh read %s, written %s; /tmp written %s",
+		got["top_write"], got["key"], got["ssh_write"], got["tmp_write"])
+}
+
+func TestSandboxGatewaySessionRefused(t *testing.T) {
+	w := newSandboxWorld(t)
+	timeout := 30.0
+	req := api.ExecRequest{Code: "1", Timeout: &timeout, Client: api.Client{Who: "t", How: "api"},
+		Spawn: api.Spawn{Runtime: "jupyter:python3", Cwd: w.e.home, Env: w.e.vars, Gateway: "http://127.0.0.1:9",
+			Sandbox: &api.Sandbox{Policy: api.SandboxReadOnly}}}
+	body, _ := json.Marshal(req)
+	w.e.must(0, "start")
+	resp, err := w.e.api().Post("http://polyrepl/v1/sessions/gw/exec", "application/json", strings.NewReader(string(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode == 200 || !strings.Contains(string(b), "the gateway's to confine") {
+		t.Errorf("a sandboxed gateway session: %d %s", resp.StatusCode, b)
+	}
+	report(t, sandboxSection, "read-only policy for a gateway session", "refused: %s", firstLine(string(b)))
+}
+
+func TestSandboxPrivateTmpRemoved(t *testing.T) {
+	needLandlock(t)
+	needPython(t)
+	w := newSandboxWorld(t)
+	r, er := w.exec(t, "tmp", "python", &api.Sandbox{Policy: api.SandboxReadOnly}, `import os; print(os.environ["TMPDIR"]); print(oct(os.stat(os.environ["TMPDIR"]).st_mode & 0o777))`)
+	if er != nil {
+		t.Fatalf("refused: %+v", er)
+	}
+	lines := strings.Fields(r.Output)
+	if len(lines) != 2 || lines[1] != "0o700" {
+		t.Fatalf("TMPDIR: %q", r.Output)
+	}
+	w.e.must(0, "kill", "tmp")
+	if !waitFor(30*time.Second, func() bool {
+		_, err := os.Stat(lines[0])
+		return os.IsNotExist(err)
+	}) {
+		t.Errorf("the private temporary directory %s is left after the session's end", lines[0])
+	}
+}
