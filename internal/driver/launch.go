@@ -37,6 +37,9 @@ type Launch struct {
 	Extra   []string
 	// Env is the runtime's own additions to the caller's environment.
 	Env []string
+	// Trampoline starts a sandboxed runtime through the trampoline even
+	// where Start confines it directly: for tests and benchmarks.
+	Trampoline bool
 }
 
 // Command resolves the executable on the caller's PATH and builds the
@@ -44,11 +47,13 @@ type Launch struct {
 // session's cookie, by which its whole tree is found later. The family
 // sets the command's streams and process attributes.
 //
-// A sandboxed runtime (Spec.Sandbox) is started through the trampoline:
-// the holder's own binary, which confines itself and then executes the
+// A sandboxed runtime (Spec.Sandbox) gets its private temporary
+// directory, and is confined by Start; where that takes the trampoline
+// (sandbox.Trampoline: macOS's sandbox-exec), the command runs the
+// holder's own binary, which confines itself and then executes the
 // runtime in its place — the same process, so its pid, start time,
-// process group and terminal are the runtime's. Its temporary files go
-// to its private directory. ExeOf is the runtime's executable either way.
+// process group and terminal are the runtime's. ExeOf is the runtime's
+// executable either way.
 func (l Launch) Command() (*exec.Cmd, error) {
 	exe, err := LookPath(l.Spec.Exe, l.Spec.Env, l.Spec.Cwd)
 	if err != nil {
@@ -66,11 +71,24 @@ func (l Launch) Command() (*exec.Cmd, error) {
 	path := exe
 	if sb := l.Spec.Sandbox; sb != nil {
 		env = append(env, sb.Env(env)...)
-		if path, args, err = sb.Wrap(sandbox.Self(), args); err != nil {
-			return nil, err
+		if sandbox.Trampoline || l.Trampoline {
+			if path, args, err = sb.Wrap(sandbox.Self(), args); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return &exec.Cmd{Path: path, Args: args, Dir: l.Spec.Cwd, Env: env}, nil
+}
+
+// Start starts a command Command built, in place of cmd.Start: a
+// sandboxed runtime is started confined (sandbox.StartConfined), unless
+// the trampoline confines it.
+func (l Launch) Start(cmd *exec.Cmd) error {
+	sb := l.Spec.Sandbox
+	if sb == nil || ExeOf(cmd) != cmd.Path {
+		return cmd.Start()
+	}
+	return sandbox.StartConfined(*sb, cmd.Start)
 }
 
 // ExeOf is the runtime's executable in a command Command built: the

@@ -7,6 +7,7 @@ import (
 
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/driver"
+	"github.com/polyrepl/polyrepl/internal/sandbox"
 	"github.com/polyrepl/polyrepl/internal/testenv"
 )
 
@@ -72,8 +73,9 @@ func benchHolder(b *testing.B, l Launcher) {
 }
 
 // BenchmarkStart starts a Python session: its worker driven in-process
-// (direct), and through a new holder process (holder): the difference is
-// what starting a holder adds to a session's creation.
+// (direct), the same sandboxed read-only (direct-read-only), and through
+// a new holder process (holder): the differences are what the sandbox
+// and starting a holder add to a session's creation.
 func BenchmarkStart(b *testing.B) {
 	testenv.NeedPython(b)
 	b.Run("direct", func(b *testing.B) {
@@ -88,6 +90,33 @@ func BenchmarkStart(b *testing.B) {
 			}
 			b.StopTimer()
 			p.Tree().Kill(time.Second)
+			b.StartTimer()
+		}
+	})
+	b.Run("direct-read-only", func(b *testing.B) {
+		// The same, sandboxed read-only as a holder does it (confine):
+		// the difference from direct is what the sandbox adds.
+		if sandbox.KernelABI() == 0 {
+			b.Skip("no Landlock")
+		}
+		w := newWorld(b)
+		drv, _ := driver.Lookup("python")
+		sp := w.spawn
+		sp.Spawn.Sandbox = &api.Sandbox{Policy: api.SandboxReadOnly}
+		s := newServer(sp)
+		for range b.N {
+			spec := driver.Spec{Exe: python, Cwd: sp.Spawn.Cwd, Env: sp.Spawn.Env, Cookie: sp.Cookie,
+				RuntimeDir: sp.RuntimeDir, SpoolDir: sp.SpoolDir, ValueLimit: api.ValueLimit}
+			if _, err := s.confine(&spec); err != nil {
+				b.Fatal(err)
+			}
+			p, err := drv.Start(context.Background(), spec, benchEvents{done: make(chan driver.Result, 1)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			p.Tree().Kill(time.Second)
+			s.unconfine()
 			b.StartTimer()
 		}
 	})

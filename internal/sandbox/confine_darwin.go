@@ -19,6 +19,13 @@ func Check(p api.Sandbox) (api.Enforced, error) {
 	return SeatbeltParts(p), nil
 }
 
+// Trampoline says whether a sandboxed runtime is started through the
+// trampoline (Spec.Wrap): on macOS it is, to run it under sandbox-exec.
+const Trampoline = true
+
+// StartConfined starts a runtime whose command is the trampoline's.
+func StartConfined(s Spec, start func() error) error { return start() }
+
 // confineExec runs argv under sandbox-exec with s's profile; it returns
 // only on failure.
 func confineExec(s Spec, argv []string) error {

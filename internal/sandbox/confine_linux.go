@@ -94,44 +94,120 @@ func rights(g Grant, s Spec, handled uint64) uint64 {
 	return r & handled
 }
 
-// confineExec confines this process by s and executes argv in its
-// place; it returns only on failure. Only this thread is confined
-// (with no_new_privs): the execve that follows keeps this thread alone.
-func confineExec(s Spec, argv []string) error {
-	runtime.LockOSThread()
+// Trampoline says whether a sandboxed runtime is started through the
+// trampoline (Spec.Wrap): not on Linux, where StartConfined confines
+// the thread that starts it instead, which costs no second program's
+// start (the trampoline remains for tests and for a holder that asks).
+const Trampoline = false
+
+// newRuleset makes the Landlock ruleset for s: -1 when this kernel has
+// no Landlock and s accepts less (BestEffort).
+func newRuleset(s Spec) (int, error) {
 	abi := KernelABI()
 	if abi == 0 {
 		if !s.Policy.BestEffort {
-			return errors.New("this kernel has no Landlock: the runtime was not started")
+			return -1, errors.New("this kernel has no Landlock: the runtime was not started")
 		}
-		return execRuntime(argv)
+		return -1, nil
 	}
 	attr := ruleset(s, abi)
 	fd, err := ll.LandlockCreateRuleset(&attr, 0)
 	if err != nil {
-		return fmt.Errorf("cannot create a Landlock ruleset (ABI %d): %w", abi, err)
+		return -1, fmt.Errorf("cannot create a Landlock ruleset (ABI %d): %w", abi, err)
 	}
-	defer syscall.Close(fd)
 	for _, g := range Plan(s, OSTree{}) {
 		if err := addGrant(fd, g, rights(g, s, attr.HandledAccessFS)); err != nil {
-			return err
+			syscall.Close(fd)
+			return -1, err
 		}
 	}
 	if attr.HandledAccessNet&ll.AccessNetBindTCP != 0 {
 		for _, port := range s.Ports {
 			na := ll.NetPortAttr{AllowedAccess: ll.AccessNetBindTCP, Port: uint64(port)}
 			if err := ll.LandlockAddNetPortRule(fd, &na, 0); err != nil {
-				return fmt.Errorf("cannot allow the kernel's port %d: %w", port, err)
+				syscall.Close(fd)
+				return -1, fmt.Errorf("cannot allow the kernel's port %d: %w", port, err)
 			}
 		}
 	}
+	return fd, nil
+}
+
+// restrictThread confines the calling thread (locked to its goroutine)
+// by ruleset fd, with no_new_privs.
+func restrictThread(fd int) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("cannot set no_new_privs: %w", err)
 	}
 	if err := ll.LandlockRestrictSelf(fd, 0); err != nil {
 		return fmt.Errorf("cannot enforce the Landlock ruleset: %w", err)
 	}
+	return nil
+}
+
+// confineExec confines this process by s and executes argv in its
+// place; it returns only on failure. Only this thread is confined
+// (with no_new_privs): the execve that follows keeps this thread alone.
+func confineExec(s Spec, argv []string) error {
+	runtime.LockOSThread()
+	fd, err := newRuleset(s)
+	if err != nil {
+		return err
+	}
+	if fd >= 0 {
+		defer syscall.Close(fd)
+		if err := restrictThread(fd); err != nil {
+			return err
+		}
+	}
 	return execRuntime(argv)
+}
+
+// StartConfined calls start (an exec.Cmd's Start) on an OS thread of
+// its own that it first confines by s: the process start forks from
+// that thread (as SysProcAttr.Pdeathsig's documentation relies on), so
+// the runtime is born confined, with its pid, start time, process group
+// and terminal as the caller set them. The thread is never unlocked, so
+// it ends with its goroutine and no other code runs on it; the Go
+// runtime makes its later threads from a thread of its own, never from
+// a locked one. The holder itself stays unconfined.
+func StartConfined(s Spec, start func() error) error {
+	fd, err := newRuleset(s)
+	if err != nil {
+		return err
+	}
+	if fd < 0 {
+		return start()
+	}
+	defer syscall.Close(fd)
+	var err2 error
+	offMain(func() {
+		if err2 = restrictThread(fd); err2 == nil {
+			err2 = start()
+		}
+	})
+	return err2
+}
+
+// offMain runs f on a thread locked for good, which is never the
+// process's main thread: a goroutine that ends locked to the main
+// thread does not end it, and the main thread is the process as others
+// see it (a signal to the holder's pid, its /proc entries) — it must
+// not join the runtime's domain.
+func offMain(f func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runtime.LockOSThread()
+		if unix.Gettid() == unix.Getpid() {
+			// Hold the main thread while another one does the work.
+			offMain(f)
+			runtime.UnlockOSThread()
+			return
+		}
+		f() // and stay locked: the thread ends with this goroutine
+	}()
+	<-done
 }
 
 // addGrant adds one path-beneath rule; a place gone since it was

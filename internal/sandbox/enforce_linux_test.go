@@ -67,8 +67,9 @@ func probe() int {
 	return 0
 }
 
-// TestEnforced confines the test binary under each policy, through the
-// trampoline as a holder would, and has it try to escape.
+// TestEnforced starts the test binary confined under each policy — as
+// a holder does (StartConfined), and through the trampoline — and has
+// it try to escape.
 func TestEnforced(t *testing.T) {
 	if abi := KernelABI(); abi < abiScope {
 		t.Skipf("this kernel has Landlock ABI %d: the test needs %d", abi, abiScope)
@@ -87,6 +88,24 @@ func TestEnforced(t *testing.T) {
 			c.Close()
 		}
 	}()
+	for _, how := range []string{"thread", "trampoline"} {
+		t.Run(how, func(t *testing.T) { testEnforced(t, how, ln.Addr().String()) })
+	}
+	// The test process started them confined, and is not itself: not
+	// its main thread, which is the process as a signal or /proc sees
+	// it (no_new_privs comes with the confinement).
+	if err := os.WriteFile(filepath.Join(t.TempDir(), "free"), []byte("x"), 0o600); err != nil {
+		t.Errorf("the starting process was confined too: %v", err)
+	}
+	for range 20 {
+		StartConfined(Spec{Policy: api.Sandbox{Policy: api.SandboxReadOnly}, Tmp: t.TempDir()}, func() error { return nil })
+	}
+	if b, _ := os.ReadFile("/proc/self/status"); !strings.Contains(string(b), "NoNewPrivs:\t0") {
+		t.Errorf("the main thread was confined: %s", b)
+	}
+}
+
+func testEnforced(t *testing.T, how, listener string) {
 	for _, c := range []struct {
 		policy, network string
 		want            map[string]string
@@ -122,26 +141,36 @@ func TestEnforced(t *testing.T) {
 			}
 			defer priv.Remove()
 			s := NewSpec(p, cwd, SecretPlaces(home, own, TempParent()), priv.Tmp, priv.RuntimeDir)
-			path, args, err := s.Wrap(Self(), []string{os.Args[0]})
-			if err != nil {
-				t.Fatal(err)
+			path, args := os.Args[0], []string{os.Args[0]}
+			if how == "trampoline" {
+				if path, args, err = s.Wrap(Self(), args); err != nil {
+					t.Fatal(err)
+				}
 			}
-			cmd := &exec.Cmd{Path: path, Args: args, Dir: cwd,
+			var out strings.Builder
+			cmd := &exec.Cmd{Path: path, Args: args, Dir: cwd, Stdout: &out, Stderr: &out,
 				Env: append(os.Environ(), append(s.Env(nil), probeVar+"=1", "OUTSIDE="+outside, "CWD="+cwd,
-					"SECRET="+secret, "LISTENER="+ln.Addr().String())...)}
-			out, err := cmd.CombinedOutput()
+					"SECRET="+secret, "LISTENER="+listener)...)}
+			if how == "thread" {
+				err = StartConfined(s, cmd.Start)
+			} else {
+				err = cmd.Start()
+			}
+			if err == nil {
+				err = cmd.Wait()
+			}
 			if err != nil {
-				t.Fatalf("the confined probe failed: %v\n%s", err, out)
+				t.Fatalf("the confined probe failed: %v\n%s", err, out.String())
 			}
 			got := map[string]string{}
-			for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
 				if k, v, ok := strings.Cut(l, ": "); ok {
 					got[k] = v
 				}
 			}
 			for k, v := range c.want {
 				if got[k] != v {
-					t.Errorf("%s: %s, want %s\n%s", k, got[k], v, out)
+					t.Errorf("%s: %s, want %s\n%s", k, got[k], v, out.String())
 				}
 			}
 			if _, err := os.Stat(filepath.Join(outside, "f")); err == nil {
@@ -162,5 +191,66 @@ func TestConfineRefusesWithoutRunning(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "sandbox cannot be read") {
 		t.Errorf("printed %q", out)
+	}
+}
+
+// BenchmarkSandboxedStart is what confining a runtime adds to starting
+// it: /bin/true started and waited for plainly, confined by a thread of
+// the starting process (as a holder does), and through the trampoline
+// (this test binary, a smaller program than polyrepl's). The policy is
+// read-only with the places a holder hides: those in $HOME, a state and
+// a socket directory, and the sandboxes' temporary parent — in this
+// machine's temporary directory (busy-tmp: its every entry is a rule;
+// nine engineers' tests keep hundreds there), and in a quiet one of a
+// few entries (quiet-tmp, in /var/tmp), as most machines' /tmp is.
+func BenchmarkSandboxedStart(b *testing.B) {
+	if KernelABI() == 0 {
+		b.Skip("no Landlock")
+	}
+	home, _ := os.UserHomeDir()
+	p, _ := Normal(&api.Sandbox{Policy: api.SandboxReadOnly})
+	run := func(b *testing.B, start func(*exec.Cmd) error, wrap []string) {
+		for range b.N {
+			path, args := "/bin/true", []string{"/bin/true"}
+			if wrap != nil {
+				path, args = wrap[0], append(wrap[1:], args...)
+			}
+			cmd := &exec.Cmd{Path: path, Args: args}
+			if err := start(cmd); err != nil {
+				b.Fatal(err)
+			}
+			if err := cmd.Wait(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.Run("plain", func(b *testing.B) { run(b, (*exec.Cmd).Start, nil) })
+	for _, tmp := range []string{"busy-tmp", "quiet-tmp"} {
+		b.Run(tmp, func(b *testing.B) {
+			root := b.TempDir()
+			if tmp == "quiet-tmp" {
+				// /var/tmp: few entries here, as most machines' /tmp.
+				var err error
+				if root, err = os.MkdirTemp("/var/tmp", "polyrepl-bench-"); err != nil {
+					b.Skip(err)
+				}
+				defer os.RemoveAll(root)
+				b.Setenv("TMPDIR", root)
+			}
+			priv, err := MakePrivate(filepath.Base(root), root)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer priv.Remove()
+			s := NewSpec(p, root, SecretPlaces(home, filepath.Join(root, "state"), filepath.Join(root, "run"), TempParent()), priv.Tmp, priv.RuntimeDir)
+			b.Logf("%s: %d rules", tmp, len(Plan(s, OSTree{})))
+			b.Run("confined", func(b *testing.B) {
+				run(b, func(c *exec.Cmd) error { return StartConfined(s, c.Start) }, nil)
+			})
+			b.Run("trampoline", func(b *testing.B) {
+				_, args, _ := s.Wrap(Self(), nil)
+				run(b, (*exec.Cmd).Start, append([]string{Self()}, args...))
+			})
+		})
 	}
 }

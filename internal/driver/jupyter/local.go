@@ -133,7 +133,7 @@ func startLocal(ctx context.Context, spec driver.Spec, ks Spec, h driver.Handler
 	}
 	cmd.Stdout, cmd.Stderr = outW, outW
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	if err := l.Start(cmd); err != nil {
 		outR.Close()
 		outW.Close()
 		os.Remove(file)

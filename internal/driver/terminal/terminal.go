@@ -178,10 +178,10 @@ func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (
 	var out, outKeep, conFile *os.File
 	watch := (pr.PromptMark != nil || pr.LoadHoldsFile) && proc.SeesStdinReads()
 	if pr.PTY {
-		out, outKeep, err = startPTY(cmd, watch)
+		out, outKeep, err = startPTY(cmd, watch, l.Start)
 		p.in, conFile = out, outKeep
 	} else {
-		out, p.in, outKeep, err = startPipes(cmd, watch)
+		out, p.in, outKeep, err = startPipes(cmd, watch, l.Start)
 		conFile = p.in
 	}
 	if err != nil {

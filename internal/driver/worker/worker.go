@@ -217,7 +217,7 @@ func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (
 	cmd.Stdout, cmd.Stderr = outW, outW
 	cmd.ExtraFiles = []*os.File{cmdR, evW}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	if err := l.Start(cmd); err != nil {
 		closeAll(outR, outW, cmdR, cmdW, evR, evW)
 		if conR != nil {
 			closeAll(conR, conW)
