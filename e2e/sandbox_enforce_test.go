@@ -132,6 +132,7 @@ tr("write_subprocess", sub)
 tr("read_key", lambda: open(os.path.join(H, ".ssh", "id_test")).read())
 tr("connect", lambda: socket.create_connection(("127.0.0.1", PORT), timeout=5).close())
 tr("signal_holder", lambda: os.kill(os.getppid(), 0))
+tr("udp", lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"x", ("127.0.0.1", 9)))
 tr("ptrace_other", lambda: open("/proc/%d/mem" % OTHER, "rb").read(1))
 print("fds=" + ",".join(sorted(os.listdir("/proc/self/fd"), key=int)))
 print("tmpdir=" + os.environ.get("TMPDIR", ""))
@@ -168,10 +169,10 @@ func TestSandboxEnforcedInEveryFamily(t *testing.T) {
 		name, runtime, probe string
 		also                 []string // more that must be denied
 	}{
-		{"py", "python", pythonProbe, []string{"write_subprocess", "connect"}},
+		{"py", "python", pythonProbe, []string{"write_subprocess", "connect", "udp"}},
 		{"bash", "bash", shProbe, nil},
 		{"shpty", "sh", shProbe, nil},
-		{"kernel", "jupyter:python3", pythonProbe, []string{"write_subprocess", "connect"}},
+		{"kernel", "jupyter:python3", pythonProbe, []string{"write_subprocess", "connect", "udp"}},
 	}
 	for _, f := range families {
 		t.Run(f.runtime, func(t *testing.T) {

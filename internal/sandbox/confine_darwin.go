@@ -55,3 +55,6 @@ func resolved(s Spec) Spec {
 	s.Policy.Readable, s.Policy.Writable = all(s.Policy.Readable), all(s.Policy.Writable)
 	return s
 }
+
+// KernelABI is Landlock's ABI version: none here.
+func KernelABI() int { return 0 }

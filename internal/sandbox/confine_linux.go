@@ -26,7 +26,7 @@ func KernelABI() int {
 // and refuses (*Refused) when a part p needs is missing and p is not
 // BestEffort.
 func Check(p api.Sandbox) (api.Enforced, error) {
-	e, missing := LandlockParts(p, KernelABI())
+	e, missing := LandlockParts(p, KernelABI(), SeccompNet)
 	return e, Judge(p, missing)
 }
 
@@ -134,10 +134,16 @@ func newRuleset(s Spec) (int, error) {
 }
 
 // restrictThread confines the calling thread (locked to its goroutine)
-// by ruleset fd, with no_new_privs.
-func restrictThread(fd int) error {
+// by ruleset fd, with no_new_privs, and under network off by the
+// seccomp filter for what Landlock leaves open (seccomp_linux.go).
+func restrictThread(fd int, s Spec) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("cannot set no_new_privs: %w", err)
+	}
+	if s.Policy.Network != api.NetworkOn {
+		if err := filterNet(); err != nil {
+			return err
+		}
 	}
 	if err := ll.LandlockRestrictSelf(fd, 0); err != nil {
 		return fmt.Errorf("cannot enforce the Landlock ruleset: %w", err)
@@ -156,7 +162,7 @@ func confineExec(s Spec, argv []string) error {
 	}
 	if fd >= 0 {
 		defer syscall.Close(fd)
-		if err := restrictThread(fd); err != nil {
+		if err := restrictThread(fd, s); err != nil {
 			return err
 		}
 	}
@@ -182,7 +188,7 @@ func StartConfined(s Spec, start func() error) error {
 	defer syscall.Close(fd)
 	var err2 error
 	offMain(func() {
-		if err2 = restrictThread(fd); err2 == nil {
+		if err2 = restrictThread(fd, s); err2 == nil {
 			err2 = start()
 		}
 	})

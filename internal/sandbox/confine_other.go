@@ -29,3 +29,6 @@ func StartConfined(s Spec, start func() error) error {
 func confineExec(s Spec, argv []string) error {
 	return errors.New("this system has no sandbox polyrepl knows")
 }
+
+// KernelABI is Landlock's ABI version: none here.
+func KernelABI() int { return 0 }

@@ -64,6 +64,16 @@ func probe() int {
 	}
 	say("connect", err)
 	say("signal-parent", syscall.Kill(os.Getppid(), 0))
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_DGRAM, 0)
+	if err == nil {
+		syscall.Close(fd)
+	}
+	say("udp-socket", err)
+	fd, err = syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err == nil {
+		syscall.Close(fd)
+	}
+	say("tcp-socket", err)
 	return 0
 }
 
@@ -112,12 +122,12 @@ func testEnforced(t *testing.T, how, listener string) {
 	}{
 		{api.SandboxReadOnly, "", map[string]string{"write-outside": "denied", "write-tmp": "ok", "write-cwd": "denied",
 			"read-secret": "denied", "read-outside": "ok", "write-after-chdir": "denied", "write-subprocess": "denied",
-			"connect": "denied", "signal-parent": "denied"}},
+			"connect": "denied", "signal-parent": "denied", "udp-socket": "denied", "tcp-socket": "ok"}},
 		{api.SandboxWorkspaceWrite, "", map[string]string{"write-outside": "denied", "write-tmp": "ok", "write-cwd": "ok",
 			"read-secret": "denied", "write-after-chdir": "denied", "write-subprocess": "denied",
 			"connect": "denied", "signal-parent": "denied"}},
 		{api.SandboxWorkspaceWrite, api.NetworkOn, map[string]string{"write-outside": "denied", "write-cwd": "ok",
-			"read-secret": "denied", "connect": "ok", "signal-parent": "denied"}},
+			"read-secret": "denied", "connect": "ok", "signal-parent": "denied", "udp-socket": "ok"}},
 	} {
 		t.Run(c.policy+"-"+c.network, func(t *testing.T) {
 			root := t.TempDir()

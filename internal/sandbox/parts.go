@@ -17,11 +17,12 @@ const (
 )
 
 // LandlockParts says, part by part, what Landlock of ABI abi (0: none)
-// enforces of policy p (Normal, not full), and which parts the policy
+// enforces of policy p (Normal, not full) — with seccomp's filter for
+// the non-TCP sockets under network off when seccomp says so — and which parts the policy
 // needs that it lacks, grouped by the ABI that brings them. A part no
 // Landlock before abiResolveUnix or abiUDP governs is reported, never
 // needed: without it no session could start on most kernels.
-func LandlockParts(p api.Sandbox, abi int) (api.Enforced, []string) {
+func LandlockParts(p api.Sandbox, abi int, seccomp bool) (api.Enforced, []string) {
 	e := api.Enforced{ABI: abi}
 	if abi > 0 {
 		e.Mechanism = "landlock"
@@ -49,7 +50,11 @@ func LandlockParts(p api.Sandbox, abi int) (api.Enforced, []string) {
 	if off {
 		part(api.PartTCPConnect, abiNet, true)
 		part(api.PartTCPBind, abiNet, true)
-		part(api.PartUDP, abiUDP, false)
+		if seccomp && abi > 0 {
+			e.Parts = append(e.Parts, api.EnforcedPart{Part: api.PartUDP, Enforced: true})
+		} else {
+			part(api.PartUDP, abiUDP, false)
+		}
 	} else {
 		for _, n := range []string{api.PartTCPConnect, api.PartTCPBind, api.PartUDP} {
 			e.Parts = append(e.Parts, api.EnforcedPart{Part: n, Why: "network on: the policy allows it"})

@@ -225,7 +225,7 @@ func TestLandlockPartsByABI(t *testing.T) {
 		{on, 5, "Landlock ABI 6 (unix-abstract, signal)", []string{"write"}, []string{"tcp-connect", "udp"}},
 		{off, 0, "Landlock (write, secrets, ptrace)", nil, []string{"write"}},
 	} {
-		e, missing := LandlockParts(c.p, c.abi)
+		e, missing := LandlockParts(c.p, c.abi, false)
 		if got := strings.Join(missing, "; "); got != c.missing {
 			t.Errorf("%s ABI %d: missing %q, want %q", c.p.Policy, c.abi, got, c.missing)
 		}
@@ -245,6 +245,9 @@ func TestLandlockPartsByABI(t *testing.T) {
 			if held[n] {
 				t.Errorf("%s ABI %d: %s said enforced", c.p.Policy, c.abi, n)
 			}
+		}
+		if e, _ := LandlockParts(c.p, c.abi, true); c.p.Network != api.NetworkOn && c.abi > 0 && !e.Parts[4].Enforced {
+			t.Errorf("%s ABI %d with seccomp: %+v", c.p.Policy, c.abi, e.Parts[4])
 		}
 		err := Judge(c.p, missing)
 		if (err != nil) != (c.missing != "") {
