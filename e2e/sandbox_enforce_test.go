@@ -22,6 +22,13 @@ import (
 
 const sandboxSection = "36 Sandbox"
 
+// sreport reports a row of the sandbox section, and logs it.
+func sreport(t *testing.T, scenario, format string, a ...any) {
+	t.Helper()
+	t.Logf("report: %s: %s", scenario, fmt.Sprintf(format, a...))
+	report(t, sandboxSection, scenario, format, a...)
+}
+
 // needLandlock skips a test on a kernel whose Landlock lacks scoping.
 func needLandlock(t *testing.T) {
 	t.Helper()
@@ -208,7 +215,7 @@ func TestSandboxEnforcedInEveryFamily(t *testing.T) {
 					os.Remove(filepath.Join(e.home, p))
 				}
 			}
-			report(t, sandboxSection, fmt.Sprintf("read-only %s session: escapes from a cell", f.runtime), "%s", summary(got, append(denied, f.also...)))
+			sreport(t, fmt.Sprintf("read-only %s session: escapes from a cell", f.runtime), "%s", summary(got, append(denied, f.also...)))
 		})
 	}
 }
@@ -243,6 +250,7 @@ except PermissionError: print("key=denied")
 try:
     open(os.path.join(H, ".ssh", "planted"), "w").write("x"); print("ssh_write=ok")
 except PermissionError: print("ssh_write=denied")
+print("list_home=" + ("ok" if "proj" in os.listdir(H) else "missing"))
 try:
     open("/tmp/polyrepl-escape-test", "w").write("x"); print("tmp_write=ok")
 except PermissionError: print("tmp_write=denied")
@@ -254,14 +262,14 @@ except PermissionError: print("tmp_write=denied")
 	if _, err := os.Stat(filepath.Join(w.e.home, "proj", "in-cwd.txt")); err != nil || r.Error != nil {
 		t.Errorf("a workspace-write session did not write its cwd: %v %+v\n%s", err, r.Error, r.Output)
 	}
-	if got["key"] != "denied" || got["ssh_write"] != "denied" || got["tmp_write"] != "denied" {
+	if got["key"] != "denied" || got["ssh_write"] != "denied" || got["tmp_write"] != "denied" || got["list_home"] != "ok" {
 		t.Errorf("workspace at $HOME: %v\n%s", got, r.Output)
 	}
 	os.Remove("/tmp/polyrepl-escape-test")
 	// Landlock only allows: a workspace that holds a hidden place is
 	// granted entry by entry, so a new entry at its top is refused.
-	report(t, sandboxSection, "workspace-write session at $HOME", "writes in its cwd's directories; a new file at $HOME's top %s; ~/.ssh read %s, written %s; /tmp written %s",
-		got["top_write"], got["key"], got["ssh_write"], got["tmp_write"])
+	sreport(t, "workspace-write session at $HOME", "writes in its cwd's directories; lists $HOME %s; a new file at $HOME's top %s; ~/.ssh read %s, written %s; /tmp written %s",
+		got["list_home"], got["top_write"], got["key"], got["ssh_write"], got["tmp_write"])
 }
 
 func TestSandboxGatewaySessionRefused(t *testing.T) {
@@ -281,7 +289,7 @@ func TestSandboxGatewaySessionRefused(t *testing.T) {
 	if resp.StatusCode == 200 || !strings.Contains(string(b), "the gateway's to confine") {
 		t.Errorf("a sandboxed gateway session: %d %s", resp.StatusCode, b)
 	}
-	report(t, sandboxSection, "read-only policy for a gateway session", "refused: %s", firstLine(string(b)))
+	sreport(t, "read-only policy for a gateway session", "refused: %s", firstLine(string(b)))
 }
 
 func TestSandboxPrivateTmpRemoved(t *testing.T) {
@@ -302,5 +310,52 @@ func TestSandboxPrivateTmpRemoved(t *testing.T) {
 		return os.IsNotExist(err)
 	}) {
 		t.Errorf("the private temporary directory %s is left after the session's end", lines[0])
+	}
+}
+
+// TestSandboxEveryRuntimeStarts starts each runtime here under
+// read-only and workspace-write and runs two cells of its conformance
+// row (a value, a print): each must work as unsandboxed, whatever it
+// warns of on the way (caches it cannot write in $HOME), which the
+// report gives.
+func TestSandboxEveryRuntimeStarts(t *testing.T) {
+	needLandlock(t)
+	for _, row := range conformance {
+		t.Run(row.runtime, func(t *testing.T) {
+			w := newSandboxWorld(t)
+			if found, why := runtimeFound(w.e, row.runtime); !found {
+				t.Skipf("runtime %s is not available here: %s", row.runtime, why)
+			}
+			if row.missing != nil {
+				if why := row.missing(); why != "" {
+					t.Skipf("runtime %s is not available here: %s", row.runtime, why)
+				}
+			}
+			for _, policy := range []string{api.SandboxReadOnly, api.SandboxWorkspaceWrite} {
+				name := strings.NewReplacer(":", "-", "-", "")
+				sess := name.Replace(row.runtime) + "-" + policy[:2]
+				sb := &api.Sandbox{Policy: policy}
+				r, er := w.exec(t, sess, row.runtime, sb, row.value.code)
+				if er != nil {
+					t.Errorf("%s under %s was refused: %s", row.runtime, policy, er.Error)
+					sreport(t, fmt.Sprintf("%s under %s", row.runtime, policy), "refused: %s", firstLine(er.Error))
+					continue
+				}
+				startOut := strings.TrimSpace(r.Output)
+				if r.Value != row.value.value && strings.TrimSpace(r.Output) != strings.TrimSpace(row.value.value) {
+					t.Errorf("%s under %s: %s gave value %q output %q, want %q", row.runtime, policy, row.value.code, r.Value, r.Output, row.value.value)
+				}
+				p, er := w.exec(t, sess, row.runtime, sb, row.print.code)
+				if er != nil || !strings.Contains(p.Output, strings.TrimSpace(row.print.output)) {
+					t.Errorf("%s under %s: %s printed %q (%+v)", row.runtime, policy, row.print.code, p.Output, er)
+				}
+				said := "nothing else"
+				if startOut != "" && startOut != strings.TrimSpace(row.value.value) {
+					said = fmt.Sprintf("first it printed %q", clip(startOut))
+				}
+				sreport(t, fmt.Sprintf("%s under %s", row.runtime, policy), "starts and runs cells; %s", said)
+				w.e.must(0, "kill", sess)
+			}
+		})
 	}
 }

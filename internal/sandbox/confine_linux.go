@@ -76,6 +76,9 @@ func ruleset(s Spec, abi int) ll.RulesetAttr {
 
 // rights is what a grant allows, within what the ruleset handles.
 func rights(g Grant, s Spec, handled uint64) uint64 {
+	if g.List {
+		return ll.AccessFSReadDir & handled
+	}
 	r := uint64(rightsRead)
 	if g.Write {
 		r |= rightsWrite

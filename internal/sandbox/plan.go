@@ -17,6 +17,12 @@ type Grant struct {
 	Dir   bool   `json:"dir,omitempty"`   // a directory: its tree, and directory rights
 	Write bool   `json:"write,omitempty"` // also write, create, remove, rename
 	Dev   bool   `json:"dev,omitempty"`   // also ioctl on the device
+	// List grants listing a directory's tree, and nothing else: the
+	// workspace that holds a hidden place is granted entry by entry, and
+	// this lets its own listing (ls, a glob, Octave's load path) work.
+	// The names in a hidden place under it can be listed; its files
+	// still cannot be read or written.
+	List bool `json:"list,omitempty"`
 }
 
 // Tree is what planning reads of the file system; a test gives a fake one.
@@ -57,7 +63,8 @@ var devices = []Grant{
 // its other entries. A symlink among them that leads into a hidden
 // place, or above one, is left out (a rule would follow it); one that
 // does not is granted where it leads. A directory above a hidden place
-// is not itself granted, so it cannot be listed.
+// is not itself granted, so it cannot be listed — unless it is the cwd
+// or a listed place (Grant.List).
 func Plan(s Spec, t Tree) []Grant {
 	p := planner{t: t, hidden: s.Hidden}
 	p.expand("/", false, false)
@@ -73,6 +80,13 @@ func Plan(s Spec, t Tree) []Grant {
 	for _, d := range []string{s.Tmp, s.RuntimeDir} {
 		if d != "" {
 			p.expand(d, true, true)
+		}
+	}
+	// The workspace and the listed places are listed whole, even when
+	// they hold a hidden place.
+	for _, d := range append(append([]string{s.Cwd}, WritableRoots(s.Policy, "")...), s.Policy.Readable...) {
+		if r, err := t.Resolve(d); err == nil && !p.isHidden(r) && p.holdsHidden(r) {
+			p.out = append(p.out, Grant{Path: r, Dir: true, List: true})
 		}
 	}
 	for _, g := range devices {

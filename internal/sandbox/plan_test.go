@@ -118,7 +118,9 @@ func shown(gs []Grant) []string {
 		if g.Dir {
 			s += "/"
 		}
-		if g.Write {
+		if g.List {
+			s += " list"
+		} else if g.Write {
 			s += " w"
 		} else {
 			s += " r"
@@ -171,7 +173,7 @@ func TestPlanWorkspaceAtHomeKeepsSecretsHidden(t *testing.T) {
 	}
 	tree["/home/u/.ssh/pub/"] = ""
 	got := shown(Plan(s, tree))
-	for _, w := range []string{"/home/u/notes.txt w", "/home/u/proj/ w", "/home/u/.ssh/pub/ w", "/tmp/t/ w"} {
+	for _, w := range []string{"/home/u/notes.txt w", "/home/u/proj/ w", "/home/u/.ssh/pub/ w", "/tmp/t/ w", "/home/u/ list"} {
 		if !slices.Contains(got, w) {
 			t.Errorf("plan lacks %q:\n%s", w, strings.Join(got, "\n"))
 		}
