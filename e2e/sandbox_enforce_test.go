@@ -359,3 +359,33 @@ func TestSandboxEveryRuntimeStarts(t *testing.T) {
 		})
 	}
 }
+
+// TestSandboxMatplotlib: matplotlib, which keeps its cache in $HOME,
+// still draws in a read-only session; what it warns is reported.
+func TestSandboxMatplotlib(t *testing.T) {
+	needLandlock(t)
+	needPython(t)
+	w := newSandboxWorld(t)
+	r, er := w.exec(t, "mpl", "python", &api.Sandbox{Policy: api.SandboxReadOnly}, `
+import os, matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+plt.plot([1, 2, 3])
+plt.savefig(os.path.join(os.environ["TMPDIR"], "f.png"))
+print("saved")
+`)
+	if er != nil {
+		t.Fatalf("refused: %+v", er)
+	}
+	if r.Error != nil && r.Error.Type == "ModuleNotFoundError" {
+		t.Skip("no matplotlib for this Python")
+	}
+	if !strings.Contains(r.Output, "saved") {
+		t.Fatalf("matplotlib under read-only: %q %+v", r.Output, r.Error)
+	}
+	said := strings.TrimSpace(strings.Replace(r.Output, "saved", "", 1))
+	if said == "" {
+		said = "no warning"
+	}
+	sreport(t, "matplotlib in a read-only python session", "draws and saves a figure; %s", clip(said))
+}

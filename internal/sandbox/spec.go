@@ -72,13 +72,23 @@ func NewSpec(p api.Sandbox, cwd string, secrets []string, tmp, runtimeDir string
 // Env is what a sandboxed runtime's environment (caller's) gains: its
 // temporary files go to its private directory. IPython (and so
 // ipykernel) will not start when it cannot make its directory in a
-// home it may not write: one that does not exist yet is made in the
-// private directory instead, for the session's life.
+// home it may not write, and matplotlib warns: theirs, when they do not
+// exist yet, are made in the private directory instead, for the
+// session's life.
 func (s Spec) Env(caller []string) []string {
 	env := []string{"TMPDIR=" + s.Tmp, "TMP=" + s.Tmp, "TEMP=" + s.Tmp}
-	if home := getenv(caller, "HOME"); home != "" && getenv(caller, "IPYTHONDIR") == "" {
-		if _, err := os.Stat(filepath.Join(home, ".ipython")); err != nil {
-			env = append(env, "IPYTHONDIR="+filepath.Join(s.Tmp, ".ipython"))
+	home := getenv(caller, "HOME")
+	for _, d := range []struct{ v, in, own string }{
+		{"IPYTHONDIR", ".ipython", ".ipython"},
+		// matplotlib starts, but warns at every import, and builds its
+		// font cache again.
+		{"MPLCONFIGDIR", ".config/matplotlib", "matplotlib"},
+	} {
+		if home == "" || getenv(caller, d.v) != "" {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(home, d.in)); err != nil {
+			env = append(env, d.v+"="+filepath.Join(s.Tmp, d.own))
 		}
 	}
 	return env
