@@ -387,5 +387,14 @@ print("saved")
 	if said == "" {
 		said = "no warning"
 	}
-	sreport(t, "matplotlib in a read-only python session", "draws and saves a figure; %s", clip(said))
+	// A figure shown comes back as a rich output, through the session's
+	// own driver directory.
+	fig, er := w.exec(t, "mpl", "python", &api.Sandbox{Policy: api.SandboxReadOnly}, "import matplotlib.pyplot as plt\nplt.plot([1, 4, 9])\nplt.show()")
+	if er != nil || len(fig.Rich) != 1 || fig.Rich[0].MIME != "image/png" {
+		t.Fatalf("a figure in a read-only session: %+v %+v", fig, er)
+	}
+	if _, err := os.Stat(fig.Rich[0].File); err != nil {
+		t.Errorf("the figure's file: %v", err)
+	}
+	sreport(t, "matplotlib in a read-only python session", "draws, saves a figure in TMPDIR, and a figure shown comes back as a PNG; %s", clip(said))
 }
