@@ -398,3 +398,39 @@ print("saved")
 	}
 	sreport(t, "matplotlib in a read-only python session", "draws, saves a figure in TMPDIR, and a figure shown comes back as a PNG; %s", clip(said))
 }
+
+// TestSandboxInterruptAndRestart: the holder still interrupts a
+// sandboxed runtime (a signal into the sandbox, not out of it), on pipes
+// and on a PTY, and a restarted session keeps its policy.
+func TestSandboxInterruptAndRestart(t *testing.T) {
+	needLandlock(t)
+	needPython(t)
+	w := newSandboxWorld(t)
+	ro := &api.Sandbox{Policy: api.SandboxReadOnly}
+	for _, c := range []struct{ name, runtime, loop, after string }{
+		{"py", "python", "while True: pass", "print('after')"},
+		{"shpty", "sh", "while :; do :; done", "echo after"},
+	} {
+		zero := 0.0
+		req := api.ExecRequest{Code: c.loop, Timeout: &zero, Client: api.Client{Who: "t", How: "api"},
+			Spawn: api.Spawn{Runtime: c.runtime, Cwd: w.e.home, Env: w.e.vars, Sandbox: ro}}
+		body, _ := json.Marshal(req)
+		w.e.must(0, "start")
+		resp, err := w.e.api().Post("http://polyrepl/v1/sessions/"+c.name+"/exec", "application/json", strings.NewReader(string(body)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		w.e.must(0, "interrupt", c.name)
+		r, er := w.exec(t, c.name, c.runtime, ro, c.after)
+		if er != nil || !strings.Contains(r.Output, "after") {
+			t.Errorf("%s after an interrupt: %+v %+v", c.runtime, r, er)
+		}
+	}
+	w.e.must(0, "restart", "py")
+	r, er := w.exec(t, "py", "python", ro, "import os\ntry:\n    open(os.path.join(os.environ['HOME'], 'x'), 'w')\nexcept PermissionError: print('still denied')")
+	if er != nil || !strings.Contains(r.Output, "still denied") {
+		t.Errorf("after restart: %+v %+v", r, er)
+	}
+	sreport(t, "interrupt and restart of a read-only session", "an endless loop interrupted on pipes (python) and on a PTY (sh); after restart a write outside is %s", map[bool]string{true: "still denied", false: "ALLOWED"}[strings.Contains(r.Output, "still denied")])
+}
