@@ -434,3 +434,39 @@ func TestSandboxInterruptAndRestart(t *testing.T) {
 	}
 	sreport(t, "interrupt and restart of a read-only session", "an endless loop interrupted on pipes (python) and on a PTY (sh); after restart a write outside is %s", map[bool]string{true: "still denied", false: "ALLOWED"}[strings.Contains(r.Output, "still denied")])
 }
+
+// TestSandboxPolyreplSocketsFromACell: from a read-only cell, the
+// daemon's socket and the holders' are in a hidden place: their
+// directory cannot be listed; connecting by path is the kernel's to
+// refuse from Landlock ABI 9, and below that the daemon's peer check's
+// (issue 36's daemon part), which this reports.
+func TestSandboxPolyreplSocketsFromACell(t *testing.T) {
+	needLandlock(t)
+	needPython(t)
+	w := newSandboxWorld(t)
+	sock := filepath.Join(w.e.socketDir(), "daemon.sock")
+	r, er := w.exec(t, "peer", "python", &api.Sandbox{Policy: api.SandboxReadOnly}, fmt.Sprintf(`
+import os, socket
+try:
+    os.listdir(%[1]q); print("list=ok")
+except PermissionError: print("list=denied")
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect(%[2]q)
+    s.sendall(b"GET /v1/sessions HTTP/1.0\r\n\r\n")
+    print("connect=ok answer=" + s.recv(64).split(b"\r\n")[0].decode())
+except PermissionError: print("connect=denied")
+`, filepath.Dir(sock), sock))
+	if er != nil {
+		t.Fatalf("refused: %+v", er)
+	}
+	got := results(r.Output)
+	if got["list"] != "denied" {
+		t.Errorf("the socket directory was listed from a read-only cell: %s", r.Output)
+	}
+	if sandbox.KernelABI() >= 9 && got["connect"] != "denied" {
+		t.Errorf("ABI %d: the daemon's socket was reached: %s", sandbox.KernelABI(), r.Output)
+	}
+	sreport(t, fmt.Sprintf("the daemon's socket from a read-only cell (Landlock ABI %d)", sandbox.KernelABI()),
+		"its directory listed %s; connect %s", got["list"], got["connect"])
+}
