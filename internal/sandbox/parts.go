@@ -73,7 +73,7 @@ func LandlockParts(p api.Sandbox, abi int, seccomp bool) (api.Enforced, []string
 		e.Parts = append(e.Parts, api.EnforcedPart{Part: api.PartPolyrepl, Enforced: true})
 	} else {
 		e.Parts = append(e.Parts, api.EnforcedPart{Part: api.PartPolyrepl,
-			Why: lacks(abiResolveUnix) + " to keep a runtime from polyrepl's sockets: the daemon's peer check guards them"})
+			Why: fmt.Sprintf("the kernel keeps a runtime from polyrepl's sockets from Landlock ABI %d (this kernel has %d): until then the daemon's peer check must", abiResolveUnix, abi)})
 	}
 	var missing []string
 	for _, v := range []int{abiFS, abiNet, abiScope} {
