@@ -106,6 +106,10 @@ type Client struct {
 	// a file that the reply's cut names.
 	Output int `json:"output,omitempty"`
 	Value  int `json:"value,omitempty"`
+	// Reach is what this client may reach, set by the daemon for each
+	// request from its HeaderCeiling and from the session its process
+	// belongs to; never sent, never taken from a body. nil: no ceiling.
+	Reach *Reach `json:"-"`
 }
 
 // Label names the client in a sentence: "alice via mcp", or "someone".
