@@ -50,8 +50,10 @@ var cannotTell sync.Once
 
 // connContext reads the peer of a new connection from the kernel and
 // /proc, once: the pid the kernel recorded at connect names that process
-// only while it runs, so it is read now, before it could be reused.
-func connContext(ctx context.Context, c net.Conn) context.Context {
+// only while it runs, so it is read now, before it could be reused. Its
+// ancestors are read back to the first older than every session
+// (Manager.Oldest): a person's shell costs one read.
+func (d *Daemon) connContext(ctx context.Context, c net.Conn) context.Context {
 	uc, ok := c.(*net.UnixConn)
 	if !ok {
 		return ctx
@@ -59,7 +61,7 @@ func connContext(ctx context.Context, c net.Conn) context.Context {
 	f := &peerFacts{}
 	_, pid, err := paths.Peer(uc)
 	if err == nil {
-		f.peer, err = sandbox.ReadPeer(pid, session.CookieVar)
+		f.peer, err = sandbox.ReadPeer(pid, session.CookieVar, d.sessions.Oldest())
 	}
 	f.err = err
 	return context.WithValue(ctx, peerKey{}, f)

@@ -42,7 +42,10 @@ func refusePeer(c *net.UnixConn, leader proc.Proc, cookie string) string {
 	if key == "" {
 		key = "POLYREPL_SESSION"
 	}
-	p, err := sandbox.ReadPeer(pid, key)
+	self, _ := proc.StartTime(os.Getpid())
+	// Its runtime started after it: an ancestor older than the holder
+	// is no process of this session.
+	p, err := sandbox.ReadPeer(pid, key, self)
 	if errors.Is(err, sandbox.ErrCannotTell) {
 		return ""
 	}
@@ -56,10 +59,8 @@ func refusePeer(c *net.UnixConn, leader proc.Proc, cookie string) string {
 		return fmt.Sprintf("pid %d carries a session's cookie: it runs inside a session", pid)
 	}
 	mark := sandbox.Mark{Leader: leader}
-	if sid, err := unix.Getsid(0); err == nil && sid == os.Getpid() {
-		if st, err := proc.StartTime(os.Getpid()); err == nil {
-			mark.Holder = proc.Proc{PID: os.Getpid(), Start: st}
-		}
+	if sid, err := unix.Getsid(0); err == nil && sid == os.Getpid() && self != 0 {
+		mark.Holder = proc.Proc{PID: os.Getpid(), Start: self}
 	}
 	if i, how := p.Place([]sandbox.Mark{mark}); i >= 0 {
 		return fmt.Sprintf("pid %d belongs to this session: %s", pid, how)

@@ -13,10 +13,14 @@ import (
 
 // ReadPeer reads what /proc says of process pid: its no_new_privs, its
 // environment's entry of cookieVar, its working directory and its
-// ancestry. Each process's files are read through one directory
+// ancestry, up to the first ancestor that started before since (a
+// start time as proc.Proc's): an ancestor older than every session's
+// runtime and holder is none of them, nor are its own ancestors, so a
+// person's shell costs one read, not one per ancestor up to init (0:
+// the whole ancestry). The peer's files are read through one directory
 // descriptor, bound to that process: a pid reused meanwhile fails to
 // read instead of mixing two processes.
-func ReadPeer(pid int, cookieVar string) (Peer, error) {
+func ReadPeer(pid int, cookieVar string, since uint64) (Peer, error) {
 	p := Peer{PID: pid}
 	if pid <= 0 {
 		return p, fmt.Errorf("no process %d", pid)
@@ -42,7 +46,7 @@ func ReadPeer(pid int, cookieVar string) (Peer, error) {
 		return p, fmt.Errorf("read process %d's stat: %w", pid, err)
 	}
 	p.Chain = append(p.Chain, l)
-	for len(p.Chain) < MaxChain && l.PPID > 1 {
+	for len(p.Chain) < MaxChain && l.PPID > 1 && l.Proc.Start >= since {
 		if l, err = readLink(l.PPID); err != nil {
 			break // gone meanwhile: its ancestry ends here
 		}
@@ -57,13 +61,20 @@ func SelfNoNewPrivs() bool {
 	return err == nil && statusNoNewPrivs(b)
 }
 
+// readLink reads one ancestor's stat: one open, one read (a stat line
+// is far shorter than the buffer, and /proc gives it whole).
 func readLink(pid int) (Link, error) {
-	dfd, err := unix.Open("/proc/"+strconv.Itoa(pid), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/stat", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return Link{}, err
 	}
-	defer unix.Close(dfd)
-	return linkAt(dfd)
+	defer unix.Close(fd)
+	var buf [1024]byte
+	n, err := unix.Read(fd, buf[:])
+	if err != nil {
+		return Link{}, err
+	}
+	return parseLink(buf[:n])
 }
 
 func linkAt(dfd int) (Link, error) {

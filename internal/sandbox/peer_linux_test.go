@@ -91,7 +91,7 @@ func start(t *testing.T, env []string, argv ...string) *exec.Cmd {
 // TestReadPeer reads real processes: this one, a child with a cookie, a
 // child under setpriv --no-new-privs.
 func TestReadPeer(t *testing.T) {
-	self, err := ReadPeer(os.Getpid(), "POLYREPL_SESSION")
+	self, err := ReadPeer(os.Getpid(), "POLYREPL_SESSION", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,9 +104,14 @@ func TestReadPeer(t *testing.T) {
 	if len(self.Chain) > 1 && self.Chain[1].Proc.PID != os.Getppid() {
 		t.Errorf("the chain's second link is %d, not the parent %d", self.Chain[1].Proc.PID, os.Getppid())
 	}
+	// Ancestors older than since are none of the sessions': the walk
+	// ends at the first.
+	if short, err := ReadPeer(os.Getpid(), "POLYREPL_SESSION", self.Chain[0].Proc.Start+1); err != nil || len(short.Chain) != 1 {
+		t.Errorf("ReadPeer since after this process's start read %d links (%v); want 1", len(short.Chain), err)
+	}
 
 	child := start(t, []string{"A=1", "POLYREPL_SESSION=g42"}, "sleep", "30")
-	p, err := ReadPeer(child.Process.Pid, "POLYREPL_SESSION")
+	p, err := ReadPeer(child.Process.Pid, "POLYREPL_SESSION", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,14 +133,31 @@ func TestReadPeer(t *testing.T) {
 	}
 	// start waits until setpriv has set the flag and run sleep.
 	nnp := start(t, nil, "setpriv", "--no-new-privs", "sleep", "30")
-	p, err = ReadPeer(nnp.Process.Pid, "POLYREPL_SESSION")
+	p, err = ReadPeer(nnp.Process.Pid, "POLYREPL_SESSION", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !p.NoNewPrivs {
 		t.Fatalf("a process under setpriv --no-new-privs read as without it: %+v", p)
 	}
-	if _, err := ReadPeer(1<<30, "POLYREPL_SESSION"); err == nil {
+	if _, err := ReadPeer(1<<30, "POLYREPL_SESSION", 0); err == nil {
 		t.Fatal("ReadPeer of no process succeeded")
+	}
+}
+
+// BenchmarkReadPeer is what the daemon pays per connection to know who
+// connected: this process and its ancestors.
+func BenchmarkReadPeer(b *testing.B) {
+	for _, c := range []struct {
+		name  string
+		since uint64
+	}{{"whole ancestry", 0}, {"no session older", ^uint64(0)}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := ReadPeer(os.Getpid(), "POLYREPL_SESSION", c.since); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

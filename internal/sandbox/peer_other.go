@@ -9,7 +9,7 @@ package sandbox
 // Linux flag). Keeping a sandboxed runtime off polyrepl's sockets is
 // left to its Seatbelt profile there. Its pid alone is returned, with
 // ErrCannotTell.
-func ReadPeer(pid int, cookieVar string) (Peer, error) {
+func ReadPeer(pid int, cookieVar string, since uint64) (Peer, error) {
 	return Peer{PID: pid}, ErrCannotTell
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/proc"
 	"github.com/polyrepl/polyrepl/internal/record"
 	"github.com/polyrepl/polyrepl/internal/sandbox"
 	"github.com/polyrepl/polyrepl/internal/state"
@@ -313,4 +314,33 @@ func (m *Manager) Place(peer sandbox.Peer) (Placed, bool) {
 	}
 	c := cands[i]
 	return Placed{Name: c.name, Sandbox: policyOf(c.sb), Cwd: c.cwd, How: how}, true
+}
+
+// Oldest is the earliest start among the runtimes and holders of the
+// sessions (proc.Proc's Start), or the largest start there is when there
+// are none: a peer's ancestor that started before it is no session's
+// process, nor are its own ancestors (sandbox.ReadPeer's since).
+func (m *Manager) Oldest() uint64 {
+	oldest := ^uint64(0)
+	see := func(ps ...proc.Proc) {
+		for _, p := range ps {
+			if p.PID > 1 && p.Start < oldest {
+				oldest = p.Start
+			}
+		}
+	}
+	for _, s := range m.sessions() {
+		s.mu.Lock()
+		p := s.p
+		s.mu.Unlock()
+		if p != nil {
+			see(p.Tree().Leader, p.Holder())
+		}
+	}
+	m.mu.Lock()
+	for _, u := range m.unreach {
+		see(u.tree.Leader, u.holder)
+	}
+	m.mu.Unlock()
+	return oldest
 }
