@@ -125,8 +125,11 @@ func declaredCeiling(h string) (*api.Ceiling, error) {
 	var c api.Ceiling
 	dec := json.NewDecoder(strings.NewReader(h))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c); err != nil || dec.More() {
-		return nil, bad("malformed (%v)", err)
+	if err := dec.Decode(&c); err != nil {
+		return nil, bad("malformed: %v", err)
+	}
+	if dec.More() {
+		return nil, bad("malformed: data after the JSON object")
 	}
 	sb, err := sandbox.Normal(&c.Sandbox)
 	if err != nil {

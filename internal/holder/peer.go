@@ -26,9 +26,10 @@ var selfNoNewPrivs = sync.OnceValue(sandbox.SelfNoNewPrivs)
 
 // refusePeer says why the process at the other end of c may not speak
 // to this holder, or "": it runs with no_new_privs where the holder does
-// not (as every sandboxed process does), it descends from this holder or
-// its runtime or shares their process group or process session, or it
-// carries a session's cookie (it runs in some session). leader is the
+// not (as every sandboxed process does), it carries a session's cookie
+// (it runs in some session), or, unless it leads a process session of
+// its own as a daemon does, it descends from this holder or its runtime
+// or shares their process group or process session. leader is the
 // holder's runtime; cookie its "KEY=VALUE" cookie.
 func refusePeer(c *net.UnixConn, leader proc.Proc, cookie string) string {
 	_, pid, err := paths.Peer(c)
@@ -57,6 +58,16 @@ func refusePeer(c *net.UnixConn, leader proc.Proc, cookie string) string {
 	}
 	if p.Cookie != "" {
 		return fmt.Sprintf("pid %d carries a session's cookie: it runs inside a session", pid)
+	}
+	if l := p.Chain[0]; l.SID == l.Proc.PID {
+		// A leader of its own process session, as every daemon a client
+		// starts is: while the client that started it runs, its
+		// ancestry may pass through a session (a person's polyrepl typed
+		// in a terminal session after the daemon died), and refusing it
+		// would leave that session to no daemon. A process of a
+		// sandboxed session is refused above all the same: no_new_privs
+		// is inherited and irrevocable.
+		return ""
 	}
 	mark := sandbox.Mark{Leader: leader}
 	if sid, err := unix.Getsid(0); err == nil && sid == os.Getpid() && self != 0 {
