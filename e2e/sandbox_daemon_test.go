@@ -260,6 +260,13 @@ func TestSandboxNoNewPrivsPeer(t *testing.T) {
 	if s := listed(t, e.call("GET", "/v1/sessions", "", ""))["fresh"]; policyOf(s) != "read-only/off" {
 		t.Errorf("a session made under no_new_privs got %s; want read-only/off", policyOf(s))
 	}
+	// A process with no_new_privs inside a full session's cell is no
+	// wider: placed in a full session, it gets read-only all the same.
+	r := e.call("POST", "/v1/sessions/wide/exec", fmt.Sprintf(`{"code":%q,"timeout":60}`,
+		fmt.Sprintf(`import subprocess; p = subprocess.run(["setpriv", "--no-new-privs", %q, "sessions", "--json"], capture_output=True, text=True); print(p.stdout, p.stderr)`, e.bin)), "")
+	if r.status != 200 || strings.Contains(r.body, `\"wide\"`) || !strings.Contains(r.body, `\"fresh\"`) {
+		t.Errorf("setpriv --no-new-privs polyrepl sessions from a full session's cell: %s; want wide hidden", r)
+	}
 	if _, stderr, code := e.runWith(nnp, "stop"); code == 0 || !strings.Contains(stderr, "outside your sandbox") {
 		t.Errorf("stop under no_new_privs: exit %d, %s", code, stderr)
 	}

@@ -197,8 +197,9 @@ func sandboxFor(sp *api.Spawn, asker api.Client) error {
 				c = o
 			}
 		}
+		// As the ceiling is, best effort too: a cell of a best-effort
+		// session makes sessions as its own was made.
 		fill := c.Sandbox
-		fill.BestEffort = false
 		if ok, why := within(&fill, sp.Cwd, asker); !ok {
 			return &Error{api.ErrorReply{Code: api.CodeSandbox, Field: api.FieldCwd,
 				Error: fmt.Sprintf("a new session under your sandbox (%s) at %s would allow more than it: %s", PolicyWords(c.Sandbox), sp.Cwd, why),
