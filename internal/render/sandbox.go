@@ -96,12 +96,20 @@ func enforced(e *api.Enforced, bestEffort bool) string {
 	}
 	var held, whys []string
 	lacking := map[string][]string{} // why → parts, in the order first seen
+	guarded := false
 	for _, p := range e.Parts {
 		if p.Enforced {
 			held = append(held, partWord(p.Part))
 			continue
 		}
-		why := api.Clip(p.Why, 200, "reason")
+		if p.Part == api.PartPolyrepl {
+			// The kernel cannot keep a runtime from a socket's path
+			// before Landlock ABI 9; the daemon and the holders check
+			// every peer instead, so this is said as what it is.
+			guarded = true
+			continue
+		}
+		why := whyNot(p.Why)
 		if _, ok := lacking[why]; !ok {
 			whys = append(whys, why)
 		}
@@ -131,7 +139,26 @@ func enforced(e *api.Enforced, bestEffort bool) string {
 			text += " (accepted: best effort)"
 		}
 	}
+	if guarded {
+		text += "; polyrepl's sockets guarded by its peer checks instead"
+	}
 	return text
+}
+
+// whyNot is why a part is not enforced, in a few words: "Landlock ABI
+// 10" for any reason that opens with the ABI a part needs (the ABI this
+// kernel has is said once, before), bounded.
+func whyNot(why string) string {
+	if rest, ok := strings.CutPrefix(why, "Landlock ABI "); ok {
+		n := 0
+		for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+			n++
+		}
+		if n > 0 {
+			return "Landlock ABI " + rest[:n]
+		}
+	}
+	return api.Clip(why, 200, "reason")
 }
 
 // joinTCP says "TCP connect" and "TCP bind" side by side as "TCP
@@ -207,17 +234,22 @@ func sandboxNote(n api.Note, v Voice) string {
 
 // sandboxHint is what to do about a CodeSandbox refusal: the caller's
 // sandbox (its own session's policy, or the ceiling it was started
-// with) does not reach the session or the policy it asked for.
+// with) does not reach the session or the policy it asked for. The
+// daemon's own hint comes first; then, for a policy asked for, the one
+// that always fits in v's terms, and who can widen the sandbox.
 func sandboxHint(e api.ErrorReply, v Voice) string {
-	if e.Field == "sandbox" || e.Field == "network" || e.Field == "writable" || e.Field == "readable" {
-		ask := v.Give("sandbox", api.SandboxReadOnly)
-		if ask == "" {
-			return v.Confined()
-		}
-		return fmt.Sprintf("ask for no more than your sandbox allows (%s always fits), or for nothing, which is your sandbox's own policy; %s",
-			ask, v.Confined())
+	var parts []string
+	asked := e.Field == "sandbox" || e.Field == "network" || e.Field == "writable" || e.Field == "readable"
+	fits := v.Give("sandbox", api.SandboxReadOnly)
+	switch {
+	case asked && e.Hint != "" && fits != "":
+		parts = append(parts, e.Hint+" ("+fits+" always fits)")
+	case asked && fits != "":
+		parts = append(parts, "ask for no more than your sandbox allows ("+fits+" always fits), or leave the policy out for your sandbox's own")
+	case e.Hint != "":
+		parts = append(parts, e.Hint)
 	}
-	return v.Confined()
+	return strings.Join(append(parts, v.Confined()), "; ")
 }
 
 // Or joins words as "a, b or c".

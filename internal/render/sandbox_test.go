@@ -41,6 +41,11 @@ func TestSandboxSaysWhatIsEnforced(t *testing.T) {
 		{"no mechanism", &api.Sandbox{Policy: api.SandboxReadOnly, Network: api.NetworkOff, BestEffort: true},
 			&api.Enforced{Parts: []api.EnforcedPart{{Part: api.PartWrite, Why: "this kernel has no Landlock"}}},
 			"sandbox read-only, network off (nothing is enforced by the kernel; not enforced: writes — this kernel has no Landlock (accepted: best effort))"},
+		{"reasons said once", ww, &api.Enforced{Mechanism: "landlock", ABI: 7, Parts: []api.EnforcedPart{
+			{Part: api.PartWrite, Enforced: true}, {Part: api.PartUDP, Why: "Landlock ABI 10; this kernel has ABI 7"},
+			{Part: api.PartUnixPath, Why: "Landlock ABI 9; this kernel has ABI 7"},
+			{Part: api.PartPolyrepl, Why: "Landlock ABI 9; this kernel has ABI 7 to keep a runtime from polyrepl's sockets: the daemon's peer check guards them"}}},
+			"sandbox workspace-write, network off (Landlock ABI 7: writes; not enforced: UDP — needs Landlock ABI 10; unix sockets by path — needs Landlock ABI 9; polyrepl's sockets guarded by its peer checks instead)"},
 		{"seatbelt", ww, &api.Enforced{Mechanism: "seatbelt", Parts: []api.EnforcedPart{{Part: api.PartWrite, Enforced: true}}},
 			"sandbox workspace-write, network off (Seatbelt: writes)"},
 		{"not reported", ww, nil, "sandbox workspace-write, network off (what the kernel enforces of it was not reported)"},
@@ -127,6 +132,10 @@ func TestSandboxRefusal(t *testing.T) {
 	}
 	if got := Hint(asked, modelLike{}); !strings.Contains(got, `"sandbox": "read-only" always fits`) || strings.Contains(got, "--") {
 		t.Errorf("model: %q", got)
+	}
+	asked.Hint = "ask for a policy within your own sandbox, or leave it out to get yours"
+	if got := Hint(asked, People); !strings.HasPrefix(got, asked.Hint+" (--sandbox read-only always fits); a wider sandbox needs") {
+		t.Errorf("people, with the daemon's hint: %q", got)
 	}
 	outside := api.ErrorReply{Code: api.CodeSandbox, Error: "session 'etl' is outside your sandbox", Hint: "use another session name"}
 	if got := Hint(outside, People); got != "use another session name; "+People.Confined() {

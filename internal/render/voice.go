@@ -113,10 +113,7 @@ func Hint(e api.ErrorReply, v Voice) string {
 	}
 	h := e.Hint
 	if e.Code == api.CodeSandbox {
-		if h != "" {
-			h += "; "
-		}
-		h += sandboxHint(e, v)
+		h = sandboxHint(e, v)
 	} else if e.Field != "" {
 		if h == "" {
 			h = "give " + v.Input(e.Field)
