@@ -201,10 +201,10 @@ func (m modelVoice) Give(field, value string) string {
 // Confined says who can widen a model's sandbox: the user.
 func (m modelVoice) Confined() string {
 	if m.ceiling != nil {
-		return fmt.Sprintf("This server's sandbox (%s) is the most its sessions may have, set by the user where the server is registered: ask the user if the cell needs more.",
+		return fmt.Sprintf("this server's sandbox (%s) is the most its sessions may have, set by the user where the server is registered: ask the user if the cell needs more",
 			render.Policy(*m.ceiling))
 	}
-	return "Your sandbox is the most your sessions may have: ask the user if the cell needs more."
+	return "your sandbox is the most your sessions may have: ask the user if the cell needs more"
 }
 
 func (modelVoice) Input(field string) string {

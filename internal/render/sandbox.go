@@ -109,6 +109,9 @@ func enforced(e *api.Enforced, bestEffort bool) string {
 			guarded = true
 			continue
 		}
+		if strings.HasPrefix(p.Why, "network on") {
+			continue // the policy allows it, and its words say so
+		}
 		why := whyNot(p.Why)
 		if _, ok := lacking[why]; !ok {
 			whys = append(whys, why)
@@ -146,10 +149,11 @@ func enforced(e *api.Enforced, bestEffort bool) string {
 }
 
 // whyNot is why a part is not enforced, in a few words: "Landlock ABI
-// 10" for any reason that opens with the ABI a part needs (the ABI this
-// kernel has is said once, before), bounded.
+// 10" for any reason that opens with the ABI a part needs ("needs
+// Landlock ABI 10; this kernel has ABI 7": the kernel's ABI is said
+// once, before), bounded.
 func whyNot(why string) string {
-	if rest, ok := strings.CutPrefix(why, "Landlock ABI "); ok {
+	if rest, ok := strings.CutPrefix(strings.TrimPrefix(why, "needs "), "Landlock ABI "); ok {
 		n := 0
 		for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
 			n++
@@ -226,7 +230,7 @@ func sandboxNote(n api.Note, v Voice) string {
 		ways = append(ways, g)
 	}
 	if len(ways) == 0 {
-		return text + " " + v.Confined()
+		return text + " " + upperFirst(v.Confined()) + "."
 	}
 	return fmt.Sprintf("%s A live session's policy cannot change: %s, then %s with %s, starts one that allows more.",
 		text, v.Step(api.Action{Do: api.DoKill, Session: n.Session}), v.Step(api.Action{Do: api.DoExec, Session: n.Session}), Or(ways))

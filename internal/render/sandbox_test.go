@@ -42,10 +42,13 @@ func TestSandboxSaysWhatIsEnforced(t *testing.T) {
 			&api.Enforced{Parts: []api.EnforcedPart{{Part: api.PartWrite, Why: "this kernel has no Landlock"}}},
 			"sandbox read-only, network off (nothing is enforced by the kernel; not enforced: writes — this kernel has no Landlock (accepted: best effort))"},
 		{"reasons said once", ww, &api.Enforced{Mechanism: "landlock", ABI: 7, Parts: []api.EnforcedPart{
-			{Part: api.PartWrite, Enforced: true}, {Part: api.PartUDP, Why: "Landlock ABI 10; this kernel has ABI 7"},
-			{Part: api.PartUnixPath, Why: "Landlock ABI 9; this kernel has ABI 7"},
+			{Part: api.PartWrite, Enforced: true}, {Part: api.PartUDP, Why: "needs Landlock ABI 10; this kernel has ABI 7"},
+			{Part: api.PartUnixPath, Why: "needs Landlock ABI 9; this kernel has ABI 7"},
 			{Part: api.PartPolyrepl, Why: "Landlock ABI 9; this kernel has ABI 7 to keep a runtime from polyrepl's sockets: the daemon's peer check guards them"}}},
 			"sandbox workspace-write, network off (Landlock ABI 7: writes; not enforced: UDP — needs Landlock ABI 10; unix sockets by path — needs Landlock ABI 9; polyrepl's sockets guarded by its peer checks instead)"},
+		{"network on", &api.Sandbox{Policy: api.SandboxReadOnly, Network: api.NetworkOn}, &api.Enforced{Mechanism: "landlock", ABI: 7, Parts: []api.EnforcedPart{
+			{Part: api.PartWrite, Enforced: true}, {Part: api.PartTCPConnect, Why: "network on: the policy allows it"}, {Part: api.PartUDP, Why: "network on: the policy allows it"}}},
+			"sandbox read-only, network on (Landlock ABI 7: writes)"},
 		{"seatbelt", ww, &api.Enforced{Mechanism: "seatbelt", Parts: []api.EnforcedPart{{Part: api.PartWrite, Enforced: true}}},
 			"sandbox workspace-write, network off (Seatbelt: writes)"},
 		{"not reported", ww, nil, "sandbox workspace-write, network off (what the kernel enforces of it was not reported)"},
@@ -112,7 +115,7 @@ func TestSandboxNote(t *testing.T) {
 		{ro, "", `with "sandbox": "workspace-write" (writes in its cwd), "network": "on" or "sandbox": "full" (no sandbox), starts one`},
 		{ro, api.PartWrite, `with "sandbox": "workspace-write" (writes in its cwd), starts one`},
 		{ro, api.PartTCPConnect, `with "network": "on", starts one`},
-		{ro, api.PartSecrets, "refused this. ask the user"},
+		{ro, api.PartSecrets, "refused this. Ask the user."},
 		{&api.Sandbox{Policy: api.SandboxWorkspaceWrite, Network: api.NetworkOn}, api.PartTCPConnect, `with "sandbox": "full" (no sandbox), starts one`},
 	} {
 		n := api.Note{Kind: api.NoteSandbox, Session: "g", Sandbox: tc.s, Why: tc.part}

@@ -22,7 +22,7 @@ type Voice interface {
 	// give it, or not that value.
 	Give(field, value string) string
 	// Confined says what a reader whose sandbox allows no more can do:
-	// who can widen it.
+	// who can widen it (a clause, lower case, no stop).
 	Confined() string
 }
 
