@@ -117,7 +117,7 @@ func (x *execCmd) run(e *env, pos []string) int {
 	}
 	r, err := e.client.Exec(e.ctx, name, req)
 	if err != nil {
-		return e.fail(err)
+		return e.fail(x.sandbox.explain(err))
 	}
 	return e.result(r, x.json)
 }

@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/client"
 	"github.com/polyrepl/polyrepl/internal/sandbox"
 )
 
@@ -23,6 +25,8 @@ type sandboxFlags struct {
 	readable   dirsValue
 	writable   dirsValue
 	bestEffort bool
+	// fromEnv is set by build when the policy is $POLYREPL_SANDBOX's.
+	fromEnv string
 }
 
 // declare adds the flags to fs: whose says whose policy it is ("a new
@@ -48,7 +52,7 @@ func (f *sandboxFlags) build(getenv func(string) string, base string) (*api.Sand
 			if err != nil {
 				return nil, fmt.Errorf("$%s: %v", SandboxEnv, err)
 			}
-			policy, from = p, "$"+SandboxEnv
+			policy, from, f.fromEnv = p, "$"+SandboxEnv, p
 		}
 	}
 	if policy == "" {
@@ -84,6 +88,24 @@ func (f *sandboxFlags) build(getenv func(string) string, base string) (*api.Sand
 		return nil, fmt.Errorf("%s %s: %v", from, policy, err)
 	}
 	return &n, nil
+}
+
+// explain adds to a refusal of the policy asked for that it was
+// $POLYREPL_SANDBOX's, which a person may not have in mind, and how to
+// leave it out: set for a shell, it is asked of every exec, a live
+// session's of another policy included.
+func (f *sandboxFlags) explain(err error) error {
+	var ae *client.APIError
+	if f.fromEnv == "" || !errors.As(err, &ae) || (ae.Field != "sandbox" && ae.Code != api.CodeSandbox) {
+		return err
+	}
+	c := *ae
+	said := fmt.Sprintf("the policy %s came from $%s; an empty $%s leaves it out (`%s= polyrepl exec …`)", f.fromEnv, SandboxEnv, SandboxEnv, SandboxEnv)
+	if c.Hint != "" {
+		said += "; " + c.Hint
+	}
+	c.Hint = said
+	return &c
 }
 
 // existingDirs makes each directory absolute from base and checks that

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/client"
 )
 
 // The sandbox flags and $POLYREPL_SANDBOX become a new session's policy:
@@ -116,5 +118,30 @@ func TestSetupSandboxDryRun(t *testing.T) {
 		if !strings.Contains(out, "--sandbox read-only: every session the agent creates through polyrepl has this sandbox") {
 			t.Errorf("%s: the registration does not say its sandbox:\n%s", client, out)
 		}
+	}
+}
+
+// A refusal of a policy that came from $POLYREPL_SANDBOX says so, and
+// how to leave it out; one from --sandbox is left as the daemon said it.
+func TestSandboxFromEnvExplained(t *testing.T) {
+	refused := &client.APIError{Status: 400, ErrorReply: api.ErrorReply{Code: api.CodeBadRequest, Field: "sandbox",
+		Error: `session "etl" runs under the sandbox full, not read-only`, Hint: "leave the policy out to use the session as it is"}}
+	f := sandboxFlags{}
+	if _, err := f.build(func(string) string { return "read-only" }, "/"); err != nil {
+		t.Fatal(err)
+	}
+	var ae *client.APIError
+	if err := f.explain(refused); !errors.As(err, &ae) || ae.Hint != "the policy read-only came from $POLYREPL_SANDBOX; an empty $POLYREPL_SANDBOX leaves it out (`POLYREPL_SANDBOX= polyrepl exec …`); leave the policy out to use the session as it is" {
+		t.Errorf("from the environment: %v (hint %q)", err, ae.Hint)
+	}
+	if refused.Hint != "leave the policy out to use the session as it is" {
+		t.Errorf("the daemon's refusal was changed in place: %q", refused.Hint)
+	}
+	f = sandboxFlags{policy: "read-only"}
+	if _, err := f.build(func(string) string { return "full" }, "/"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.explain(refused); err != error(refused) {
+		t.Errorf("from --sandbox: %v", err)
 	}
 }
