@@ -291,6 +291,14 @@ func TestSandboxEdgeWords(t *testing.T) {
 		t.Errorf("the read-only session wrote its cwd")
 	}
 
+	// $POLYREPL_SANDBOX is asked of every exec: against a live session
+	// of another policy the refusal says where the policy came from.
+	e.must(0, "exec", "wide", "1")
+	_, stderr, code = e.runWith(runOpts{extra: []string{"POLYREPL_SANDBOX=read-only"}}, "exec", "wide", "2")
+	if code != 2 || !strings.Contains(stderr, "the policy read-only came from $POLYREPL_SANDBOX") {
+		t.Errorf("$POLYREPL_SANDBOX against a full session: exit %d:\n%s", code, stderr)
+	}
+
 	// A server started with --sandbox read-only gives what it creates
 	// its policy, and its model is told how far it may widen.
 	s := e.startMCPArgs("--sandbox", "read-only")
@@ -304,7 +312,6 @@ func TestSandboxEdgeWords(t *testing.T) {
 		t.Errorf("a model's refused write:\n%s", txt)
 	}
 	// A session outside the server's sandbox is refused for a model.
-	e.must(0, "exec", "wide", "1")
 	res = s.rawCall("exec", map[string]any{"session": "wide", "code": "1"})
 	if txt := toolText(res); !res.IsError || !strings.Contains(txt, "ask the user") || strings.Contains(txt, "--") {
 		t.Errorf("exec on a full session through a read-only server: error %v:\n%s", res.IsError, txt)
