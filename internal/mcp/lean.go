@@ -111,7 +111,9 @@ func leanError(e *api.CellError) *api.CellError {
 	return &l
 }
 
-// leanNotes rounds the notes' times, and leans an uncollected result.
+// leanNotes rounds the notes' times, leans an uncollected result, and
+// leaves out a full policy (no sandbox, what every session had before
+// there were sandboxes: it says nothing, as the text says nothing of it).
 func leanNotes(notes []api.Note) []api.Note {
 	if len(notes) == 0 {
 		return notes
@@ -119,6 +121,9 @@ func leanNotes(notes []api.Note) []api.Note {
 	out := make([]api.Note, len(notes))
 	for i, n := range notes {
 		n.Elapsed = millis(n.Elapsed)
+		if n.Sandbox != nil && n.Sandbox.Policy == api.SandboxFull && n.Enforced == nil {
+			n.Sandbox = nil
+		}
 		if n.At != nil {
 			at := n.At.Truncate(time.Millisecond)
 			n.At = &at

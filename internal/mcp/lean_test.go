@@ -63,3 +63,18 @@ func TestLeanResult(t *testing.T) {
 		t.Errorf("a display unlike the value was dropped")
 	}
 }
+
+// A created note of a full session says nothing of a sandbox in the
+// structured content, as in the text; a sandboxed one says its policy.
+func TestLeanNotesSandbox(t *testing.T) {
+	full := api.Note{Kind: api.NoteCreated, Session: "s", Sandbox: &api.Sandbox{Policy: api.SandboxFull, Network: api.NetworkOn}}
+	ro := api.Note{Kind: api.NoteCreated, Session: "r", Sandbox: &api.Sandbox{Policy: api.SandboxReadOnly, Network: api.NetworkOff},
+		Enforced: &api.Enforced{Mechanism: "landlock", ABI: 7}}
+	l := leanNotes([]api.Note{full, ro})
+	if l[0].Sandbox != nil || full.Sandbox == nil {
+		t.Errorf("a full session's note keeps %+v (or the original lost it)", l[0].Sandbox)
+	}
+	if l[1].Sandbox == nil || l[1].Enforced == nil {
+		t.Errorf("a read-only session's note lost its sandbox: %+v", l[1])
+	}
+}
