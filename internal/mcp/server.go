@@ -196,6 +196,20 @@ func structuredOf(v any) any {
 		return leanResult(v)
 	case api.RecordReply:
 		return leanHistory(v)
+	case api.SessionsReply:
+		return leanSessions(v)
+	case api.KillReply:
+		return leanKill(v)
+	case wholeEntry:
+		v.Entries = append([]api.Entry(nil), v.Entries...)
+		for i, e := range v.Entries {
+			if e.Note != nil && e.Note.Sandbox != nil {
+				n := *e.Note
+				n.Sandbox = noFull(n.Sandbox, n.Enforced)
+				v.Entries[i].Note = &n
+			}
+		}
+		return v
 	}
 	return v
 }
