@@ -232,7 +232,7 @@ func sandboxNote(n api.Note, v Voice) string {
 	if len(ways) == 0 {
 		return text + " " + upperFirst(v.Confined()) + "."
 	}
-	return fmt.Sprintf("%s A live session's policy cannot change: %s, then %s with %s, starts one that allows more.",
+	return fmt.Sprintf("%s A live session's policy cannot change: %s, then %s giving %s, starts one that allows more.",
 		text, v.Step(api.Action{Do: api.DoKill, Session: n.Session}), v.Step(api.Action{Do: api.DoExec, Session: n.Session}), Or(ways))
 }
 

@@ -103,7 +103,7 @@ func TestSandboxNote(t *testing.T) {
 	var b strings.Builder
 	Result(&b, r, PeopleStyle)
 	got := b.String()
-	wantPeople := "PermissionError: [Errno 13] Permission denied: '/etc/x'\n[The session's sandbox (read-only, network off) refused this. A live session's policy cannot change: `polyrepl kill g`, then `polyrepl exec g CODE` with --sandbox workspace-write (writes in its cwd), --writable DIR, --readable DIR, --network on or --sandbox full (no sandbox), starts one that allows more.]\n"
+	wantPeople := "PermissionError: [Errno 13] Permission denied: '/etc/x'\n[The session's sandbox (read-only, network off) refused this. A live session's policy cannot change: `polyrepl kill g`, then `polyrepl exec g CODE` giving --sandbox workspace-write (writes in its cwd), --writable DIR, --readable DIR, --network on or --sandbox full (no sandbox), starts one that allows more.]\n"
 	if !strings.HasSuffix(got, wantPeople) {
 		t.Errorf("people:\n got %q\nwant it to end %q", got, wantPeople)
 	}
@@ -112,11 +112,11 @@ func TestSandboxNote(t *testing.T) {
 		part string
 		want string
 	}{
-		{ro, "", `with "sandbox": "workspace-write" (writes in its cwd), "network": "on" or "sandbox": "full" (no sandbox), starts one`},
-		{ro, api.PartWrite, `with "sandbox": "workspace-write" (writes in its cwd), starts one`},
-		{ro, api.PartTCPConnect, `with "network": "on", starts one`},
+		{ro, "", `giving "sandbox": "workspace-write" (writes in its cwd), "network": "on" or "sandbox": "full" (no sandbox), starts one`},
+		{ro, api.PartWrite, `giving "sandbox": "workspace-write" (writes in its cwd), starts one`},
+		{ro, api.PartTCPConnect, `giving "network": "on", starts one`},
 		{ro, api.PartSecrets, "refused this. Ask the user."},
-		{&api.Sandbox{Policy: api.SandboxWorkspaceWrite, Network: api.NetworkOn}, api.PartTCPConnect, `with "sandbox": "full" (no sandbox), starts one`},
+		{&api.Sandbox{Policy: api.SandboxWorkspaceWrite, Network: api.NetworkOn}, api.PartTCPConnect, `giving "sandbox": "full" (no sandbox), starts one`},
 	} {
 		n := api.Note{Kind: api.NoteSandbox, Session: "g", Sandbox: tc.s, Why: tc.part}
 		got := Note(n, modelLike{})
