@@ -291,12 +291,16 @@ func TestSandboxEdgeWords(t *testing.T) {
 		t.Errorf("the read-only session wrote its cwd")
 	}
 
-	// $POLYREPL_SANDBOX is asked of every exec: against a live session
-	// of another policy the refusal says where the policy came from.
+	// $POLYREPL_SANDBOX is a default: a live session of another policy
+	// is used as it is; with a flag beside it, it is asked, and the
+	// refusal says where the policy came from.
 	e.must(0, "exec", "wide", "1")
-	_, stderr, code = e.runWith(runOpts{extra: []string{"POLYREPL_SANDBOX=read-only"}}, "exec", "wide", "2")
+	if out, stderr, code := e.runWith(runOpts{extra: []string{"POLYREPL_SANDBOX=read-only"}}, "exec", "wide", "2"); code != 0 || !strings.Contains(out, "2") {
+		t.Errorf("$POLYREPL_SANDBOX against a live full session: exit %d:\n%s%s", code, out, stderr)
+	}
+	_, stderr, code = e.runWith(runOpts{extra: []string{"POLYREPL_SANDBOX=read-only"}}, "exec", "wide", "2", "--network", "on")
 	if code != 2 || !strings.Contains(stderr, "the policy read-only came from $POLYREPL_SANDBOX") {
-		t.Errorf("$POLYREPL_SANDBOX against a full session: exit %d:\n%s", code, stderr)
+		t.Errorf("$POLYREPL_SANDBOX with --network against a full session: exit %d:\n%s", code, stderr)
 	}
 
 	// A server started with --sandbox read-only gives what it creates

@@ -158,6 +158,11 @@ type Spawn struct {
 	// default, else full). The daemon keeps it Normal (sandbox.Normal),
 	// so a session's spawn always says its policy.
 	Sandbox *Sandbox `json:"sandbox,omitempty"`
+	// SandboxDefault says Sandbox is the client's default (a person's
+	// $POLYREPL_SANDBOX), not asked of this call: it shapes a session
+	// this call creates, and a live session of another policy is used
+	// as it is, as a cwd the caller did not ask for is (CwdAsked).
+	SandboxDefault bool `json:"sandbox_default,omitempty"`
 }
 
 // ExecRequest runs one cell.

@@ -111,6 +111,7 @@ func (x *execCmd) run(e *env, pos []string) int {
 	if sp.Sandbox, err = x.sandbox.build(os.Getenv, x.spawn.Base); err != nil {
 		return e.usageError(c, "%v", err)
 	}
+	sp.SandboxDefault = x.sandbox.fromEnv != "" && !x.sandbox.flagged()
 	req := api.ExecRequest{Code: src, Timeout: x.timeout.v, Spawn: sp, Client: e.me()}
 	if x.live(e) {
 		return x.liveExec(e, name, req)

@@ -39,6 +39,13 @@ func (f *sandboxFlags) declare(fs *flagSet, whose, its string) {
 	fs.Bool(&f.bestEffort, "sandbox-best-effort", "accept a kernel that enforces less of the sandbox than it needs (what holds is said)")
 }
 
+// flagged says whether a flag beside the policy was given (--network,
+// --readable, --writable, --sandbox-best-effort): with one, a policy
+// from $POLYREPL_SANDBOX is asked of this call, not only a default.
+func (f *sandboxFlags) flagged() bool {
+	return f.network != "" || len(f.readable) > 0 || len(f.writable) > 0 || f.bestEffort
+}
+
 // build is the sandbox the flags ask for, the policy taken from
 // getenv(SandboxEnv) when --sandbox is not given; nil when neither
 // names one (the daemon's default: full, or a ceiling's policy).

@@ -300,7 +300,7 @@ func (m *Manager) Exec(ctx context.Context, name string, req api.ExecRequest, pr
 		return api.CellResult{}, err
 	}
 	if s != nil && !s.isDead() {
-		if err := otherPolicy(s, req.Spawn.Sandbox); err != nil {
+		if err := otherPolicy(s, req.Spawn); err != nil {
 			e.life.Unlock()
 			return api.CellResult{}, err
 		}

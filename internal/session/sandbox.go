@@ -79,8 +79,10 @@ func PolicyWords(sb api.Sandbox) string {
 
 // otherPolicy refuses a request that names a policy other than the live
 // session s has: its policy is fixed at its creation, as its runtime is.
-func otherPolicy(s *Session, asked *api.Sandbox) error {
-	if asked == nil {
+// A client's default (SandboxDefault) names none for a live session.
+func otherPolicy(s *Session, sp api.Spawn) error {
+	asked := sp.Sandbox
+	if asked == nil || sp.SandboxDefault {
 		return nil
 	}
 	have := policyOf(s.Spawn.Sandbox)

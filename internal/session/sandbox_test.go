@@ -61,15 +61,18 @@ func TestSameAndOtherPolicy(t *testing.T) {
 		t.Error("network on is the same as off")
 	}
 	s := &Session{Name: "s", Spawn: api.Spawn{Sandbox: &a}}
-	if err := otherPolicy(s, nil); err != nil {
+	if err := otherPolicy(s, api.Spawn{}); err != nil {
 		t.Errorf("no policy asked conflicts: %v", err)
 	}
-	err := otherPolicy(s, &c)
+	err := otherPolicy(s, api.Spawn{Sandbox: &c})
 	if e, ok := err.(*Error); !ok || e.Field != api.FieldSandbox || !strings.Contains(e.Error(), "runs under the sandbox read-only, network off") {
 		t.Errorf("a different policy: %v", err)
 	}
+	if err := otherPolicy(s, api.Spawn{Sandbox: &c, SandboxDefault: true}); err != nil {
+		t.Errorf("a client's default ($POLYREPL_SANDBOX) conflicts with a live session: %v", err)
+	}
 	old := &Session{Name: "o"}
-	if err := otherPolicy(old, &api.Sandbox{Policy: api.SandboxFull, Network: api.NetworkOn}); err != nil {
+	if err := otherPolicy(old, api.Spawn{Sandbox: &api.Sandbox{Policy: api.SandboxFull, Network: api.NetworkOn}}); err != nil {
 		t.Errorf("full asked of a session of an older daemon (no policy: full): %v", err)
 	}
 }
