@@ -11,6 +11,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/polyrepl/polyrepl/internal/api"
 )
 
 // report is everything one run measured.
@@ -145,6 +147,13 @@ func (r *report) targets() []target {
 		x := pairedRatio(s, cpass)
 		ts = append(ts, judge(fmt.Sprintf("New Python session ready (%s): at most 1.5x `/usr/bin/python3 -c pass`", k.how),
 			x, atMost(1.5), fmt.Sprintf("%s vs %s: %s", fmtDur(s.median()), fmtDur(cpass.median()), fmtRatio(x))))
+	}
+	gocl := samplesOf(r.create, "client")
+	for _, k := range []struct{ key, policy string }{{"sandbox-ro", api.SandboxReadOnly}, {"sandbox-ws", api.SandboxWorkspaceWrite}} {
+		s := samplesOf(r.create, k.key)
+		d := pairedDiff(s, gocl)
+		ts = append(ts, judge(fmt.Sprintf("New Python session sandboxed %s: at most 10 ms more than without (in-process client, paired)", k.policy),
+			d, atMost(10e-3), fmt.Sprintf("%s vs %s: %+.1f ms", fmtDur(s.median()), fmtDur(gocl.median()), d*1e3)))
 	}
 	per := math.NaN()
 	if r.idle != nil && len(r.idle.rss) == len(r.idle.counts) && len(r.idle.counts) > 1 {

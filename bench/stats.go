@@ -51,6 +51,18 @@ func pairedRatio(a, b series) float64 {
 	return quantile(r, 0.5)
 }
 
+// pairedDiff is the median over repetitions of a[i]-b[i], side by side
+// as pairedRatio: what one route adds to another.
+func pairedDiff(a, b series) float64 {
+	var r []float64
+	for i := range min(len(a), len(b)) {
+		if !math.IsNaN(a[i]) && !math.IsNaN(b[i]) {
+			r = append(r, a[i]-b[i])
+		}
+	}
+	return quantile(r, 0.5)
+}
+
 // fmtDur prints seconds as a duration a person reads at a glance.
 func fmtDur(sec float64) string {
 	switch {

@@ -91,6 +91,8 @@ Fuzz targets, with their seed corpora in the f.Add calls (run as plain tests by 
 		"`internal/record` FuzzLoad — a record's file with any bytes between good lines: no panic, the lines after them read, no seq given twice",
 		"`internal/driver/worker` FuzzEvent — a worker's event lines (hello, results)",
 		"`internal/driver/worker` FuzzCompleted — a worker's completion event of any bytes: taken or dropped, delivered only to the completion asked for",
+		"`internal/sandbox` FuzzParseLink — a /proc stat line of a peer's process: its parent, group, process session and start time, or refused",
+		"`internal/daemon` FuzzDeclaredCeiling — a client's declared sandbox ceiling: a narrower policy at an absolute directory, or refused naming it",
 		"`internal/driver/python` FuzzParseProbe — what an executable printed when asked whether it is a Python",
 		"`internal/driver/terminal` FuzzSplitter — the terminal family's framing: a REPL's stream split at marks, prompts dropped, across any reads",
 		"`internal/driver/terminal` FuzzCellNames — cell file paths in a REPL's output rewritten to `<cell N>`, across any reads",

@@ -106,6 +106,10 @@ type Client struct {
 	// a file that the reply's cut names.
 	Output int `json:"output,omitempty"`
 	Value  int `json:"value,omitempty"`
+	// Reach is what this client may reach, set by the daemon for each
+	// request from its HeaderCeiling and from the session its process
+	// belongs to; never sent, never taken from a body. nil: no ceiling.
+	Reach *Reach `json:"-"`
 }
 
 // Label names the client in a sentence: "alice via mcp", or "someone".
@@ -154,6 +158,11 @@ type Spawn struct {
 	// default, else full). The daemon keeps it Normal (sandbox.Normal),
 	// so a session's spawn always says its policy.
 	Sandbox *Sandbox `json:"sandbox,omitempty"`
+	// SandboxDefault says Sandbox is the client's default (a person's
+	// $POLYREPL_SANDBOX), not asked of this call: it shapes a session
+	// this call creates, and a live session of another policy is used
+	// as it is, as a cwd the caller did not ask for is (CwdAsked).
+	SandboxDefault bool `json:"sandbox_default,omitempty"`
 }
 
 // ExecRequest runs one cell.

@@ -88,3 +88,10 @@ type Ceiling struct {
 	Sandbox Sandbox `json:"sandbox"`
 	Cwd     string  `json:"cwd"`
 }
+
+// Reach is the ceilings a client is under (api.Client's Reach): a
+// session is the client's to see and use only if its policy is within
+// every one (sandbox.Within).
+type Reach struct {
+	Ceilings []Ceiling
+}

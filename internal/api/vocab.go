@@ -90,4 +90,8 @@ const (
 	FieldGateway = "gateway"
 	FieldSince   = "since"
 	FieldEOF     = "eof"
+	// FieldSandbox is the session's policy (Spawn.Sandbox); FieldCeiling
+	// the client's declared ceiling (HeaderCeiling).
+	FieldSandbox = "sandbox"
+	FieldCeiling = "ceiling"
 )

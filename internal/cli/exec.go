@@ -48,6 +48,18 @@ token taken from $POLYREPL_GATEWAY_TOKEN or the file
 $POLYREPL_GATEWAY_TOKEN_FILE names (0600). http:// is refused to any
 host but this machine's loopback unless --gateway-http.
 
+--sandbox POLICY confines a new session's runtime and everything it
+starts, enforced by the kernel: read-only (reads where allowed, writes
+only its own temporary directory), workspace-write (also writes its cwd
+and each --writable DIR) or full (no sandbox; the default, unless
+$POLYREPL_SANDBOX names a policy). Under read-only and workspace-write
+the places that usually hold secrets (~/.ssh, ~/.aws, keyrings, …) are
+unreadable unless given with --readable DIR, and the network is off
+unless --network on. A kernel that cannot enforce a part the policy needs
+refuses the session, saying what it lacks, unless --sandbox-best-effort;
+the creation line and ` + "`polyrepl sessions`" + ` say exactly what is enforced.
+A live session's policy cannot change: kill it and exec again.
+
 Exit status: 0 the cell finished, 1 it raised or the session died, 2 the
 request was refused or the daemon unreachable, 3 the cell waits for input
 (polyrepl input answers it), 124 still running.`,
@@ -59,6 +71,7 @@ request was refused or the daemon unreachable, 3 the cell waits for input
 type execCmd struct {
 	timeout secondsFlag
 	spawn   client.SpawnInput
+	sandbox sandboxFlags
 	json    bool
 }
 
@@ -73,6 +86,7 @@ func (x *execCmd) flags(fs *flagSet) {
 	fs.String(&x.spawn.Kernel, "kernel", "NAME", "", "Jupyter kernel of a new session (as --runtime jupyter:NAME)")
 	fs.String(&x.spawn.Gateway, "gateway", "URL", "", "Jupyter gateway to run a new session's kernel on (default $POLYREPL_GATEWAY)")
 	fs.Bool(&x.spawn.GatewayHTTP, "gateway-http", "allow an http:// gateway that is not on this machine")
+	x.sandbox.declare(fs, "a new session", "a new session's sandbox")
 	fs.Bool(&x.json, "json", "print the result as JSON")
 }
 
@@ -94,13 +108,17 @@ func (x *execCmd) run(e *env, pos []string) int {
 	if err != nil {
 		return e.spawnFail(c, err)
 	}
+	if sp.Sandbox, err = x.sandbox.build(os.Getenv, x.spawn.Base); err != nil {
+		return e.usageError(c, "%v", err)
+	}
+	sp.SandboxDefault = x.sandbox.fromEnv != "" && !x.sandbox.flagged()
 	req := api.ExecRequest{Code: src, Timeout: x.timeout.v, Spawn: sp, Client: e.me()}
 	if x.live(e) {
 		return x.liveExec(e, name, req)
 	}
 	r, err := e.client.Exec(e.ctx, name, req)
 	if err != nil {
-		return e.fail(err)
+		return e.fail(x.sandbox.explain(err))
 	}
 	return e.result(r, x.json)
 }

@@ -64,7 +64,7 @@ func TestCommandHelp(t *testing.T) {
 // The synopses people and scripts know stay as they were.
 func TestSynopses(t *testing.T) {
 	for name, want := range map[string]string{
-		"exec":    "exec NAME CODE|- [-t SECS] [--runtime R] [--exe PATH] [--python PATH] [--cwd DIR] [--project DIR] [--memory SIZE] [--kernel NAME] [--gateway URL] [--gateway-http] [--json]",
+		"exec":    "exec NAME CODE|- [-t SECS] [--runtime R] [--exe PATH] [--python PATH] [--cwd DIR] [--project DIR] [--memory SIZE] [--kernel NAME] [--gateway URL] [--gateway-http] [--sandbox POLICY] [--network on|off] [--readable DIR] [--writable DIR] [--sandbox-best-effort] [--json]",
 		"wait":    "wait NAME [-t SECS] [--json]",
 		"history": "history NAME [ID] [--since SEQ] [--json]",
 		"log":     "log NAME [--follow] [--since SEQ] [--json]",

@@ -66,7 +66,7 @@ func (x *execCmd) liveExec(e *env, name string, req api.ExecRequest) int {
 	req.Timeout = &zero
 	r0, err := e.client.Exec(e.ctx, name, req)
 	if err != nil {
-		return e.fail(err)
+		return e.fail(x.sandbox.explain(err))
 	}
 	if r0.Status != api.StatusRunning {
 		return e.result(r0, false)

@@ -32,7 +32,16 @@ in many clients); polyrepl setup CLIENT does.
 --max-output N is how many characters of a cell's output a reply keeps
 inline, head and tail (default 8,000; a value keeps half as many); the
 whole of what is cut is saved to a file the reply names. The command line
-keeps 30,000 for people.`,
+keeps 30,000 for people.
+
+--sandbox POLICY (read-only, workspace-write or full; default
+$POLYREPL_SANDBOX, else full) is both the policy of every session the
+server creates and the most any call through it may reach: a model's
+exec may ask for a narrower one ("sandbox", "network") but never a wider,
+and the server sees and reaches only sessions within it. workspace-write
+means the server's directory (and --writable DIRs); --network, --readable
+and --writable shape it as for exec. polyrepl setup CLIENT --sandbox
+POLICY writes these flags into the client's registration.`,
 		more: printTools,
 		new:  func() runner { return &mcpCmd{} },
 	})
@@ -41,11 +50,13 @@ keeps 30,000 for people.`,
 type mcpCmd struct {
 	maxWait   secondsFlag
 	maxOutput int
+	sandbox   sandboxFlags
 }
 
 func (m *mcpCmd) flags(fs *flagSet) {
 	fs.Var(&m.maxWait, "max-wait", "SECS", "answer every call within SECS seconds; a cell still running goes on (default: each call's own timeout)")
 	fs.Int(&m.maxOutput, "max-output", "N", "characters of output a reply keeps inline, head and tail (default 8000; values half)")
+	m.sandbox.declare(fs, "every session the server creates, and the most a call may reach", "that sandbox")
 }
 
 func (m *mcpCmd) run(e *env, pos []string) int {
@@ -59,6 +70,14 @@ func (m *mcpCmd) run(e *env, pos []string) int {
 	if m.maxOutput != 0 && (m.maxOutput < 1000 || m.maxOutput > api.OutputLimit) {
 		return e.usageError(c, "--max-output %d: give between 1000 and %d characters", m.maxOutput, api.OutputLimit)
 	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		cwd = "/"
+	}
+	sb, err := m.sandbox.build(os.Getenv, cwd)
+	if err != nil {
+		return e.usageError(c, "%v", err)
+	}
 	out, err := protocolStdout()
 	if err != nil {
 		e.errorf("%v", err)
@@ -71,11 +90,10 @@ func (m *mcpCmd) run(e *env, pos []string) int {
 		// every hand-off (~80 µs of its CPU a call on 2 cores, issue 21).
 		runtime.GOMAXPROCS(1)
 	}
-	cwd, err := os.Getwd()
-	if err != nil {
-		cwd = "/"
-	}
 	srv := pmcp.New(e.client, cwd, os.Environ())
+	if sb != nil {
+		srv.Confine(*sb)
+	}
 	if m.maxWait.v != nil {
 		srv.MaxWait = *m.maxWait.v
 	}

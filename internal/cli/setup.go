@@ -13,6 +13,7 @@ import (
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/bound"
 	"github.com/polyrepl/polyrepl/internal/render"
+	"github.com/polyrepl/polyrepl/internal/sandbox"
 	"github.com/polyrepl/polyrepl/internal/setup"
 )
 
@@ -34,6 +35,14 @@ The entry runs ` + "`polyrepl mcp --max-wait 50`" + `: a call on a long cell rep
 clients, and Codex's tool_timeout_sec, which is written too), and the
 cell goes on for ` + "`wait`" + ` to collect. Restart the client to load the entry.
 
+--sandbox POLICY (read-only, workspace-write or full) and --network on|off
+add ` + "`--sandbox POLICY --network on|off`" + ` to the entry's ` + "`polyrepl mcp`" + `: every
+session the agent creates has that sandbox, and the agent cannot ask for
+more (workspace-write writes where the client starts the server,
+usually the project's directory). Run setup again without them to
+register an unconfined server; --remove takes the entry out whatever it
+gives.
+
 --remove undoes --write: it takes polyrepl's entry (and only it) out of the
 file, keeping a backup of the file as it was; a file that held nothing
 else (--write created it) is deleted, with the directories made for it
@@ -52,6 +61,8 @@ Exit status: 0 done (or nothing to do); 2 unknown client or a file refused;
 type setupCmd struct {
 	write, remove, dry, json bool
 	file                     string
+	sandbox                  policyValue
+	network                  networkValue
 }
 
 func (s *setupCmd) flags(fs *flagSet) {
@@ -59,6 +70,8 @@ func (s *setupCmd) flags(fs *flagSet) {
 	fs.Bool(&s.remove, "remove", "take polyrepl's entry out of the client's config file, undoing --write (a backup is kept beside it)")
 	fs.Bool(&s.dry, "dry-run", "with --write or --remove: say what would change, and change nothing")
 	fs.String(&s.file, "file", "PATH", "", "edit this file instead of the client's own (e.g. a project's .mcp.json)")
+	fs.Var(&s.sandbox, "sandbox", "POLICY", "register the server with this sandbox, for every session the agent creates and the most it may reach: read-only, workspace-write or full")
+	fs.Var(&s.network, "network", "on|off", "with --sandbox: the sandbox's network (default off, on for full)")
 	fs.Bool(&s.json, "json", "print the registration, and what --write or --remove did, as JSON")
 }
 
@@ -105,6 +118,18 @@ func (s *setupCmd) run(e *env, pos []string) int {
 	if s.dry && !s.write && !s.remove {
 		return e.usageError(c, "--dry-run goes with --write or --remove (without them, setup only prints)")
 	}
+	sb := setup.Sandbox{Policy: string(s.sandbox), Network: string(s.network)}
+	if sb.Network != "" && sb.Policy == "" {
+		return e.usageError(c, "--network shapes the server's sandbox: give --sandbox read-only or --sandbox workspace-write with it")
+	}
+	if sb.Policy != "" {
+		if _, err := sandbox.Normal(&api.Sandbox{Policy: sb.Policy, Network: sb.Network}); err != nil {
+			return e.usageError(c, "--sandbox %s: %v", sb.Policy, err)
+		}
+	}
+	if s.remove && sb.Policy != "" {
+		return e.usageError(c, "--remove takes polyrepl's entry out whatever its sandbox: give it without --sandbox and --network")
+	}
 	exe, err := executable()
 	if err != nil {
 		return e.setupFail(ExitFailed, api.CodeInternal, fmt.Errorf("cannot find this binary's path: %w", err), "")
@@ -118,7 +143,7 @@ func (s *setupCmd) run(e *env, pos []string) int {
 	} else if file, err = filepath.Abs(file); err != nil {
 		return e.setupFail(ExitUsage, api.CodeUsage, err, "")
 	}
-	srv := cl.Server(exe)
+	srv := cl.Server(exe, sb)
 	reply := setupReply{
 		Client: cl.Name, Title: cl.Title, File: file, Format: string(cl.Format),
 		Command: srv.Command, Args: srv.Args, MaxWait: setup.MaxWait, ToolTimeout: cl.ToolTimeout,
@@ -241,6 +266,9 @@ func printRegistration(w io.Writer, cl setup.Client, r setupReply) {
 		fmt.Fprintf(w, "%s keeps its MCP servers in %s. Add polyrepl there (`polyrepl setup %s --write` does it, keeping a backup):\n\n%s\n", cl.Title, r.File, cl.Name, indent(r.Entry, "    "))
 	}
 	fmt.Fprintf(w, "\n--max-wait %d: a call on a long cell replies \"still running\" after %d s, before %s gives up on it; the cell goes on, and `wait` collects it.\n", r.MaxWait, r.MaxWait, cl.Title)
+	if sb := serverSandbox(r.Args); sb != "" {
+		fmt.Fprintf(w, "%s: every session the agent creates through polyrepl has this sandbox, and the agent cannot ask for more.\n", sb)
+	}
 	fmt.Fprintf(w, "`polyrepl setup %s --remove` takes the entry out again.\n", cl.Name)
 }
 
@@ -302,4 +330,16 @@ func printClients(w io.Writer) {
 		}
 		fmt.Fprintf(w, "  %-15s %s: %s\n", c.Name, c.Title, file)
 	}
+}
+
+// serverSandbox is the --sandbox and --network of a registration's
+// arguments as given ("--sandbox workspace-write --network off"), or "".
+func serverSandbox(args []string) string {
+	var out []string
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == "--sandbox" || args[i] == "--network" {
+			out = append(out, args[i], args[i+1])
+		}
+	}
+	return strings.Join(out, " ")
 }

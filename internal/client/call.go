@@ -130,7 +130,7 @@ func (c *Client) roundTrip(ctx context.Context, method, path string, body []byte
 	if err != nil {
 		return &ConnError{err}
 	}
-	resp, wrote, err := send(ctx, cn, method, path, body)
+	resp, wrote, err := c.send(ctx, cn, method, path, body)
 	if err != nil && reused && ctx.Err() == nil && (!wrote || !changes) {
 		// A kept connection may have been closed by a daemon that has
 		// since stopped (a unix socket refuses the write then): try once
@@ -139,7 +139,7 @@ func (c *Client) roundTrip(ctx context.Context, method, path string, body []byte
 		if cn, _, err = c.getConn(ctx); err != nil {
 			return &ConnError{err}
 		}
-		resp, wrote, err = send(ctx, cn, method, path, body)
+		resp, wrote, err = c.send(ctx, cn, method, path, body)
 	}
 	if err != nil {
 		cn.Close()
@@ -174,12 +174,15 @@ func (c *Client) roundTrip(ctx context.Context, method, path string, body []byte
 }
 
 // newRequest makes a request to the daemon, stating this client's version.
-func newRequest(ctx context.Context, method, path string, body []byte) (*http.Request, error) {
+func newRequest(ctx context.Context, method, path string, body []byte, ceiling string) (*http.Request, error) {
 	req, err := http.NewRequestWithContext(ctx, method, "http://polyrepl"+path, bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("cannot make the request: %w", err)
 	}
 	req.Header.Set(api.VersionHeader, version.Version)
+	if ceiling != "" {
+		req.Header.Set(api.HeaderCeiling, ceiling)
+	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -188,8 +191,8 @@ func newRequest(ctx context.Context, method, path string, body []byte) (*http.Re
 
 // send writes one request and reads the head of its reply; wrote says
 // the request went out whole.
-func send(ctx context.Context, cn *conn, method, path string, body []byte) (resp *http.Response, wrote bool, err error) {
-	req, err := newRequest(ctx, method, path, body)
+func (c *Client) send(ctx context.Context, cn *conn, method, path string, body []byte) (resp *http.Response, wrote bool, err error) {
+	req, err := newRequest(ctx, method, path, body, c.ceilingHeader())
 	if err != nil {
 		return nil, false, err
 	}

@@ -8,6 +8,7 @@ package client
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -35,6 +36,13 @@ type Client struct {
 	// Elsewhere is told, once, that this client reached the daemon at
 	// another socket than Socket (a note of kind api.NoteElsewhere).
 	Elsewhere func(api.Note)
+	// Ceiling, if set, is the most this client may reach (an MCP server
+	// started with --sandbox): every request carries it
+	// (api.HeaderCeiling), and the daemon shows and lets it use only the
+	// sessions within it, and create only such sessions. A caller inside
+	// a sandboxed session is held to its session's policy whatever this
+	// says.
+	Ceiling *api.Ceiling
 
 	mu            sync.Mutex
 	daemonVersion string
@@ -44,6 +52,18 @@ type Client struct {
 	idle          []*conn // connections kept open for the next request
 	at            string  // the socket the daemon was reached at, if not Socket
 	toldAt        bool    // Elsewhere was told
+}
+
+// ceilingHeader is Ceiling as its header carries it ("" for none).
+func (c *Client) ceilingHeader() string {
+	if c.Ceiling == nil {
+		return ""
+	}
+	b, err := json.Marshal(c.Ceiling)
+	if err != nil {
+		return ""
+	}
+	return string(b)
 }
 
 // conn is one connection to the daemon. Requests on it are written and

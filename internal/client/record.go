@@ -129,7 +129,7 @@ func (c *Client) followOnce(ctx context.Context, name string, since int, fn func
 		return &ConnError{err}
 	}
 	defer cn.Close() // a followed reply never ends: the conn is not reused
-	resp, _, err := send(ctx, cn, http.MethodGet, path, nil)
+	resp, _, err := c.send(ctx, cn, http.MethodGet, path, nil)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -168,7 +168,7 @@ func (c *Client) Raw(ctx context.Context, name string, who api.Client) (io.ReadW
 	if err != nil {
 		return nil, &ConnError{err}
 	}
-	req, err := newRequest(ctx, http.MethodGet, path, nil)
+	req, err := newRequest(ctx, http.MethodGet, path, nil, c.ceilingHeader())
 	if err != nil {
 		cn.Close()
 		return nil, err

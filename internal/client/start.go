@@ -71,6 +71,7 @@ func (c *Client) startDaemon(ctx context.Context) error {
 		cmd := exec.Command(exe, "daemon")
 		cmd.Stdout, cmd.Stderr = logf, logf
 		cmd.Dir = "/"
+		cmd.Env = daemonEnv(os.Environ())
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 		if err := cmd.Start(); err != nil {
 			return nil, fmt.Errorf("cannot start the daemon (%s daemon): %w", exe, err)
@@ -165,4 +166,21 @@ func (c *Client) Gone() bool {
 		return false
 	}
 	return c.StateDir == "" || lockFree(filepath.Join(c.StateDir, paths.StateLockName))
+}
+
+// sessionCookie starts the entry that marks a session's processes
+// (session.CookieVar).
+const sessionCookie = "POLYREPL_SESSION="
+
+// daemonEnv is env without a session's cookie: a daemon started from a
+// cell of a session is no process of that session, and every holder
+// refuses a peer that carries one.
+func daemonEnv(env []string) []string {
+	out := env[:0:0]
+	for _, e := range env {
+		if !strings.HasPrefix(e, sessionCookie) {
+			out = append(out, e)
+		}
+	}
+	return out
 }

@@ -8,7 +8,7 @@ import (
 
 // glance answers GET /v1/sessions/{name}/glance (api.PathGlance).
 func (d *Daemon) glance(w http.ResponseWriter, r *http.Request) {
-	info, err := d.sessions.Glance(r.PathValue("name"))
+	info, err := d.sessions.Glance(r.PathValue("name"), asker(r))
 	if err != nil {
 		fail(w, err)
 		return
@@ -22,7 +22,7 @@ func (d *Daemon) complete(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	res, err := d.sessions.Complete(r.PathValue("name"), req)
+	res, err := d.sessions.Complete(r.PathValue("name"), req, asker(r))
 	if err != nil {
 		fail(w, err)
 		return

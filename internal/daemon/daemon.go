@@ -248,7 +248,7 @@ func listen(stateDir string, st *state.Dir, stateLock *os.File) (*Daemon, error)
 		log.Printf("%d sessions are taken up once their holders answer: %s", len(waiting), strings.Join(waiting, ", "))
 	}
 	pruneOutput(st.OutputDir(), outputKeep)
-	d.server = &http.Server{Handler: d.routes(), ReadHeaderTimeout: 10 * time.Second}
+	d.server = &http.Server{Handler: d.routes(), ReadHeaderTimeout: 10 * time.Second, ConnContext: d.connContext}
 	go func() {
 		if err := d.server.Serve(&peerListener{ln}); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Printf("serving: %v", err)

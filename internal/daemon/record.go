@@ -32,7 +32,7 @@ func (d *Daemon) history(w http.ResponseWriter, r *http.Request) {
 		}
 		since = n
 	}
-	rec, err := d.sessions.Record(r.PathValue("name"), api.Client{})
+	rec, err := d.sessions.Record(r.PathValue("name"), asker(r))
 	if err != nil {
 		fail(w, err)
 		return
@@ -59,7 +59,7 @@ func (d *Daemon) history(w http.ResponseWriter, r *http.Request) {
 		if rec.Closed() {
 			// The session died and its record was let go; the next life
 			// writes to the name's record afresh, read from disk.
-			if rec, err = d.sessions.Record(r.PathValue("name"), api.Client{}); err != nil {
+			if rec, err = d.sessions.Record(r.PathValue("name"), asker(r)); err != nil {
 				return
 			}
 		}
@@ -203,7 +203,7 @@ func live(entries []api.Entry, i int) bool {
 
 // entry answers GET /v1/sessions/{name}/record/{seq}: one entry, whole.
 func (d *Daemon) entry(w http.ResponseWriter, r *http.Request) {
-	rec, err := d.sessions.Record(r.PathValue("name"), api.Client{})
+	rec, err := d.sessions.Record(r.PathValue("name"), asker(r))
 	if err != nil {
 		fail(w, err)
 		return
@@ -239,6 +239,7 @@ func (d *Daemon) raw(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	who := api.Client{Who: q.Get("who"), How: "attach", Conn: q.Get("conn")}.Bounded()
+	who.Reach = reachOf(r)
 	in, out, detach, err := d.sessions.Raw(r.PathValue("name"), who)
 	if err != nil {
 		fail(w, err)

@@ -49,7 +49,7 @@ func (d *Daemon) routes() http.Handler {
 	mux.HandleFunc("POST "+api.PathRuntimes, d.listRuntimes)
 	mux.HandleFunc("GET "+api.PathGlance, d.glance)
 	mux.HandleFunc("POST "+api.PathComplete, d.complete)
-	return withVersion(mux)
+	return withVersion(d.withReach(mux))
 }
 
 // withVersion stamps every reply with the daemon's version.
@@ -65,7 +65,7 @@ func (d *Daemon) status(w http.ResponseWriter, r *http.Request) {
 	reply(w, api.StatusReply{
 		PID: os.Getpid(), Version: version.Version, Socket: d.socket,
 		Log: filepath.Join(d.socketDir, paths.LogName), StateDir: d.stateDir,
-		Started: d.started, Sessions: len(d.sessions.List(false)),
+		Started: d.started, Sessions: len(session.Reachable(d.sessions.List(false), asker(r))),
 		Goroutines: runtime.NumGoroutine(), FDs: openFDs(), Memory: d.memoryStatus(),
 		MemoryCap: d.sessions.MemoryCap(),
 	})
@@ -112,6 +112,10 @@ func (d *Daemon) stop(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength != 0 && !decode(w, r, &req) {
 		return
 	}
+	if reachOf(r) != nil {
+		fail(w, outsideStop())
+		return
+	}
 	if req.KeepSessions {
 		_, kept := d.Stop("stopped on request, keeping the sessions", true)
 		reply(w, api.StopReply{PID: os.Getpid(), Kept: kept})
@@ -122,11 +126,11 @@ func (d *Daemon) stop(w http.ResponseWriter, r *http.Request) {
 }
 
 func (d *Daemon) list(w http.ResponseWriter, r *http.Request) {
-	reply(w, api.SessionsReply{Sessions: d.sessions.List(true)})
+	reply(w, api.SessionsReply{Sessions: session.Reachable(d.sessions.List(true), asker(r))})
 }
 
 func (d *Daemon) describe(w http.ResponseWriter, r *http.Request) {
-	info, err := d.sessions.Describe(r.PathValue("name"))
+	info, err := d.sessions.Describe(r.PathValue("name"), asker(r))
 	if err != nil {
 		fail(w, err)
 		return
@@ -140,6 +144,7 @@ func (d *Daemon) exec(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.Client = req.Client.Bounded()
+	req.Client.Reach = reachOf(r)
 	st := &stream{w: w, on: req.Progress > 0}
 	res, err := d.sessions.Exec(r.Context(), r.PathValue("name"), req, st.progress())
 	st.finish(res, err)
@@ -151,6 +156,7 @@ func (d *Daemon) wait(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.Client = req.Client.Bounded()
+	req.Client.Reach = reachOf(r)
 	st := &stream{w: w, on: req.Progress > 0}
 	res, err := d.sessions.Wait(r.Context(), r.PathValue("name"), req, st.progress())
 	st.finish(res, err)
@@ -162,6 +168,7 @@ func (d *Daemon) input(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.Client = req.Client.Bounded()
+	req.Client.Reach = reachOf(r)
 	st := &stream{w: w, on: req.Progress > 0}
 	res, err := d.sessions.Input(r.Context(), r.PathValue("name"), req, st.progress())
 	st.finish(res, err)
@@ -222,6 +229,7 @@ func (d *Daemon) interrupt(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.Client = req.Client.Bounded()
+	req.Client.Reach = reachOf(r)
 	res, err := d.sessions.Interrupt(r.Context(), r.PathValue("name"), req)
 	if err != nil {
 		fail(w, err)
@@ -236,6 +244,7 @@ func (d *Daemon) restart(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.Client = req.Client.Bounded()
+	req.Client.Reach = reachOf(r)
 	res, err := d.sessions.Restart(r.Context(), r.PathValue("name"), req)
 	if err != nil {
 		fail(w, err)
@@ -250,6 +259,7 @@ func (d *Daemon) kill(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.Client = req.Client.Bounded()
+	req.Client.Reach = reachOf(r)
 	res, err := d.sessions.Kill(r.PathValue("name"), req)
 	if err != nil {
 		fail(w, err)
@@ -324,6 +334,7 @@ var statusOf = map[string]int{
 	api.CodeAdopting:   http.StatusConflict, // retry shortly
 	api.CodeStale:      http.StatusGone,
 	api.CodeDead:       http.StatusGone,
+	api.CodeSandbox:    http.StatusForbidden,
 }
 
 func fail(w http.ResponseWriter, err error) {

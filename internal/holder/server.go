@@ -183,6 +183,11 @@ func (s *server) accept() {
 			c.Close()
 			continue
 		}
+		if why := refusePeer(c, s.p.Tree().Leader, s.sp.Cookie); why != "" {
+			log.Printf("session %s: refused a connection to its holder: %s; only a daemon may hold it", s.sp.Name, why)
+			c.Close()
+			continue
+		}
 		w := newHolderWire(c)
 		s.mu.Lock()
 		if s.w != nil && peerAlive(s.w.c) {

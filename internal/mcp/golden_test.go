@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/polyrepl/polyrepl/internal/api"
 )
 
 // update rewrites the golden files from what the server says now:
@@ -34,7 +36,8 @@ func TestGolden(t *testing.T) {
 	scripts := []struct {
 		name    string
 		calls   []exchange
-		maxWait float64 // polyrepl mcp --max-wait
+		maxWait float64      // polyrepl mcp --max-wait
+		sandbox *api.Sandbox // polyrepl mcp --sandbox
 	}{
 		{"exec", []exchange{
 			{"a", "exec", map[string]any{"session": "g", "code": "x = 6 * 7\nprint('hello')\nx"}, false},
@@ -42,7 +45,7 @@ func TestGolden(t *testing.T) {
 			{"a", "exec", map[string]any{"session": "g", "code": "2", "runtime": "cobol"}, false},
 			{"a", "exec", map[string]any{"session": "g2", "code": "2", "runtime": "cobol"}, false},
 			{"a", "exec", map[string]any{"session": "g", "code": "y = 1", "memory": "300M"}, false},
-		}, 0},
+		}, 0, nil},
 		{"wait", []exchange{
 			{"a", "exec", map[string]any{"session": "g", "code": "import time\ntime.sleep(3)\nprint('slept')", "timeout": 0.2}, false},
 			{"a", "exec", map[string]any{"session": "g", "code": "1"}, false},
@@ -53,52 +56,52 @@ func TestGolden(t *testing.T) {
 			{"a", "wait", map[string]any{"session": "g"}, false},
 			{"a", "exec", map[string]any{"session": "g", "code": "1", "timeout": -1}, false},
 			{"a", "wait", map[string]any{"session": "nosuch"}, false},
-		}, 0},
+		}, 0, nil},
 		{"interrupt", []exchange{
 			{"a", "exec", map[string]any{"session": "g", "code": "0"}, false},
 			{"a", "interrupt", map[string]any{"session": "g"}, false},
 			{"a", "exec", map[string]any{"session": "g", "code": "import time\nprint('working', flush=True)\ntime.sleep(60)", "timeout": 1}, false},
 			{"a", "interrupt", map[string]any{"session": "g"}, false},
 			{"a", "interrupt", map[string]any{"session": "nosuch"}, false},
-		}, 0},
+		}, 0, nil},
 		{"kill", []exchange{
 			{"a", "exec", map[string]any{"session": "g", "code": "kept = 1"}, false},
 			{"a", "kill", map[string]any{"session": "g"}, false},
 			{"a", "wait", map[string]any{"session": "g"}, false},
 			{"b", "wait", map[string]any{"session": "g"}, false},
 			{"a", "kill", map[string]any{"session": "nosuch"}, false},
-		}, 0},
+		}, 0, nil},
 		{"restart", []exchange{
 			{"a", "exec", map[string]any{"session": "g", "code": "kept = 1"}, false},
 			{"a", "restart", map[string]any{"session": "g"}, false},
 			{"a", "restart", map[string]any{"session": "nosuch"}, false},
-		}, 0},
+		}, 0, nil},
 		{"death", []exchange{
 			{"a", "exec", map[string]any{"session": "g", "code": "kept = 1"}, false},
 			{"a", "exec", map[string]any{"session": "g", "code": "import os\nos._exit(3)"}, false},
 			{"a", "wait", map[string]any{"session": "g"}, false},
 			{"b", "exec", map[string]any{"session": "g", "code": "'fresh'"}, false},
 			{"a", "exec", map[string]any{"session": "g", "code": "'again'"}, false},
-		}, 0},
+		}, 0, nil},
 		{"history", []exchange{
 			{"a", "exec", map[string]any{"session": "g", "code": "print('for the record')"}, false},
 			{"b", "exec", map[string]any{"session": "g", "code": "'from b'"}, false},
 			{"a", "history", map[string]any{"session": "g"}, false},
 			{"a", "history", map[string]any{"session": "g", "id": "g#2"}, false},
 			{"a", "history", map[string]any{"session": "nosuch"}, false},
-		}, 0},
+		}, 0, nil},
 		{"maxwait", []exchange{
 			{"a", "exec", map[string]any{"session": "g", "code": "import time\ntime.sleep(5)\n'slow'", "timeout": 300}, false},
 			{"a", "wait", map[string]any{"session": "g", "timeout": 0.2}, false},
 			{"a", "wait", map[string]any{"session": "g"}, false},
-		}, 0.5},
+		}, 0.5, nil},
 		{"cut", []exchange{
 			{"a", "exec", map[string]any{"session": "g", "code": "for i in range(3000): print('row', i, 'x'*40)"}, false},
-		}, 0},
+		}, 0, nil},
 		{"rich", []exchange{
 			{"a", "exec", map[string]any{"session": "g", "code": "class Table:\n    def _repr_html_(self): return '<table><tr><td>1</td><td>4</td></tr></table>'\n    def __repr__(self): return '   a  b\\n0  1  4'\nTable()"}, false},
 			{"a", "exec", map[string]any{"session": "g", "code": "class Page:\n    def _repr_html_(self): return '<b>bold</b>'\nPage()"}, false},
-		}, 0},
+		}, 0, nil},
 		{"parallel", []exchange{
 			{"a", "exec", map[string]any{"session": "p1", "code": "import time"}, false},
 			{"a", "exec", map[string]any{"session": "p2", "code": "import time"}, false},
@@ -110,21 +113,40 @@ func TestGolden(t *testing.T) {
 			{"a", "exec", map[string]any{"session": "p2", "code": "'told of p1'"}, false},
 			{"a", "wait", map[string]any{"session": "p1", "timeout": "soon"}, false},
 			{"a", "wait", map[string]any{"session": "p1"}, false},
-		}, 0},
+		}, 0, nil},
 		{"runtimes", []exchange{
 			{"a", "runtimes", map[string]any{"name": "python"}, false},
 			{"a", "runtimes", map[string]any{"name": "cobol"}, false},
-		}, 0},
+		}, 0, nil},
+		// A model's sandbox arguments: refused in words when they mean
+		// nothing (the server checks them before sending anything).
+		{"sandbox", []exchange{
+			{"a", "exec", map[string]any{"session": "g", "code": "1", "sandbox": "bogus"}, false},
+			{"a", "exec", map[string]any{"session": "g", "code": "1", "sandbox": "read-only", "network": "maybe"}, false},
+			{"a", "exec", map[string]any{"session": "g", "code": "1", "sandbox": "full", "network": "off"}, false},
+			{"a", "exec", map[string]any{"session": "g", "code": "1", "network": "off"}, false},
+		}, 0, nil},
+		// A server started with --sandbox read-only: a model asking wider
+		// is refused, naming the argument and what is allowed.
+		{"ceiling", []exchange{
+			{"a", "exec", map[string]any{"session": "g", "code": "1", "sandbox": "workspace-write"}, false},
+			{"a", "exec", map[string]any{"session": "g", "code": "1", "sandbox": "danger-full-access"}, false},
+			{"a", "exec", map[string]any{"session": "g", "code": "1", "network": "on"}, false},
+			{"a", "exec", map[string]any{"session": "g", "code": "1", "sandbox": "read-only", "network": "on"}, false},
+		}, 0, &api.Sandbox{Policy: api.SandboxReadOnly, Network: api.NetworkOff}},
 		{"sessions", []exchange{
 			{"a", "sessions", map[string]any{}, false},
 			{"a", "exec", map[string]any{"session": "g", "code": "names = 1"}, false},
 			{"a", "sessions", map[string]any{"session": "nosuch"}, false},
-		}, 0},
+		}, 0, nil},
 	}
 	for _, sc := range scripts {
 		t.Run(sc.name, func(t *testing.T) {
 			f := newFixture(t, true)
 			f.srv.MaxWait = sc.maxWait
+			if sc.sandbox != nil {
+				f.srv.Confine(*sc.sandbox)
+			}
 			agents := map[string]*agent{
 				"a": f.connect(testAgent),
 				"b": f.connect(&mcp.Implementation{Name: "other-agent", Title: "Other Agent", Version: "1.0"}),

@@ -56,7 +56,7 @@ func leanResult(r api.CellResult) leanCell {
 	if a := r.Activity; a != nil {
 		la := &leanActivity{Session: a.Session, Updated: a.Updated, More: a.More, First: a.First, Earlier: a.Earlier}
 		for _, e := range a.Entries {
-			la.Entries = append(la.Entries, e.Line())
+			la.Entries = append(la.Entries, leanLine(e))
 		}
 		out.Activity = la
 	}
@@ -68,9 +68,55 @@ func leanHistory(r api.RecordReply) leanRecord {
 	out := leanRecord{RecordReply: r, Entries: []api.EntryLine{}}
 	out.RecordReply.Entries = nil
 	for _, e := range r.Entries {
-		out.Entries = append(out.Entries, e.Line())
+		out.Entries = append(out.Entries, leanLine(e))
 	}
 	return out
+}
+
+// leanLine is an entry as one line, its note's full policy left out.
+func leanLine(e api.Entry) api.EntryLine {
+	l := e.Line()
+	if l.Note != nil && l.Note.Sandbox != nil {
+		n := *l.Note
+		n.Sandbox = noFull(n.Sandbox, n.Enforced)
+		l.Note = &n
+	}
+	return l
+}
+
+// noFull leaves out a full policy (nil is full: api.Sandbox) that tells
+// nothing enforced: no sandbox is what every session had before there
+// were sandboxes, and the text says nothing of it either.
+func noFull(s *api.Sandbox, e *api.Enforced) *api.Sandbox {
+	if s != nil && s.Policy == api.SandboxFull && e == nil {
+		return nil
+	}
+	return s
+}
+
+// leanSessions is a sessions listing with each full policy left out.
+func leanSessions(r api.SessionsReply) api.SessionsReply {
+	out := api.SessionsReply{Sessions: make([]api.SessionInfo, len(r.Sessions))}
+	for i, si := range r.Sessions {
+		si.Sandbox = noFull(si.Sandbox, si.Enforced)
+		out.Sessions[i] = si
+	}
+	return out
+}
+
+// leanKill is a kill's or a restart's reply with each full policy left
+// out.
+func leanKill(r api.KillReply) api.KillReply {
+	r.Info.Sandbox = noFull(r.Info.Sandbox, r.Info.Enforced)
+	if len(r.Notes) > 0 {
+		notes := make([]api.Note, len(r.Notes))
+		for i, n := range r.Notes {
+			n.Sandbox = noFull(n.Sandbox, n.Enforced)
+			notes[i] = n
+		}
+		r.Notes = notes
+	}
+	return r
 }
 
 // shorter keeps at most structuredInline characters of a text, head and
@@ -111,7 +157,9 @@ func leanError(e *api.CellError) *api.CellError {
 	return &l
 }
 
-// leanNotes rounds the notes' times, and leans an uncollected result.
+// leanNotes rounds the notes' times, leans an uncollected result, and
+// leaves out a full policy (no sandbox, what every session had before
+// there were sandboxes: it says nothing, as the text says nothing of it).
 func leanNotes(notes []api.Note) []api.Note {
 	if len(notes) == 0 {
 		return notes
@@ -119,6 +167,7 @@ func leanNotes(notes []api.Note) []api.Note {
 	out := make([]api.Note, len(notes))
 	for i, n := range notes {
 		n.Elapsed = millis(n.Elapsed)
+		n.Sandbox = noFull(n.Sandbox, n.Enforced)
 		if n.At != nil {
 			at := n.At.Truncate(time.Millisecond)
 			n.At = &at

@@ -63,3 +63,38 @@ func TestLeanResult(t *testing.T) {
 		t.Errorf("a display unlike the value was dropped")
 	}
 }
+
+// A created note of a full session says nothing of a sandbox in the
+// structured content, as in the text; a sandboxed one says its policy.
+func TestLeanNotesSandbox(t *testing.T) {
+	full := api.Note{Kind: api.NoteCreated, Session: "s", Sandbox: &api.Sandbox{Policy: api.SandboxFull, Network: api.NetworkOn}}
+	ro := api.Note{Kind: api.NoteCreated, Session: "r", Sandbox: &api.Sandbox{Policy: api.SandboxReadOnly, Network: api.NetworkOff},
+		Enforced: &api.Enforced{Mechanism: "landlock", ABI: 7}}
+	l := leanNotes([]api.Note{full, ro})
+	if l[0].Sandbox != nil || full.Sandbox == nil {
+		t.Errorf("a full session's note keeps %+v (or the original lost it)", l[0].Sandbox)
+	}
+	if l[1].Sandbox == nil || l[1].Enforced == nil {
+		t.Errorf("a read-only session's note lost its sandbox: %+v", l[1])
+	}
+}
+
+// Listings, kill and restart replies and record lines leave a full
+// policy out too; a sandboxed session's stays.
+func TestLeanListingsSandbox(t *testing.T) {
+	full := &api.Sandbox{Policy: api.SandboxFull, Network: api.NetworkOn}
+	ro := &api.Sandbox{Policy: api.SandboxReadOnly, Network: api.NetworkOff}
+	enf := &api.Enforced{Mechanism: "landlock", ABI: 7}
+	l := leanSessions(api.SessionsReply{Sessions: []api.SessionInfo{{Name: "a", Sandbox: full}, {Name: "b", Sandbox: ro, Enforced: enf}}})
+	if l.Sessions[0].Sandbox != nil || l.Sessions[1].Sandbox == nil {
+		t.Errorf("sessions: %+v", l.Sessions)
+	}
+	k := leanKill(api.KillReply{Session: "a", Info: api.SessionInfo{Name: "a", Sandbox: full}, Notes: []api.Note{{Kind: api.NoteRestarted, Sandbox: full}}})
+	if k.Info.Sandbox != nil || k.Notes[0].Sandbox != nil {
+		t.Errorf("kill: %+v", k)
+	}
+	h := leanHistory(api.RecordReply{Session: "a", Entries: []api.Entry{{ID: "a#1", Kind: api.EntryNote, Note: &api.Note{Kind: api.NoteCreated, Sandbox: full}}}})
+	if h.Entries[0].Note == nil || h.Entries[0].Note.Sandbox != nil {
+		t.Errorf("history: %+v", h.Entries[0].Note)
+	}
+}

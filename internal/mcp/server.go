@@ -81,12 +81,17 @@ type Server struct {
 	inflight map[*mcp.ServerSession]*calls
 
 	decoding sync.Mutex // held while a reply's images are read and decoded: one at a time
+
+	// sandbox is the server's policy (polyrepl mcp --sandbox): the
+	// default of every session it creates and its ceiling; nil for none.
+	sandbox *api.Sandbox
+	voice   render.Voice // the model's, knowing the ceiling
 }
 
 // New makes the server. Sessions it creates start in cwd with env, the
 // environment the agent launched `polyrepl mcp` with.
 func New(c *client.Client, cwd string, env []string) *Server {
-	s := &Server{client: c, cwd: cwd, env: env, conns: map[*mcp.ServerSession]string{}, MaxOutput: DefaultMaxOutput}
+	s := &Server{client: c, cwd: cwd, env: env, conns: map[*mcp.ServerSession]string{}, MaxOutput: DefaultMaxOutput, voice: model}
 	switch strings.ToLower(lookupEnv(env, "POLYREPL_ACTIVITY")) {
 	case "off", "0", "no", "false":
 		s.quiet = true
@@ -133,24 +138,26 @@ type (
 	execIn struct {
 		Session string   `json:"session" jsonschema:"session name: letters, digits, '.', '_', '-' (at most 64)"`
 		Code    string   `json:"code" jsonschema:"the cell's code"`
-		Timeout *float64 `json:"timeout,omitempty" jsonschema:"seconds to wait (default 30, at most 600; 0 answers at once); a cell still running then goes on, and wait collects it"`
+		Timeout *float64 `json:"timeout,omitempty" jsonschema:"seconds to wait (default 30, at most 600; 0: none); a cell still running goes on for wait to collect"`
 		Cwd     string   `json:"cwd,omitempty" jsonschema:"working directory (default: the server's)"`
-		Python  string   `json:"python,omitempty" jsonschema:"Python interpreter (default: $POLYREPL_PYTHON, else python3)"`
+		Python  string   `json:"python,omitempty" jsonschema:"Python interpreter (default: $POLYREPL_PYTHON or python3)"`
 		Runtime string   `json:"runtime,omitempty" jsonschema:"runtime (default python; jupyter:KERNEL for a Jupyter kernel)"`
-		Exe     string   `json:"exe,omitempty" jsonschema:"executable (default: $POLYREPL_<RUNTIME>, else the usual command)"`
+		Exe     string   `json:"exe,omitempty" jsonschema:"executable (default: $POLYREPL_<RUNTIME> or the usual one)"`
 		Project string   `json:"project,omitempty" jsonschema:"project directory to activate (Julia's --project)"`
-		Memory  string   `json:"memory,omitempty" jsonschema:"memory limit such as 512M or 2G (default: the daemon's)"`
-		Gateway string   `json:"gateway,omitempty" jsonschema:"URL of a Jupyter gateway to run a jupyter:KERNEL runtime on (default: $POLYREPL_GATEWAY)"`
+		Memory  string   `json:"memory,omitempty" jsonschema:"memory limit: 512M, 2G (default: the daemon's)"`
+		Gateway string   `json:"gateway,omitempty" jsonschema:"Jupyter gateway URL for jupyter:KERNEL (default: $POLYREPL_GATEWAY)"`
+		Sandbox string   `json:"sandbox,omitempty" jsonschema:"read-only, workspace-write (writes cwd) or full; default and most: the server's"`
+		Network string   `json:"network,omitempty" jsonschema:"on or off (default off in a sandbox)"`
 	}
 	waitIn struct {
 		Session string   `json:"session" jsonschema:"session name"`
-		Timeout *float64 `json:"timeout,omitempty" jsonschema:"seconds to wait (default 30, at most 600; 0 looks without waiting)"`
+		Timeout *float64 `json:"timeout,omitempty" jsonschema:"seconds to wait (default 30, at most 600; 0: a look)"`
 	}
 	inputIn struct {
 		Session string   `json:"session" jsonschema:"session name"`
 		Text    string   `json:"text,omitempty" jsonschema:"the line the cell reads, without its newline"`
 		EOF     bool     `json:"eof,omitempty" jsonschema:"send end of file instead of a line"`
-		Secret  bool     `json:"secret,omitempty" jsonschema:"a password the runtime did not know to hide: kept as [hidden]"`
+		Secret  bool     `json:"secret,omitempty" jsonschema:"a password the runtime did not hide: kept as [hidden]"`
 		Timeout *float64 `json:"timeout,omitempty" jsonschema:"seconds to wait after answering (default 30, at most 600)"`
 	}
 	sessionIn struct {
@@ -159,7 +166,7 @@ type (
 	historyIn struct {
 		Session string `json:"session" jsonschema:"session name"`
 		ID      string `json:"id,omitempty" jsonschema:"an entry to show whole: its seq (12) or id (NAME#12)"`
-		Since   int    `json:"since,omitempty" jsonschema:"list only the entries after this seq"`
+		Since   int    `json:"since,omitempty" jsonschema:"only the entries after this seq"`
 	}
 	sessionsIn struct {
 		Session string `json:"session,omitempty" jsonschema:"only this session (default: all)"`
@@ -189,6 +196,20 @@ func structuredOf(v any) any {
 		return leanResult(v)
 	case api.RecordReply:
 		return leanHistory(v)
+	case api.SessionsReply:
+		return leanSessions(v)
+	case api.KillReply:
+		return leanKill(v)
+	case wholeEntry:
+		v.Entries = append([]api.Entry(nil), v.Entries...)
+		for i, e := range v.Entries {
+			if e.Note != nil && e.Note.Sandbox != nil {
+				n := *e.Note
+				n.Sandbox = noFull(n.Sandbox, n.Enforced)
+				v.Entries[i].Note = &n
+			}
+		}
+		return v
 	}
 	return v
 }
@@ -215,7 +236,7 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, h handler[In, Out]) {
 			names = append(names, d.Info().Name)
 		}
 		if len(names) > 0 {
-			p.Description = "one of " + strings.Join(names, ", ") + ", or jupyter:KERNEL for a Jupyter kernel (default python; the runtimes tool lists those installed)"
+			p.Description = "one of " + strings.Join(names, ", ") + ", or jupyter:KERNEL (default python; the runtimes tool lists those installed)"
 		}
 	}
 	// No output schema: the structured content is the README's shapes,
@@ -355,12 +376,12 @@ func (s *Server) errorText(err error) string {
 	switch {
 	case errors.As(err, &ae):
 		t := "Error: " + render.Refusal(ae.ErrorReply)
-		if hint := render.Hint(ae.ErrorReply, model); hint != "" {
+		if hint := render.Hint(ae.ErrorReply, s.voice); hint != "" {
 			t += "\nWhat to do: " + hint
 		}
 		return t
 	case errors.As(err, &fe):
-		msg, hint := render.InFlight(fe.Op, fe.Session, fe.Err, model)
+		msg, hint := render.InFlight(fe.Op, fe.Session, fe.Err, s.voice)
 		return "Error: " + msg + "\nWhat to do: " + hint + "."
 	case errors.As(err, &ce):
 		return "Error: cannot reach the polyrepl daemon: " + ce.Err.Error() + "\nWhat to do: tell the user; the daemon log " +
@@ -443,6 +464,9 @@ func (s *Server) exec(ctx context.Context, req *mcp.CallToolRequest, in execIn) 
 	})
 	if err != nil {
 		return api.CellResult{}, "", spawnError(err)
+	}
+	if sp.Sandbox, err = s.execSandbox(in.Sandbox, in.Network, sp.Cwd); err != nil {
+		return api.CellResult{}, "", err
 	}
 	start := time.Now()
 	defer s.enter(req, in.Session)()
@@ -534,7 +558,7 @@ func (s *Server) restart(ctx context.Context, req *mcp.CallToolRequest, in sessi
 		return r, "", err
 	}
 	r.Notes = s.withoutOwnCalls(req, start, r.Notes)
-	return r, strings.TrimRight(notesText("", r.Notes), "\n") + s.versionNote(), nil
+	return r, strings.TrimRight(s.notesText("", r.Notes), "\n") + s.versionNote(), nil
 }
 
 func (s *Server) kill(ctx context.Context, req *mcp.CallToolRequest, in sessionIn) (api.KillReply, string, error) {
@@ -544,7 +568,7 @@ func (s *Server) kill(ctx context.Context, req *mcp.CallToolRequest, in sessionI
 		return r, "", err
 	}
 	r.Notes = s.withoutOwnCalls(req, start, r.Notes)
-	return r, strings.TrimRight(notesText(render.Killed(r.Info)+"\n", r.Notes), "\n") + s.versionNote(), nil
+	return r, strings.TrimRight(s.notesText(render.Killed(r.Info)+"\n", r.Notes), "\n") + s.versionNote(), nil
 }
 
 func (s *Server) sessions(ctx context.Context, req *mcp.CallToolRequest, in sessionsIn) (api.SessionsReply, string, error) {
@@ -555,7 +579,7 @@ func (s *Server) sessions(ctx context.Context, req *mcp.CallToolRequest, in sess
 	if list == nil {
 		list = []api.SessionInfo{}
 	}
-	return api.SessionsReply{Sessions: list}, sessionsText(list, time.Now()) + s.versionNote(), nil
+	return api.SessionsReply{Sessions: list}, s.sessionsText(list, time.Now()) + s.versionNote(), nil
 }
 
 func (s *Server) history(ctx context.Context, req *mcp.CallToolRequest, in historyIn) (any, string, error) {
@@ -589,7 +613,7 @@ func (s *Server) versionNote() string {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if n := s.client.Upgrade(ctx); n != nil {
-		return "\n" + render.Bracket(render.Note(*n, model))
+		return "\n" + render.Bracket(render.Note(*n, s.voice))
 	}
 	return ""
 }

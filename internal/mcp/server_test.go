@@ -98,7 +98,7 @@ func TestToolsList(t *testing.T) {
 		readOnly    bool
 		destructive bool
 	}{
-		{tool: "exec", required: []string{"code", "session"}, optional: []string{"cwd", "exe", "gateway", "memory", "project", "python", "runtime", "timeout"}},
+		{tool: "exec", required: []string{"code", "session"}, optional: []string{"cwd", "exe", "gateway", "memory", "network", "project", "python", "runtime", "sandbox", "timeout"}},
 		{tool: "wait", required: []string{"session"}, optional: []string{"timeout"}},
 		{tool: "input", required: []string{"session"}, optional: []string{"eof", "secret", "text", "timeout"}, destructive: true},
 		{tool: "history", required: []string{"session"}, optional: []string{"id", "since"}, readOnly: true},

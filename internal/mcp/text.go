@@ -21,7 +21,9 @@ func (s *Server) text(r api.CellResult) string {
 	r.Rich = shownRich(trueRich(r.Rich), r)
 	r.Output, r.OutputCut = oneMarker(r.Output, r.OutputCut, "output")
 	var b strings.Builder
-	render.Result(&b, r, modelStyle)
+	st := modelStyle
+	st.Voice = s.voice
+	render.Result(&b, r, st)
 	return strings.TrimRight(b.String(), "\n") + s.versionNote()
 }
 
@@ -147,30 +149,63 @@ func historyText(r api.RecordReply) string {
 }
 
 // notesText appends notes to text, each set apart in brackets.
-func notesText(text string, notes []api.Note) string {
+func (s *Server) notesText(text string, notes []api.Note) string {
 	var b strings.Builder
 	b.WriteString(text)
-	render.Notes(&b, notes, model)
+	render.Notes(&b, notes, s.voice)
 	return b.String()
 }
 
 // sessionsText lists sessions as the CLI does.
-func sessionsText(list []api.SessionInfo, now time.Time) string {
+func (s *Server) sessionsText(list []api.SessionInfo, now time.Time) string {
 	if len(list) == 0 {
 		return "No sessions. The exec tool creates one on first use of a name."
 	}
 	var b strings.Builder
-	for _, s := range list {
-		render.Session(&b, s, now, model)
+	for _, si := range list {
+		render.Session(&b, si, now, s.voice)
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
 
 // model is the voice of replies to a model: it names tool arguments and
-// tool calls, never command lines it cannot run.
+// tool calls, never command lines it cannot run. A server started with
+// --sandbox speaks with a voice that knows its ceiling (Server.voice).
 var model render.Voice = modelVoice{}
 
-type modelVoice struct{}
+type modelVoice struct {
+	// ceiling is the server's sandbox, the most a model may ask for;
+	// nil for none.
+	ceiling *api.Sandbox
+}
+
+// Give names an exec argument with its value, if the exec tool takes
+// it and the server's sandbox allows that value: a model is never
+// offered what would be refused.
+func (m modelVoice) Give(field, value string) string {
+	switch field {
+	case "sandbox":
+		if m.ceiling != nil && policyRank(value) > policyRank(m.ceiling.Policy) {
+			return ""
+		}
+	case "network":
+		if m.ceiling != nil && value == api.NetworkOn && m.ceiling.Network != api.NetworkOn {
+			return ""
+		}
+	default:
+		return ""
+	}
+	return fmt.Sprintf("%q: %q", field, value)
+}
+
+// Confined says who can widen a model's sandbox: the user.
+func (m modelVoice) Confined() string {
+	if m.ceiling != nil {
+		return fmt.Sprintf("this server's sandbox (%s) is the most its sessions may have, set by the user where the server is registered: ask the user if the cell needs more",
+			render.Policy(*m.ceiling))
+	}
+	return "your sandbox is the most your sessions may have: ask the user if the cell needs more"
+}
 
 func (modelVoice) Input(field string) string {
 	if field == "" {

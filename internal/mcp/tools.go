@@ -11,7 +11,7 @@ import (
 var tools = []mcp.Tool{
 	{
 		Name:        "exec",
-		Description: "Run code as one cell in a named persistent session and return its output and the value of a final expression. The first exec under a name creates the session; cwd, python, runtime, exe, project and memory apply only then.",
+		Description: "Run code as one cell in a named persistent session, returning its output and a final expression's value. A name's first exec creates the session; all but code and timeout apply only then.",
 		Annotations: &mcp.ToolAnnotations{Title: "Run a cell", DestructiveHint: boolp(true), OpenWorldHint: boolp(true)},
 	},
 	{
@@ -26,32 +26,32 @@ var tools = []mcp.Tool{
 	},
 	{
 		Name:        "interrupt",
-		Description: "Stop a session's running cell (KeyboardInterrupt, also inside sleep or a subprocess) and return its result; the namespace is kept.",
+		Description: "Stop a session's running cell (KeyboardInterrupt, even in sleep or a subprocess) and return its result; the namespace stays.",
 		Annotations: &mcp.ToolAnnotations{Title: "Interrupt a cell", DestructiveHint: boolp(false), OpenWorldHint: boolp(false)},
 	},
 	{
 		Name:        "restart",
-		Description: "Replace a session's process with a fresh one (same interpreter, directory, environment). Every name it held is lost.",
+		Description: "Replace a session's process with a fresh one (same interpreter, directory, environment, sandbox). Its names are lost.",
 		Annotations: &mcp.ToolAnnotations{Title: "Restart a session", DestructiveHint: boolp(true), OpenWorldHint: boolp(false)},
 	},
 	{
 		Name:        "kill",
-		Description: "End a session and its whole process tree. Every name it held is lost.",
+		Description: "End a session and its whole process tree. Its names are lost.",
 		Annotations: &mcp.ToolAnnotations{Title: "Kill a session", DestructiveHint: boolp(true), IdempotentHint: true, OpenWorldHint: boolp(false)},
 	},
 	{
 		Name:        "history",
-		Description: "Read a session's shared record: every cell from every client (agents, people), output printed while idle, and notes. Lists entries one line each, or shows one entry whole (code, output, value, error, figures) given its id.",
+		Description: "Read a session's shared record: every client's cells, output printed while idle, and notes; one line per entry, or one entry whole (code, output, value, error, figures) given its id.",
 		Annotations: &mcp.ToolAnnotations{Title: "Read a session's record", ReadOnlyHint: true, OpenWorldHint: boolp(false)},
 	},
 	{
 		Name:        "sessions",
-		Description: "List sessions: runtime and version, state, uptime, idle time or running cell, cells run, memory, working directory and the names defined in each. Call it first to reuse a session.",
+		Description: "List sessions: runtime and version, state, uptime, idle time or running cell, cells, memory, cwd, sandbox and the names defined in each. Call it first to reuse a session.",
 		Annotations: &mcp.ToolAnnotations{Title: "List sessions", ReadOnlyHint: true, OpenWorldHint: boolp(false)},
 	},
 	{
 		Name:        "runtimes",
-		Description: "List the runtimes installed here (python, r, node, ghci, bash, Jupyter kernels…) with versions; with a name, one whole with its limits.",
+		Description: "List the runtimes installed here (python, r, node, ghci, Jupyter kernels…) and versions; given a name, one whole with its limits.",
 		Annotations: &mcp.ToolAnnotations{Title: "List runtimes", ReadOnlyHint: true, OpenWorldHint: boolp(false)},
 	},
 }

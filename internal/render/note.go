@@ -27,7 +27,11 @@ func Note(n api.Note, v Voice) string {
 		case n.Replaced != "":
 			replaced = fmt.Sprintf(" It replaces the %s session of that name.", n.Replaced)
 		}
-		return fmt.Sprintf("Created session '%s'%s (%s, cwd %s%s).%s", n.Session, again, runtimeVersion(n), n.Cwd, start, replaced)
+		sandbox := Sandbox(n.Sandbox, n.Enforced)
+		if sandbox != "" {
+			sandbox = " " + upperFirst(sandbox) + "."
+		}
+		return fmt.Sprintf("Created session '%s'%s (%s, cwd %s%s).%s%s", n.Session, again, runtimeVersion(n), n.Cwd, start, sandbox, replaced)
 	case api.NoteRestarted:
 		text := fmt.Sprintf("Restarted session '%s' (%s, cwd %s): a fresh process (pid %d).", n.Session, runtimeVersion(n), n.Cwd, n.PID)
 		if n.PID == 0 {
@@ -168,6 +172,8 @@ func Note(n api.Note, v Voice) string {
 		}
 		return fmt.Sprintf("The kernel killed %s of this session during this cell for going over its memory limit of %s; the session lives on.",
 			procs, n.Limit)
+	case api.NoteSandbox:
+		return sandboxNote(n, v)
 	case api.NoteRuntime:
 		return n.Said
 	case api.NoteHint:

@@ -16,6 +16,13 @@ type modelLike struct{}
 
 func (modelLike) Input(field string) string { return "the " + field + " argument" }
 func (modelLike) Step(a api.Action) string  { return "the " + a.Do + " tool" }
+func (modelLike) Give(field, value string) string {
+	if field != "sandbox" && field != "network" {
+		return ""
+	}
+	return fmt.Sprintf("%q: %q", field, value)
+}
+func (modelLike) Confined() string { return "ask the user" }
 
 // Every note kind is said in words, each step in the reader's terms: a
 // person is told commands, a model is never told one.
@@ -61,6 +68,7 @@ func TestEveryNoteKindIsWorded(t *testing.T) {
 			{Line: 4, Bytes: 9 << 20, Why: api.UnreadLong, Seq: 3, Limit: 8 << 20}, {Line: 5, Bytes: 12, Why: api.UnreadMalformed},
 			{Line: 9, Bytes: 80, Why: api.UnreadSeq, Seq: 2147483647, After: 6}, {Line: 10, Bytes: 80, Why: api.UnreadSeq, Seq: 1},
 			{Line: 11, Bytes: 0, Why: api.UnreadError, Err: "input/output error"}}},
+		{Kind: api.NoteSandbox, Session: "s", Cell: 2, Sandbox: &api.Sandbox{Policy: api.SandboxReadOnly, Network: api.NetworkOff}},
 		{Kind: api.NoteUnread, Session: "s", Count: 1, Err: "cannot keep it aside", Lines: []api.RecordLine{{Line: 4, Bytes: 12, Why: api.UnreadMalformed}}},
 	}
 	for _, n := range notes {

@@ -368,6 +368,9 @@ func Session(w io.Writer, s api.SessionInfo, now time.Time, v Voice) {
 				s.Name, s.PID, strings.TrimSpace(s.Runtime+" "+s.Version), Ago(now.Sub(s.Created)), activity, cells, mem, s.Cwd)
 		}
 	}
+	if sb := Sandbox(s.Sandbox, s.Enforced); sb != "" {
+		fmt.Fprintf(w, "    %s\n", sb)
+	}
 	if s.HolderVersion != "" && s.State != api.StateDead {
 		fmt.Fprintf(w, "    runs on the holder and worker of polyrepl %s until it is restarted (%s moves it to this version's)\n",
 			s.HolderVersion, v.Step(api.Action{Do: api.DoRestart, Session: s.Name}))

@@ -17,6 +17,13 @@ type Voice interface {
 	Input(field string) string
 	// Step names an action as something to run: "`polyrepl wait etl`".
 	Step(a api.Action) string
+	// Give names an input given a value, as this reader gives it for a
+	// new session ("--sandbox workspace-write"); "" if the reader cannot
+	// give it, or not that value.
+	Give(field, value string) string
+	// Confined says what a reader whose sandbox allows no more can do:
+	// who can widen it (a clause, lower case, no stop).
+	Confined() string
 }
 
 // People is the CLI's voice.
@@ -32,6 +39,17 @@ func (people) Input(field string) string {
 		return ""
 	}
 	return "--" + field
+}
+
+func (people) Give(field, value string) string {
+	if value == "" {
+		return "--" + field
+	}
+	return "--" + field + " " + value
+}
+
+func (people) Confined() string {
+	return "a wider sandbox needs polyrepl run outside this one: not from a cell of a sandboxed session, nor through an MCP server started with --sandbox"
 }
 
 func (people) Step(a api.Action) string {
@@ -94,7 +112,9 @@ func Hint(e api.ErrorReply, v Voice) string {
 		parts = append(parts, v.Step(a)+" "+stepPurpose(a))
 	}
 	h := e.Hint
-	if e.Field != "" {
+	if e.Code == api.CodeSandbox {
+		h = sandboxHint(e, v)
+	} else if e.Field != "" {
 		if h == "" {
 			h = "give " + v.Input(e.Field)
 		} else {

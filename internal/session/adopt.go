@@ -112,7 +112,7 @@ func (m *Manager) adoptAt(ctx context.Context, d *dial) (string, error) {
 		}
 		m.addUnreachable(&unreachable{
 			info: api.SessionInfo{Name: hi.Name, Generation: hi.Generation, Runtime: hi.Runtime, PID: hi.Leader.PID,
-				Holder: pe.Holder.PID, HolderVersion: hi.Polyrepl,
+				Cwd: hi.Spawn.Cwd, Sandbox: hi.Spawn.Sandbox, Enforced: hi.Enforced, Holder: pe.Holder.PID, HolderVersion: hi.Polyrepl,
 				Problem: fmt.Sprintf("kept by a holder of polyrepl %s, which speaks holder protocol %d; this daemon (polyrepl %s) speaks %d to %d",
 					hi.Polyrepl, hi.Proto, version.Version, holder.MinProto, holder.Proto)},
 			tree: proc.Tree{Leader: hi.Leader, Cookie: hi.Cookie}, holder: pe.Holder, socket: pe.Socket,

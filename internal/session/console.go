@@ -11,8 +11,11 @@ import (
 // read it — state, running cell and its question, names — without asking
 // its holder or /proc, and without telling the asker anything: a console
 // asks it often while a cell runs.
-func (m *Manager) Glance(name string) (api.SessionInfo, error) {
+func (m *Manager) Glance(name string, asker api.Client) (api.SessionInfo, error) {
 	if err := ValidateName(name); err != nil {
+		return api.SessionInfo{}, err
+	}
+	if err := m.checkReach(name, asker); err != nil {
 		return api.SessionInfo{}, err
 	}
 	s := m.get(name)
@@ -26,8 +29,11 @@ func (m *Manager) Glance(name string) (api.SessionInfo, error) {
 // Complete completes word for a console's Tab: the runtime's own
 // completion on its live state while no cell runs (a call to the holder,
 // never a cell), else the session's names that start with word.
-func (m *Manager) Complete(name string, req api.CompleteRequest) (api.CompleteReply, error) {
+func (m *Manager) Complete(name string, req api.CompleteRequest, asker api.Client) (api.CompleteReply, error) {
 	if err := ValidateName(name); err != nil {
+		return api.CompleteReply{}, err
+	}
+	if err := m.checkReach(name, asker); err != nil {
 		return api.CompleteReply{}, err
 	}
 	if len(req.Word) > api.CompleteWord {

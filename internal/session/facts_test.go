@@ -106,7 +106,7 @@ func TestAHolderOfAnotherBuild(t *testing.T) {
 			// No live note names it: it is taken up once it answers.
 			m.AdoptAll(10 * time.Second)
 			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-				if i, err := m.Describe("other"); err == nil && i.State == Idle {
+				if i, err := m.Describe("other", api.Client{}); err == nil && i.State == Idle {
 					break
 				}
 			}

@@ -183,7 +183,7 @@ func count(notes []api.Note, kind string) int {
 // describe is Describe of a session that must exist.
 func describe(t *testing.T, m *Manager, name string) api.SessionInfo {
 	t.Helper()
-	i, err := m.Describe(name)
+	i, err := m.Describe(name, api.Client{})
 	if err != nil {
 		t.Fatalf("describe %s: %v", name, err)
 	}

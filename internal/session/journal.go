@@ -155,7 +155,7 @@ func (m *Manager) recoverLife(l state.Life) {
 		m.addUnreachable(&unreachable{
 			info: api.SessionInfo{Name: l.Name, Generation: l.Generation, Runtime: l.Runtime, Version: l.Version, Exe: l.Exe,
 				PID: l.PID, Created: l.Created, Cells: l.Cells, Cwd: l.Cwd, Names: l.Names, Transcript: l.Transcript, Holder: l.Holder.PID,
-				Problem: fmt.Sprintf("kept by a holder (pid %d) that runs but does not answer at its socket", l.Holder.PID)},
+				Sandbox: lifeSandbox(l), Problem: fmt.Sprintf("kept by a holder (pid %d) that runs but does not answer at its socket", l.Holder.PID)},
 			tree: tree, holder: l.Holder, socket: sock,
 		})
 		return

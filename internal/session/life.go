@@ -95,6 +95,9 @@ func (m *Manager) respawn(name string, prev *Session, asked api.Spawn) (api.Spaw
 	if asked.Gateway != "" {
 		was.Gateway, was.GatewayHTTP = asked.Gateway, asked.GatewayHTTP
 	}
+	if asked.Sandbox != nil {
+		was.Sandbox = asked.Sandbox
+	}
 	if was.Env == nil {
 		was.Env = asked.Env
 	}
@@ -142,6 +145,9 @@ func (m *Manager) create(ctx context.Context, e *slot, name string, sp api.Spawn
 		return nil, nil, badInput(api.FieldMemory, "leave the memory limit out: the gateway's own limits apply",
 			"a kernel on a gateway runs on another machine, where polyrepl cannot limit its memory")
 	}
+	if err := sandboxFor(&sp, asker); err != nil {
+		return nil, nil, err
+	}
 	if sp.Project != "" {
 		if !filepath.IsAbs(sp.Project) {
 			return nil, nil, badInput(api.FieldProject, "give an absolute directory", "the project directory %q is not an absolute path", sp.Project)
@@ -165,7 +171,7 @@ func (m *Manager) create(ctx context.Context, e *slot, name string, sp api.Spawn
 	}
 	created := api.Note{Kind: api.NoteCreated, Session: name, Runtime: s.Runtime, Version: s.p.Version(),
 		Cwd: sp.Cwd, PID: s.p.PID(), Said: s.p.Note(), Again: lin.again,
-		Ended: lin.ended, Replaced: lin.replaced}
+		Ended: lin.ended, Replaced: lin.replaced, Sandbox: sp.Sandbox, Enforced: s.p.Hello().Enforced}
 	notes = append(notes, created)
 	m.note(s, asker, created)
 	m.set(e, s)

@@ -35,7 +35,7 @@ func TestKill(t *testing.T) {
 	}
 	for call, err := range map[string]error{
 		"wait":     second(m.Wait(context.Background(), "s", api.WaitRequest{Client: alice}, nil)),
-		"describe": second(m.Describe("s")),
+		"describe": second(m.Describe("s", api.Client{})),
 		"kill":     second(m.Kill("s", api.ControlRequest{Client: alice})),
 	} {
 		if d := wantCode(t, err, "dead").Death; d == nil || d.By != "kill" {
@@ -173,7 +173,7 @@ func TestNoSession(t *testing.T) {
 		"interrupt": second(m.Interrupt(context.Background(), "nope", api.ControlRequest{Client: alice})),
 		"kill":      second(m.Kill("nope", api.ControlRequest{Client: alice})),
 		"restart":   second(m.Restart(context.Background(), "nope", api.ControlRequest{Client: alice})),
-		"describe":  second(m.Describe("nope")),
+		"describe":  second(m.Describe("nope", api.Client{})),
 	} {
 		if got := codeOf(err); got != "no-session" {
 			t.Errorf("%s: error %v (code %q), want no-session", call, err, got)

@@ -187,6 +187,9 @@ func (m *Manager) Record(name string, asker api.Client) (*record.Record, error) 
 	if err := ValidateName(name); err != nil {
 		return nil, err
 	}
+	if err := m.checkReach(name, asker); err != nil {
+		return nil, err
+	}
 	m.mu.Lock()
 	r := m.records[name]
 	m.mu.Unlock()
@@ -271,6 +274,12 @@ func (m *Manager) Exec(ctx context.Context, name string, req api.ExecRequest, pr
 	case strings.ContainsRune(req.Code, 0):
 		return api.CellResult{}, badRequest("remove the NUL bytes from the code", "the code contains NUL bytes")
 	}
+	if req.Spawn.Sandbox, err = normalAsked(req.Spawn.Sandbox); err != nil {
+		return api.CellResult{}, err
+	}
+	if err := m.checkReach(name, req.Client); err != nil {
+		return api.CellResult{}, err
+	}
 	if err := m.unreachableError(name); err != nil {
 		return api.CellResult{}, err
 	}
@@ -283,6 +292,18 @@ func (m *Manager) Exec(ctx context.Context, name string, req api.ExecRequest, pr
 	if err := m.checkGeneration(name, s, req.Generation); err != nil {
 		e.life.Unlock()
 		return api.CellResult{}, err
+	}
+	// Again under the name's lock: another client may have made a new
+	// life of it meanwhile.
+	if err := m.checkReach(name, req.Client); err != nil {
+		e.life.Unlock()
+		return api.CellResult{}, err
+	}
+	if s != nil && !s.isDead() {
+		if err := otherPolicy(s, req.Spawn); err != nil {
+			e.life.Unlock()
+			return api.CellResult{}, err
+		}
 	}
 	if s != nil && !s.isDead() && req.Spawn.Runtime != "" && req.Spawn.Runtime != s.Runtime {
 		e.life.Unlock()
@@ -335,6 +356,9 @@ func (m *Manager) lookup(name, gen string, asker api.Client) (*Session, error) {
 	if err := ValidateName(name); err != nil {
 		return nil, err
 	}
+	if err := m.checkReach(name, asker); err != nil {
+		return nil, err
+	}
 	if err := m.unreachableError(name); err != nil {
 		return nil, err
 	}
@@ -358,7 +382,7 @@ func (m *Manager) lookup(name, gen string, asker api.Client) (*Session, error) {
 
 func (m *Manager) noSession(name string, asker api.Client) error {
 	var live []string
-	for _, i := range m.List(false) {
+	for _, i := range Reachable(m.List(false), asker) {
 		live = append(live, i.Name)
 	}
 	hint := ""
@@ -422,6 +446,9 @@ func (m *Manager) Kill(name string, req api.ControlRequest) (api.KillReply, erro
 	if err := ValidateName(name); err != nil {
 		return api.KillReply{}, err
 	}
+	if err := m.checkReach(name, req.Client); err != nil {
+		return api.KillReply{}, err
+	}
 	if reply, ok, err := m.killUnreachable(name, req.Client, api.ByKill, "killed by "+req.Client.Label()); ok {
 		return reply, err
 	}
@@ -483,7 +510,7 @@ func (m *Manager) Restart(ctx context.Context, name string, req api.ControlReque
 	}
 	m.set(e, s)
 	restarted := api.Note{Kind: api.NoteRestarted, Session: name, Runtime: s.Runtime, Version: s.p.Version(),
-		Cwd: s.Spawn.Cwd, PID: s.p.PID(), Names: lost.Names}
+		Cwd: s.Spawn.Cwd, PID: s.p.PID(), Names: lost.Names, Sandbox: s.Spawn.Sandbox, Enforced: s.p.Hello().Enforced}
 	if before.Running != nil {
 		restarted.Cell = before.Running.Cell
 	}
@@ -544,14 +571,21 @@ func (m *Manager) list(except string, describe func(*Session) api.SessionInfo) [
 }
 
 // Describe lists one session, or says why there is none.
-func (m *Manager) Describe(name string) (api.SessionInfo, error) {
+func (m *Manager) Describe(name string, asker api.Client) (api.SessionInfo, error) {
+	if err := ValidateName(name); err != nil {
+		return api.SessionInfo{}, err
+	}
+	if err := m.checkReach(name, asker); err != nil {
+		return api.SessionInfo{}, err
+	}
 	m.mu.Lock()
 	u := m.unreach[name]
 	m.mu.Unlock()
 	if u != nil {
 		return u.listed(), nil
 	}
-	s, err := m.lookup(name, "", api.Client{How: "cli"})
+	asker.How = "cli"
+	s, err := m.lookup(name, "", asker)
 	if err != nil {
 		return api.SessionInfo{}, err
 	}

@@ -158,7 +158,7 @@ func (m *Manager) listAdopting(l state.Life, sock string) bool {
 	m.unreach[l.Name] = &unreachable{
 		info: api.SessionInfo{Name: l.Name, Generation: l.Generation, Runtime: l.Runtime, Version: l.Version, Exe: l.Exe,
 			PID: l.PID, Created: l.Created, Cells: l.Cells, Cwd: l.Cwd, Names: l.Names, Transcript: l.Transcript, Holder: l.Holder.PID,
-			State: api.StateAdopting},
+			Sandbox: lifeSandbox(l), State: api.StateAdopting},
 		tree: proc.Tree{Leader: proc.Proc{PID: l.PID, Start: l.Start}, Cookie: l.Cookie}, holder: l.Holder, socket: sock,
 		adopting: d, since: time.Now(),
 	}

@@ -72,7 +72,7 @@ func TestBadRequestsToOtherCalls(t *testing.T) {
 		"interrupt a bad name":         second(m.Interrupt(context.Background(), "a b", api.ControlRequest{Client: alice})),
 		"kill a bad name":              second(m.Kill("", api.ControlRequest{Client: alice})),
 		"restart a bad name":           second(m.Restart(context.Background(), "x\x00", api.ControlRequest{Client: alice})),
-		"describe a bad name":          second(m.Describe("a b")),
+		"describe a bad name":          second(m.Describe("a b", api.Client{})),
 	} {
 		if got := codeOf(err); got != "bad-request" {
 			t.Errorf("%s: error %v (code %q), want bad-request", call, err, got)

@@ -489,6 +489,9 @@ func (s *Session) takeLocked(c *cell, asker api.Client) api.CellResult {
 			r.Notes = append(r.Notes, api.Note{Kind: api.NoteHint, Session: s.Name, Cell: c.n, Hint: res.Hint})
 		}
 		r.Notes = append(r.Notes, plumbingNotes(s.Name, c.n, res)...)
+		if n := sandboxNote(s, c.n, r.Output, res.Error); n != nil {
+			r.Notes = append(r.Notes, *n)
+		}
 	}
 	if c.oomNote != nil {
 		r.Notes = append(r.Notes, *c.oomNote)
@@ -638,13 +641,16 @@ func (s *Session) info(full, withMemory bool, tb *proc.Table) api.SessionInfo {
 		Name: s.Name, Generation: s.Generation, Runtime: s.Runtime,
 		Created: s.Created, LastActive: s.lastActive, Cells: s.cells,
 		Cwd: s.Spawn.Cwd, Names: append([]string(nil), s.names[:min(len(s.names), api.ListedNames)]...),
-		State: s.state, Death: s.death, Transcript: s.Transcript,
+		State: s.state, Death: s.death, Transcript: s.Transcript, Sandbox: s.Spawn.Sandbox,
 	}
 	if len(s.names) > api.ListedNames {
 		info.NamesTotal = max(len(s.names), s.namesTotal)
 	}
 	if s.limit != nil && s.limit.Bytes > 0 { // a limit of its own, not the cap on all sessions alone
 		info.MemoryLimit, info.LimitBy = s.limit.Bytes, s.limit.By
+	}
+	if s.p != nil {
+		info.Enforced = s.p.Hello().Enforced
 	}
 	if s.p != nil && full {
 		info.PID = s.p.PID()

@@ -48,7 +48,7 @@ func (m *Manager) tell(r *api.CellResult, name string, asker api.Client) {
 // its death lost, once to each client: it is the first this client hears
 // of the death, so the reply that collects the cell does not tell it again.
 func (m *Manager) othersNotes(except string, asker api.Client) []api.Note {
-	tell, more := m.told.Others(asker, except, m.glances(except))
+	tell, more := m.told.Others(asker, except, Reachable(m.glances(except), asker))
 	if len(tell) == 0 {
 		return nil
 	}

@@ -71,7 +71,7 @@ func TestAHolderOfAnotherProtocol(t *testing.T) {
 	// No live note names it: it is not waited for, and is listed once
 	// it has answered.
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if _, err := m.Describe("far"); err == nil {
+		if _, err := m.Describe("far", api.Client{}); err == nil {
 			break
 		}
 	}

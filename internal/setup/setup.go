@@ -152,9 +152,22 @@ type Server struct {
 	Args    []string `json:"args"`
 }
 
-// Server is the registration of the binary exe for c.
-func (c Client) Server(exe string) Server {
-	return Server{Command: exe, Args: []string{"mcp", "--max-wait", strconv.Itoa(MaxWait)}}
+// Sandbox is the sandbox a registration gives polyrepl's MCP server
+// (`polyrepl mcp --sandbox POLICY --network on|off`): the policy of
+// every session the client's agent creates, and the most it may reach.
+// The zero Sandbox gives none; an empty Network leaves the policy's own.
+type Sandbox struct{ Policy, Network string }
+
+// Server is the registration of the binary exe for c, confined to sb.
+func (c Client) Server(exe string, sb Sandbox) Server {
+	args := []string{"mcp", "--max-wait", strconv.Itoa(MaxWait)}
+	if sb.Policy != "" {
+		args = append(args, "--sandbox", sb.Policy)
+	}
+	if sb.Network != "" {
+		args = append(args, "--network", sb.Network)
+	}
+	return Server{Command: exe, Args: args}
 }
 
 // Snippet is the entry to add to c's file by hand, as it would appear

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -426,4 +427,58 @@ func TestWrite(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// setup --sandbox writes the sandbox into every client's registration,
+// as arguments of `polyrepl mcp`; a registration without one has none,
+// and registering again with another sandbox replaces the entry's.
+func TestSandboxInEveryRegistration(t *testing.T) {
+	for _, c := range Clients() {
+		for _, tc := range []struct {
+			sb   Sandbox
+			want []string
+		}{
+			{Sandbox{}, []string{"mcp", "--max-wait", "50"}},
+			{Sandbox{Policy: "workspace-write"}, []string{"mcp", "--max-wait", "50", "--sandbox", "workspace-write"}},
+			{Sandbox{Policy: "read-only", Network: "on"}, []string{"mcp", "--max-wait", "50", "--sandbox", "read-only", "--network", "on"}},
+		} {
+			s := c.Server("/opt/bin/polyrepl", tc.sb)
+			out, _, err := c.Edit(nil, s)
+			if err != nil {
+				t.Fatalf("%s %+v: %v", c.Name, tc.sb, err)
+			}
+			if got := registeredArgs(t, c, out); !slices.Equal(got, tc.want) {
+				t.Errorf("%s %+v: args %q, want %q", c.Name, tc.sb, got, tc.want)
+			}
+			if !strings.Contains(c.Snippet(s), tc.want[len(tc.want)-1]) {
+				t.Errorf("%s %+v: the entry shown lacks %q:\n%s", c.Name, tc.sb, tc.want[len(tc.want)-1], c.Snippet(s))
+			}
+			// Registered unconfined first, then confined: the entry's
+			// arguments are replaced, not added to.
+			plain, _, _ := c.Edit(nil, c.Server("/opt/bin/polyrepl", Sandbox{}))
+			again, changed, err := c.Edit(plain, s)
+			if err != nil || changed != (tc.sb != Sandbox{}) || !slices.Equal(registeredArgs(t, c, again), tc.want) {
+				t.Errorf("%s %+v over an unconfined entry: changed %v, args %q (%v)", c.Name, tc.sb, changed, registeredArgs(t, c, again), err)
+			}
+		}
+	}
+}
+
+// registeredArgs reads polyrepl's args back from a client's file.
+func registeredArgs(t *testing.T, c Client, file []byte) []string {
+	t.Helper()
+	if c.Format == TOML {
+		var v struct {
+			MCPServers map[string]Server `toml:"mcp_servers"`
+		}
+		if _, err := toml.Decode(string(file), &v); err != nil {
+			t.Fatalf("%s: %v\n%s", c.Name, err, file)
+		}
+		return v.MCPServers[Name].Args
+	}
+	var v struct{ MCPServers map[string]Server }
+	if err := json.Unmarshal(file, &v); err != nil {
+		t.Fatalf("%s: %v\n%s", c.Name, err, file)
+	}
+	return v.MCPServers[Name].Args
 }
