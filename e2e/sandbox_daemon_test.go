@@ -318,7 +318,7 @@ func TestSandboxPeerInCell(t *testing.T) {
 	// A double fork, the environment cleared but for the world's
 	// directories: no ancestry, no cookie; its process group and
 	// process session still say whose it is.
-	res := filepath.Join(e.home, "orphan.out")
+	res := filepath.Join(strings.TrimSpace(cell(`print(os.environ["TMPDIR"])`)), "orphan.out") // a read-only cell writes only there
 	world := fmt.Sprintf("XDG_RUNTIME_DIR=%s XDG_STATE_HOME=%s HOME=%s POLYREPL_TEST_TAG=%s", e.runtime, e.state, e.home, e.tag)
 	script := fmt.Sprintf(`(env -i %s %s sessions --json > %s.tmp 2>&1; mv %s.tmp %s) &`, world, bin, res, res, res)
 	cell(fmt.Sprintf(`subprocess.run(["sh", "-c", %q])`, script))
