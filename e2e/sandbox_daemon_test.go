@@ -138,7 +138,7 @@ func TestSandboxPolicyKept(t *testing.T) {
 	if same.status != 200 || unasked.status != 200 {
 		t.Errorf("the same policy, and none: %s, %s; want both to run", same, unasked)
 	}
-	report(t, "12 Sandbox: no way out through polyrepl", "a different policy for a live session", "%d `%s`", other.status, clip(strings.TrimSpace(other.body)))
+	report(t, "13 Sandbox: no way out through polyrepl", "a different policy for a live session", "%d `%s`", other.status, clip(strings.TrimSpace(other.body)))
 
 	// A refusal by the kernel, in the runtime's own words, gets a note
 	// naming the policy: in a sandboxed session only.
@@ -148,7 +148,7 @@ func TestSandboxPolicyKept(t *testing.T) {
 	if full := e.call("POST", "/v1/sessions/warm/exec", fmt.Sprintf(`{"code":%q}`, denied), ""); strings.Contains(full.body, `"kind":"sandbox"`) {
 		t.Errorf("a refusal in a full session got a sandbox note: %s", full)
 	}
-	report(t, "12 Sandbox: no way out through polyrepl", "a cell of a read-only session raises PermissionError", "its result carries a sandbox note with the policy: %v", strings.Contains(refused.body, `"kind":"sandbox"`))
+	report(t, "13 Sandbox: no way out through polyrepl", "a cell of a read-only session raises PermissionError", "its result carries a sandbox note with the policy: %v", strings.Contains(refused.body, `"kind":"sandbox"`))
 
 	if r := e.call("POST", "/v1/sessions/ro/restart", `{}`, ""); r.status != 200 {
 		t.Fatalf("restart: %s", r)
@@ -161,7 +161,7 @@ func TestSandboxPolicyKept(t *testing.T) {
 	}
 	e.must(0, "exec", "warm", "2") // starts the next daemon, which takes the sessions up
 	check("after the daemon's SIGKILL")
-	report(t, "12 Sandbox: no way out through polyrepl", "a session's policy across restart and a daemon's SIGKILL", "kept: %s", policyOf(listed(t, e.call("GET", "/v1/sessions", "", ""))["ro"]))
+	report(t, "13 Sandbox: no way out through polyrepl", "a session's policy across restart and a daemon's SIGKILL", "kept: %s", policyOf(listed(t, e.call("GET", "/v1/sessions", "", ""))["ro"]))
 }
 
 // TestSandboxCeilingHeader: a client that declares a ceiling sees and
@@ -198,7 +198,7 @@ func TestSandboxCeilingHeader(t *testing.T) {
 			t.Errorf("%s of a full session under a ceiling: %s; want 403, code sandbox", what, r)
 		}
 	}
-	report(t, "12 Sandbox: no way out through polyrepl", "a call naming a session outside the client's ceiling", "%s", refusals["exec"])
+	report(t, "13 Sandbox: no way out through polyrepl", "a call naming a session outside the client's ceiling", "%s", refusals["exec"])
 	// Unasked, a new session takes the ceiling's policy, at its own cwd.
 	if r := e.call("POST", "/v1/sessions/mine/exec", e.spawnBody("1", filepath.Join(work, "sub"), ""), ceiling); r.status != 200 {
 		t.Errorf("a new session under the ceiling: %s", r)
@@ -210,7 +210,7 @@ func TestSandboxCeilingHeader(t *testing.T) {
 	if outsideCwd.status != 403 || !strings.Contains(outsideCwd.body, "would be writable") || !strings.Contains(outsideCwd.body, "read-only") {
 		t.Errorf("a new session outside the ceiling's workspace: %s; want 403 saying why and what works", outsideCwd)
 	}
-	report(t, "12 Sandbox: no way out through polyrepl", "a new session whose cwd is outside the ceiling's workspace", "%s", outsideCwd)
+	report(t, "13 Sandbox: no way out through polyrepl", "a new session whose cwd is outside the ceiling's workspace", "%s", outsideCwd)
 	wider := e.call("POST", "/v1/sessions/wider/exec", e.spawnBody("1", work, `{"policy":"full"}`), ceiling)
 	if wider.status != 403 || !strings.Contains(wider.body, "full allows more than workspace-write") {
 		t.Errorf("a full session asked for under the ceiling: %s", wider)
@@ -222,7 +222,7 @@ func TestSandboxCeilingHeader(t *testing.T) {
 	if stop.status != 403 || !strings.Contains(stop.body, "outside your sandbox") {
 		t.Errorf("stop under a ceiling: %s", stop)
 	}
-	report(t, "12 Sandbox: no way out through polyrepl", "stopping the daemon under a ceiling", "%s", stop)
+	report(t, "13 Sandbox: no way out through polyrepl", "stopping the daemon under a ceiling", "%s", stop)
 	if r := e.call("GET", "/v1/sessions", "", `{"sandbox":{"policy":"nope"},"cwd":"/"}`); r.status != 400 || !strings.Contains(r.body, `"field":"ceiling"`) {
 		t.Errorf("a malformed ceiling: %s; want 400 naming it", r)
 	}
@@ -252,7 +252,7 @@ func TestSandboxNoNewPrivsPeer(t *testing.T) {
 	if code == 0 || strings.Contains(out, "42") || !strings.Contains(out+stderr, "outside your sandbox") {
 		t.Errorf("exec in a full session under no_new_privs: exit %d, %s%s; want refused", code, out, stderr)
 	}
-	report(t, "12 Sandbox: no way out through polyrepl", "`setpriv --no-new-privs polyrepl exec wide …` (a full session)", "exit %d: %s", code, firstWords(stderr+out))
+	report(t, "13 Sandbox: no way out through polyrepl", "`setpriv --no-new-privs polyrepl exec wide …` (a full session)", "exit %d: %s", code, firstWords(stderr+out))
 	out, stderr, code = e.runWith(nnp, "exec", "fresh", "1 + 1")
 	if code != 0 {
 		t.Errorf("a new session under no_new_privs: exit %d, %s%s", code, out, stderr)
@@ -314,7 +314,7 @@ func TestSandboxPeerInCell(t *testing.T) {
 	if strings.Contains(out, "42") || !strings.Contains(out, "outside your sandbox") {
 		t.Errorf("polyrepl exec wide from inside the read-only cell: %s", clip(out))
 	}
-	report(t, "12 Sandbox: no way out through polyrepl", "`polyrepl exec other …` from inside a read-only cell (other is full)", "%s", firstWords(out))
+	report(t, "13 Sandbox: no way out through polyrepl", "`polyrepl exec other …` from inside a read-only cell (other is full)", "%s", firstWords(out))
 	// A double fork, the environment cleared but for the world's
 	// directories: no ancestry, no cookie; its process group and
 	// process session still say whose it is.
@@ -331,7 +331,7 @@ func TestSandboxPeerInCell(t *testing.T) {
 	if len(orphan) == 0 || strings.Contains(string(orphan), `"wide"`) || !strings.Contains(string(orphan), `"ro"`) {
 		t.Errorf("a double-forked, env -i polyrepl from the cell lists: %s", clip(string(orphan)))
 	}
-	report(t, "12 Sandbox: no way out through polyrepl", "a double-forked `env -i polyrepl sessions` from a read-only cell", "placed: the full session not listed: %v", !strings.Contains(string(orphan), `"wide"`))
+	report(t, "13 Sandbox: no way out through polyrepl", "a double-forked `env -i polyrepl sessions` from a read-only cell", "placed: the full session not listed: %v", !strings.Contains(string(orphan), `"wide"`))
 	// Raw HTTP on the daemon's socket.
 	sock := filepath.Join(e.socketDir(), "daemon.sock")
 	raw := func(req string) string {
@@ -351,7 +351,7 @@ print(b.decode(errors="replace"))`, sock, req))
 	if strings.Contains(out, "42") || !strings.Contains(out, "403") {
 		t.Errorf("raw HTTP exec in the full session from the cell, declaring full: %s", clip(out))
 	}
-	report(t, "12 Sandbox: no way out through polyrepl", "raw HTTP from a read-only cell to the daemon's socket, declaring a full ceiling", "%s", firstWords(out))
+	report(t, "13 Sandbox: no way out through polyrepl", "raw HTTP from a read-only cell to the daemon's socket, declaring a full ceiling", "%s", firstWords(out))
 	out = raw("POST /v1/stop HTTP/1.0\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
 	if !strings.Contains(out, "403") {
 		t.Errorf("raw HTTP stop from the cell: %s", clip(out))
@@ -392,7 +392,7 @@ print(b.decode(errors="replace"))`, sock, req))
 	}) {
 		t.Errorf("the daemon log does not say the holder refused the cell")
 	}
-	report(t, "12 Sandbox: no way out through polyrepl", "a cell connects to another session's holder socket", "closed before a word (the holder logs why)")
+	report(t, "13 Sandbox: no way out through polyrepl", "a cell connects to another session's holder socket", "closed before a word (the holder logs why)")
 	if _, err := exec.LookPath("setpriv"); err == nil {
 		cmd := exec.Command("setpriv", "--no-new-privs", python, "-c", fmt.Sprintf(`import socket; s = socket.socket(socket.AF_UNIX); s.connect(%q); s.settimeout(20); print("got", len(s.recv(4096)))`, wideSock))
 		cmd.Env = e.vars

@@ -20,7 +20,7 @@ import (
 	"github.com/polyrepl/polyrepl/internal/sandbox"
 )
 
-const sandboxSection = "36 Sandbox"
+const sandboxSection = "12 Sandbox: what the kernel enforces"
 
 // sreport reports a row of the sandbox section, and logs it.
 func sreport(t *testing.T, scenario, format string, a ...any) {
