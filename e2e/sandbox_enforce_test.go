@@ -197,7 +197,7 @@ func TestSandboxEnforcedInEveryFamily(t *testing.T) {
 					t.Errorf("%s: %s=%q, want denied\n%s", f.runtime, k, got[k], r.Output)
 				}
 			}
-			if got["write_tmp"] != "ok" || !strings.HasPrefix(got["tmpdir"], sandbox.TempParent()) {
+			if got["write_tmp"] != "ok" || !strings.HasPrefix(got["tmpdir"], sandbox.TempParent(e.stateDir())) {
 				t.Errorf("%s: writing in its private TMPDIR %q: %s\n%s", f.runtime, got["tmpdir"], got["write_tmp"], r.Output)
 			}
 			if f.runtime == "python" {

@@ -31,7 +31,7 @@ func (s *server) confine(spec *driver.Spec) (*api.Enforced, error) {
 	if err != nil {
 		return nil, err
 	}
-	priv, err := sandbox.MakePrivate(s.sp.Generation, s.sp.RuntimeDir)
+	priv, err := sandbox.MakePrivate(s.sp.Generation, sandbox.TempParent(s.stateDir()), s.sp.RuntimeDir)
 	if err != nil {
 		return nil, err
 	}
@@ -47,11 +47,11 @@ func (s *server) confine(spec *driver.Spec) (*api.Enforced, error) {
 // session), the socket directory (the daemon's and holders' sockets,
 // every session's driver files) and the sandboxes' temporary directory.
 func (s *server) secrets() []string {
-	state := filepath.Dir(s.sp.SpoolDir) // <state>/<host>/output
+	state := s.stateDir()
 	if b := filepath.Dir(state); filepath.Base(b) == "polyrepl" {
 		state = b // every host's
 	}
-	own := []string{state, filepath.Dir(s.sp.RuntimeDir), filepath.Dir(s.sp.Socket), sandbox.TempParent()}
+	own := []string{state, filepath.Dir(s.sp.RuntimeDir), filepath.Dir(s.sp.Socket), sandbox.TempParent(s.stateDir())}
 	if s.sp.Log != "" {
 		own = append(own, filepath.Dir(s.sp.Log))
 	}
@@ -80,6 +80,9 @@ func (s *server) secrets() []string {
 	}
 	return out
 }
+
+// stateDir is this host's state directory, where the spool directory is.
+func (s *server) stateDir() string { return filepath.Dir(s.sp.SpoolDir) } // <state>/<host>/output
 
 // unconfine removes the session's private places, once its runtime
 // ended (or never started).

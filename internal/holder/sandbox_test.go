@@ -65,7 +65,7 @@ print("TMPDIR", os.environ["TMPDIR"])
 	}
 	_, tmp, _ := strings.Cut(out, "TMPDIR ")
 	tmp = strings.TrimSpace(tmp)
-	if !strings.HasPrefix(tmp, sandbox.TempParent()) {
+	if !strings.HasPrefix(tmp, sandbox.TempParent(filepath.Dir(w.spawn.SpoolDir))) {
 		t.Fatalf("TMPDIR %q", tmp)
 	}
 	p.End()

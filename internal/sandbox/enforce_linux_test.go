@@ -145,12 +145,12 @@ func testEnforced(t *testing.T, how, listener string) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			priv, err := MakePrivate(filepath.Base(root), own)
+			priv, err := MakePrivate(filepath.Base(root), TempParent(own), own)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer priv.Remove()
-			s := NewSpec(p, cwd, SecretPlaces(home, own, TempParent()), priv.Tmp, priv.RuntimeDir)
+			s := NewSpec(p, cwd, SecretPlaces(home, own), priv.Tmp, priv.RuntimeDir)
 			path, args := os.Args[0], []string{os.Args[0]}
 			if how == "trampoline" {
 				if path, args, err = s.Wrap(Self(), args); err != nil {
@@ -247,12 +247,12 @@ func BenchmarkSandboxedStart(b *testing.B) {
 				defer os.RemoveAll(root)
 				b.Setenv("TMPDIR", root)
 			}
-			priv, err := MakePrivate(filepath.Base(root), root)
+			priv, err := MakePrivate(filepath.Base(root), TempParent(filepath.Join(root, "state")), root)
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer priv.Remove()
-			s := NewSpec(p, root, SecretPlaces(home, filepath.Join(root, "state"), filepath.Join(root, "run"), TempParent()), priv.Tmp, priv.RuntimeDir)
+			s := NewSpec(p, root, SecretPlaces(home, filepath.Join(root, "state"), filepath.Join(root, "run")), priv.Tmp, priv.RuntimeDir)
 			b.Logf("%s: %d rules", tmp, len(Plan(s, OSTree{})))
 			b.Run("confined", func(b *testing.B) {
 				run(b, func(c *exec.Cmd) error { return StartConfined(s, c.Start) }, nil)

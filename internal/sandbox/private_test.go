@@ -9,22 +9,22 @@ import (
 // them; the next holder to make its own removes them, and never those
 // of a holder that lives.
 func TestMakePrivateSweepsTheGone(t *testing.T) {
-	t.Setenv("TMPDIR", t.TempDir())
+	parent := TempParent(t.TempDir())
 	rt := t.TempDir()
-	live, err := MakePrivate("live", rt)
+	live, err := MakePrivate("live", parent, rt)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer live.Remove()
-	gone, err := MakePrivate("gone", rt)
+	gone, err := MakePrivate("gone", parent, rt)
 	if err != nil {
 		t.Fatal(err)
 	}
 	gone.lock.Close() // its holder was killed
-	if _, err := MakePrivate("live", rt); err == nil {
+	if _, err := MakePrivate("live", parent, rt); err == nil {
 		t.Error("a second holder took a live holder's private places")
 	}
-	next, err := MakePrivate("next", rt)
+	next, err := MakePrivate("next", parent, rt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestMakePrivateSweepsTheGone(t *testing.T) {
 			t.Errorf("%s: %v %v", d, fi, err)
 		}
 	}
-	if _, err := MakePrivate("../x", rt); err == nil {
+	if _, err := MakePrivate("../x", parent, rt); err == nil {
 		t.Error("a generation with a slash named a private directory")
 	}
 }
