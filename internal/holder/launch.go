@@ -278,6 +278,9 @@ func Start(ctx context.Context, l Launcher, sp Brief) (*Process, error) {
 	case typ == frameFailed:
 		var f failure
 		json.Unmarshal(b, &f)
+		if f.Sandbox {
+			return fail(&SandboxError{Msg: f.Err})
+		}
 		return fail(errors.New(f.Err))
 	case typ != frameHello:
 		return fail(fmt.Errorf("the session's holder answered with a frame of type %q", typ))

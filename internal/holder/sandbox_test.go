@@ -2,6 +2,7 @@ package holder
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -91,5 +92,9 @@ func TestSandboxedGatewaySessionRefused(t *testing.T) {
 	_, err := Start(context.Background(), ex, w.spawn)
 	if err == nil || !strings.Contains(err.Error(), "the gateway's to confine") {
 		t.Fatalf("a gateway session with a policy: %v", err)
+	}
+	var sbe *SandboxError
+	if !errors.As(err, &sbe) {
+		t.Errorf("the refusal is not said to be the sandbox's (the daemon would name the executable): %T %v", err, err)
 	}
 }

@@ -115,8 +115,10 @@ func (s *server) start(ctx context.Context, w *wire) error {
 	}
 	drv, err := driver.Lookup(s.sp.Spawn.Runtime)
 	var enforced *api.Enforced
+	bySandbox := false
 	if err == nil {
 		enforced, err = s.confine(&spec)
+		bySandbox = err != nil
 	}
 	if err == nil {
 		s.p, err = drv.Start(ctx, spec, s)
@@ -124,7 +126,7 @@ func (s *server) start(ctx context.Context, w *wire) error {
 	if err != nil {
 		s.unconfine()
 		ln.Close()
-		w.sendJSON(frameFailed, failure{Err: err.Error()})
+		w.sendJSON(frameFailed, failure{Err: err.Error(), Sandbox: bySandbox})
 		return err
 	}
 	tree := s.p.Tree()

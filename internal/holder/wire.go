@@ -217,7 +217,16 @@ type idleEntry struct {
 // failure says why a holder did not start a runtime, or will not serve.
 type failure struct {
 	Err string `json:"err"`
+	// Sandbox: the session's sandbox refused to start it (a policy the
+	// kernel cannot enforce, a gateway's session), not its runtime.
+	Sandbox bool `json:"sandbox,omitempty"`
 }
+
+// SandboxError is a start refused by the session's sandbox, as its
+// holder said: the caller's fix is the policy, not the executable.
+type SandboxError struct{ Msg string }
+
+func (e *SandboxError) Error() string { return e.Msg }
 
 // wire is one end of a holder connection: frames written whole under a
 // lock, read by one goroutine.

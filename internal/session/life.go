@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"os"
@@ -219,7 +220,10 @@ func (m *Manager) start(ctx context.Context, s *Session) error {
 	if err != nil {
 		refusal := &Error{api.ErrorReply{Code: api.CodeBadRequest, Error: fmt.Sprintf("cannot start %s session: %v", article(s.Runtime), err),
 			Field: api.FieldExe, Hint: "choose the executable"}}
+		var sbe *holder.SandboxError
 		switch {
+		case errors.As(err, &sbe):
+			refusal.Field, refusal.Hint = api.FieldSandbox, "choose a policy this kernel enforces, or accept less with best effort"
 		case s.Spawn.Gateway != "":
 			refusal.Field, refusal.Hint = api.FieldGateway, "check the gateway, its token and the kernel's name"
 			refusal.Next = []api.Action{{Do: api.DoKernels}}
