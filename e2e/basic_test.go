@@ -122,5 +122,5 @@ func TestBasic(t *testing.T) {
 		}
 	}
 	out, _ = e.must(0, "help", "exec")
-	wantContains(t, "help exec", out, "polyrepl exec NAME CODE|- [-t SECS] [--runtime R] [--exe PATH] [--python PATH] [--cwd DIR] [--project DIR] [--memory SIZE] [--kernel NAME] [--gateway URL] [--gateway-http] [--json]", "wait")
+	wantContains(t, "help exec", out, "polyrepl exec NAME CODE|- [-t SECS] [--runtime R] [--exe PATH] [--python PATH] [--cwd DIR] [--project DIR] [--memory SIZE] [--kernel NAME] [--gateway URL] [--gateway-http] [--sandbox POLICY] [--network on|off] [--readable DIR] [--writable DIR] [--sandbox-best-effort] [--json]", "wait")
 }

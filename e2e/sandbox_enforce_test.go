@@ -6,6 +6,7 @@ package e2e
 // exec request's spawn.
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -43,6 +44,7 @@ type sandboxWorld struct {
 	e        *env
 	key      string
 	listener string
+	cwd      string // a new session's; the env's home unless set
 }
 
 func newSandboxWorld(t *testing.T) *sandboxWorld {
@@ -77,7 +79,7 @@ func (w *sandboxWorld) exec(t *testing.T, name, runtime string, sb *api.Sandbox,
 	t.Helper()
 	timeout := 90.0
 	req := api.ExecRequest{Code: code, Timeout: &timeout, Client: api.Client{Who: "t", How: "api"},
-		Spawn: api.Spawn{Runtime: runtime, Cwd: w.e.home, Env: w.e.vars, Sandbox: sb}}
+		Spawn: api.Spawn{Runtime: runtime, Cwd: cmp.Or(w.cwd, w.e.home), Env: w.e.vars, Sandbox: sb}}
 	body, _ := json.Marshal(req)
 	resp, err := w.e.api().Post("http://polyrepl/v1/sessions/"+name+"/exec", "application/json", strings.NewReader(string(body)))
 	if err != nil {
@@ -127,6 +129,7 @@ def tr(name, f):
 H = os.environ["HOME"]
 def w(p):
     with open(p, "w") as f: f.write("x")
+tr("write_cwd", lambda: w("cwd.txt"))
 tr("write_outside", lambda: w(os.path.join(H, "outside.txt")))
 tr("write_tmp", lambda: w(os.path.join(os.environ["TMPDIR"], "t.txt")))
 def chd():
@@ -148,6 +151,7 @@ print("tmpdir=" + os.environ.get("TMPDIR", ""))
 // shProbe tries them from a shell (bash's worker, sh on a PTY).
 const shProbe = `
 H="$HOME"
+if (echo x > cwd.txt) 2>/dev/null; then echo write_cwd=ok; else echo write_cwd=denied; fi
 if (echo x > "$H/outside.txt") 2>/dev/null; then echo write_outside=ok; else echo write_outside=denied; fi
 if (echo x > "$TMPDIR/t.txt") 2>/dev/null; then echo write_tmp=ok; else echo write_tmp=denied; fi
 if (cd "$H" && echo x > rel.txt) 2>/dev/null; then echo write_after_chdir=ok; else echo write_after_chdir=denied; fi
@@ -169,8 +173,13 @@ func TestSandboxEnforcedInEveryFamily(t *testing.T) {
 	}
 	otherPID := strings.TrimSpace(other.Output)
 	_, port, _ := net.SplitHostPort(w.listener)
-	readOnly := &api.Sandbox{Policy: api.SandboxReadOnly}
 	denied := []string{"write_outside", "write_after_chdir", "read_key", "signal_holder", "ptrace_other"}
+	// workspace-write's sessions work in a directory of the home: the
+	// home itself, and its planted key, stay out of their reach.
+	work := filepath.Join(e.home, "work")
+	if err := os.Mkdir(work, 0o700); err != nil {
+		t.Fatal(err)
+	}
 
 	families := []struct {
 		name, runtime, probe string
@@ -181,42 +190,52 @@ func TestSandboxEnforcedInEveryFamily(t *testing.T) {
 		{"shpty", "sh", shProbe, nil},
 		{"kernel", "jupyter:python3", pythonProbe, []string{"write_subprocess", "connect", "udp"}},
 	}
-	for _, f := range families {
-		t.Run(f.runtime, func(t *testing.T) {
-			if f.runtime == "jupyter:python3" {
-				needRuntime(t, e, f.runtime, "python3-ipykernel")
-			}
-			code := strings.NewReplacer("PORT", port, "OTHER", otherPID).Replace(f.probe)
-			r, er := w.exec(t, f.name, f.runtime, readOnly, code)
-			if er != nil {
-				t.Fatalf("a read-only %s session was refused: %s (%s)", f.runtime, er.Error, er.Hint)
-			}
-			got := results(r.Output)
-			for _, k := range append(append([]string(nil), denied...), f.also...) {
-				if got[k] != "denied" {
-					t.Errorf("%s: %s=%q, want denied\n%s", f.runtime, k, got[k], r.Output)
+	for _, policy := range []string{api.SandboxReadOnly, api.SandboxWorkspaceWrite} {
+		for _, f := range families {
+			t.Run(policy+"/"+f.runtime, func(t *testing.T) {
+				if f.runtime == "jupyter:python3" {
+					needRuntime(t, e, f.runtime, "python3-ipykernel")
 				}
-			}
-			if got["write_tmp"] != "ok" || !strings.HasPrefix(got["tmpdir"], sandbox.TempParent(e.stateDir())) {
-				t.Errorf("%s: writing in its private TMPDIR %q: %s\n%s", f.runtime, got["tmpdir"], got["write_tmp"], r.Output)
-			}
-			if f.runtime == "python" {
-				// The worker's own: its standard streams, the listing's
-				// directory, and the protocol's pipes it moved high.
-				for _, fd := range strings.Split(got["fds"], ",") {
-					if !strings.Contains(",0,1,2,3,900,901,902,903,", ","+fd+",") {
-						t.Errorf("descriptor %s is open in a cell: %s", fd, got["fds"])
+				cwdWrite := "denied"
+				w.cwd = ""
+				if policy == api.SandboxWorkspaceWrite {
+					w.cwd, cwdWrite = work, "ok"
+				}
+				code := strings.NewReplacer("PORT", port, "OTHER", otherPID).Replace(f.probe)
+				r, er := w.exec(t, policy[:2]+f.name, f.runtime, &api.Sandbox{Policy: policy}, code)
+				if er != nil {
+					t.Fatalf("a %s %s session was refused: %s (%s)", policy, f.runtime, er.Error, er.Hint)
+				}
+				got := results(r.Output)
+				for _, k := range append(append([]string(nil), denied...), f.also...) {
+					if got[k] != "denied" {
+						t.Errorf("%s %s: %s=%q, want denied\n%s", policy, f.runtime, k, got[k], r.Output)
 					}
 				}
-			}
-			for _, p := range []string{"outside.txt", "rel.txt", "sub.txt"} {
-				if _, err := os.Stat(filepath.Join(e.home, p)); err == nil {
-					t.Errorf("%s: %s was written outside", f.runtime, p)
-					os.Remove(filepath.Join(e.home, p))
+				if got["write_cwd"] != cwdWrite {
+					t.Errorf("%s %s: writing in its cwd: %q, want %s\n%s", policy, f.runtime, got["write_cwd"], cwdWrite, r.Output)
 				}
-			}
-			sreport(t, fmt.Sprintf("read-only %s session: escapes from a cell", f.runtime), "%s", summary(got, append(denied, f.also...)))
-		})
+				if got["write_tmp"] != "ok" || !strings.HasPrefix(got["tmpdir"], sandbox.TempParent(e.stateDir())) {
+					t.Errorf("%s: writing in its private TMPDIR %q: %s\n%s", f.runtime, got["tmpdir"], got["write_tmp"], r.Output)
+				}
+				if f.runtime == "python" {
+					// The worker's own: its standard streams, the listing's
+					// directory, and the protocol's pipes it moved high.
+					for _, fd := range strings.Split(got["fds"], ",") {
+						if !strings.Contains(",0,1,2,3,900,901,902,903,", ","+fd+",") {
+							t.Errorf("descriptor %s is open in a cell: %s", fd, got["fds"])
+						}
+					}
+				}
+				for _, p := range []string{"outside.txt", "rel.txt", "sub.txt", "cwd.txt"} {
+					if _, err := os.Stat(filepath.Join(e.home, p)); err == nil {
+						t.Errorf("%s: %s was written outside", f.runtime, p)
+						os.Remove(filepath.Join(e.home, p))
+					}
+				}
+				sreport(t, fmt.Sprintf("%s %s session: escapes from a cell", policy, f.runtime), "%s", summary(got, append(append([]string{"write_cwd"}, denied...), f.also...)))
+			})
+		}
 	}
 }
 
