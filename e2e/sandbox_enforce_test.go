@@ -144,6 +144,12 @@ tr("connect", lambda: socket.create_connection(("127.0.0.1", PORT), timeout=5).c
 tr("signal_holder", lambda: os.kill(os.getppid(), 0))
 tr("udp", lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"x", ("127.0.0.1", 9)))
 tr("ptrace_other", lambda: open("/proc/%d/mem" % OTHER, "rb").read(1))
+def sti():
+    import fcntl, termios
+    m, sl = os.openpty()
+    try: fcntl.ioctl(sl, termios.TIOCSTI, b"x")
+    finally: os.close(m); os.close(sl)
+tr("tiocsti", sti)
 print("fds=" + ",".join(sorted(os.listdir("/proc/self/fd"), key=int)))
 print("tmpdir=" + os.environ.get("TMPDIR", ""))
 `
@@ -185,10 +191,10 @@ func TestSandboxEnforcedInEveryFamily(t *testing.T) {
 		name, runtime, probe string
 		also                 []string // more that must be denied
 	}{
-		{"py", "python", pythonProbe, []string{"write_subprocess", "connect", "udp"}},
+		{"py", "python", pythonProbe, []string{"write_subprocess", "connect", "udp", "tiocsti"}},
 		{"bash", "bash", shProbe, nil},
 		{"shpty", "sh", shProbe, nil},
-		{"kernel", "jupyter:python3", pythonProbe, []string{"write_subprocess", "connect", "udp"}},
+		{"kernel", "jupyter:python3", pythonProbe, []string{"write_subprocess", "connect", "udp", "tiocsti"}},
 	}
 	for _, policy := range []string{api.SandboxReadOnly, api.SandboxWorkspaceWrite} {
 		for _, f := range families {

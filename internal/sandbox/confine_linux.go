@@ -137,11 +137,15 @@ func newRuleset(s Spec) (int, error) {
 }
 
 // restrictThread confines the calling thread (locked to its goroutine)
-// by ruleset fd, with no_new_privs, and under network off by the
-// seccomp filter for what Landlock leaves open (seccomp_linux.go).
+// by ruleset fd, with no_new_privs, the seccomp filter against typing
+// into terminals, and under network off the one for what Landlock
+// leaves open (seccomp_linux.go).
 func restrictThread(fd int, s Spec) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("cannot set no_new_privs: %w", err)
+	}
+	if err := filterTTY(); err != nil {
+		return err
 	}
 	if s.Policy.Network != api.NetworkOn {
 		if err := filterNet(); err != nil {

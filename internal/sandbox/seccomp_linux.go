@@ -89,3 +89,55 @@ func filterNet() error {
 	}
 	return nil
 }
+
+// ttyFilter refuses, under every sandboxed policy, the two ioctls that
+// type into a terminal: TIOCSTI (fake input on a terminal, which a
+// process with CAP_SYS_ADMIN may push into any other — a person's shell,
+// another session's REPL — where dev.tty.legacy_tiocsti is on) and
+// TIOCLINUX (which can do the same on a virtual console). A sandboxed
+// runtime may open other terminals under /dev/pts (Landlock cannot tell
+// its own from another's: new ones appear as it makes them), so typing
+// into them is closed here. Another architecture's syscalls and x32's
+// are refused whole, as netFilter does.
+func ttyFilter() []unix.SockFilter {
+	const (
+		ld   = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+		jeq  = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+		jge  = unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K
+		ret  = unix.BPF_RET | unix.BPF_K
+		deny = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
+	)
+	x32 := uint32(0xffffffff)
+	if seccompX32 {
+		x32 = 0x40000000
+	}
+	// DENY is 8 (and 10), ALLOW 11.
+	return []unix.SockFilter{
+		/* 0 */ stmt(ld, offArch),
+		/* 1 */ jump(jeq, seccompArch, 1, 0),
+		/* 2 */ stmt(ret, deny),
+		/* 3 */ stmt(ld, offNr),
+		/* 4 */ jump(jge, x32, 3, 0), // → DENY
+		/* 5 */ jump(jeq, uint32(unix.SYS_IOCTL), 0, 5), // else → ALLOW
+		/* 6 */ stmt(ld, offArg1),
+		/* 7 */ jump(jeq, unix.TIOCSTI, 0, 1), // else → 9 (TIOCLINUX below)
+		/* 8 */ stmt(ret, deny), // DENY
+		/* 9 */ jump(jeq, unix.TIOCLINUX, 0, 1), // else → ALLOW
+		/* 10 */ stmt(ret, deny),
+		/* 11 */ stmt(ret, unix.SECCOMP_RET_ALLOW), // ALLOW
+	}
+}
+
+// filterTTY installs ttyFilter on the calling thread, which has
+// no_new_privs.
+func filterTTY() error {
+	if !SeccompNet {
+		return nil
+	}
+	f := ttyFilter()
+	prog := unix.SockFprog{Len: uint16(len(f)), Filter: &f[0]}
+	if err := unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&prog)), 0, 0); err != nil {
+		return fmt.Errorf("cannot install the seccomp filter against typing into terminals: %w", err)
+	}
+	return nil
+}

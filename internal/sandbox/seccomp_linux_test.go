@@ -81,3 +81,42 @@ func TestNetFilter(t *testing.T) {
 		}
 	}
 }
+
+func TestTTYFilter(t *testing.T) {
+	if !SeccompNet {
+		t.Skip("no filter on this architecture")
+	}
+	const allow, deny = unix.SECCOMP_RET_ALLOW, unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
+	data := func(arch, nr uint32, args ...uint32) []byte {
+		b := make([]byte, 64)
+		binary.LittleEndian.PutUint32(b[offNr:], nr)
+		binary.LittleEndian.PutUint32(b[offArch:], arch)
+		for i, a := range args {
+			binary.LittleEndian.PutUint32(b[16+8*i:], a)
+		}
+		return b
+	}
+	io := uint32(unix.SYS_IOCTL)
+	for _, c := range []struct {
+		name string
+		d    []byte
+		want uint32
+	}{
+		{"read", data(seccompArch, unix.SYS_READ), allow},
+		{"tcsetattr", data(seccompArch, io, 0, unix.TCSETS), allow},
+		{"window size", data(seccompArch, io, 0, unix.TIOCGWINSZ), allow},
+		{"TIOCSTI", data(seccompArch, io, 5, unix.TIOCSTI), deny},
+		{"TIOCLINUX", data(seccompArch, io, 5, unix.TIOCLINUX), deny},
+		{"socket", data(seccompArch, unix.SYS_SOCKET, unix.AF_INET, unix.SOCK_DGRAM, 0), allow},
+		{"another arch", data(0x40000003, 54, 0, unix.TIOCSTI), deny},
+	} {
+		if got := runBPF(t, ttyFilter(), c.d); got != c.want {
+			t.Errorf("%s: %#x, want %#x", c.name, got, c.want)
+		}
+	}
+	if seccompX32 {
+		if got := runBPF(t, ttyFilter(), data(seccompArch, 0x40000000|16, 0, unix.TIOCSTI)); got != deny {
+			t.Errorf("x32 ioctl: %#x", got)
+		}
+	}
+}
