@@ -37,46 +37,49 @@ func runBPF(t *testing.T, prog []unix.SockFilter, data []byte) uint32 {
 	return 0
 }
 
+// seccompData is the seccomp_data a filter sees for syscall nr of arch
+// with args' low words.
+func seccompData(arch, nr uint32, args ...uint32) []byte {
+	b := make([]byte, 64)
+	binary.LittleEndian.PutUint32(b[offNr:], nr)
+	binary.LittleEndian.PutUint32(b[offArch:], arch)
+	for i, a := range args {
+		binary.LittleEndian.PutUint32(b[offArg0+8*i:], a)
+	}
+	return b
+}
+
 func TestNetFilter(t *testing.T) {
 	if !SeccompNet {
 		t.Skip("no filter on this architecture")
 	}
 	const allow, deny = unix.SECCOMP_RET_ALLOW, unix.SECCOMP_RET_ERRNO | uint32(unix.EACCES)
-	data := func(arch, nr uint32, args ...uint32) []byte {
-		b := make([]byte, 64)
-		binary.LittleEndian.PutUint32(b[offNr:], nr)
-		binary.LittleEndian.PutUint32(b[offArch:], arch)
-		for i, a := range args {
-			binary.LittleEndian.PutUint32(b[16+8*i:], a)
-		}
-		return b
-	}
 	sock := uint32(unix.SYS_SOCKET)
 	for _, c := range []struct {
 		name string
 		d    []byte
 		want uint32
 	}{
-		{"read", data(seccompArch, unix.SYS_READ), allow},
-		{"unix stream", data(seccompArch, sock, unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0), allow},
-		{"netlink", data(seccompArch, sock, unix.AF_NETLINK, unix.SOCK_RAW, 0), allow},
-		{"tcp", data(seccompArch, sock, unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0), allow},
-		{"tcp6 explicit", data(seccompArch, sock, unix.AF_INET6, unix.SOCK_STREAM, unix.IPPROTO_TCP), allow},
-		{"udp", data(seccompArch, sock, unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0), deny},
-		{"udp6", data(seccompArch, sock, unix.AF_INET6, unix.SOCK_DGRAM, unix.IPPROTO_UDP), deny},
-		{"raw", data(seccompArch, sock, unix.AF_INET, unix.SOCK_RAW, unix.IPPROTO_ICMP), deny},
-		{"mptcp", data(seccompArch, sock, unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP), deny},
-		{"sctp", data(seccompArch, sock, unix.AF_INET6, unix.SOCK_STREAM, unix.IPPROTO_SCTP), deny},
-		{"packet", data(seccompArch, sock, unix.AF_PACKET, unix.SOCK_RAW, 0), deny},
-		{"io_uring", data(seccompArch, unix.SYS_IO_URING_SETUP, 8, 0), deny},
-		{"another arch", data(0x40000003, 102), deny},
+		{"read", seccompData(seccompArch, unix.SYS_READ), allow},
+		{"unix stream", seccompData(seccompArch, sock, unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0), allow},
+		{"netlink", seccompData(seccompArch, sock, unix.AF_NETLINK, unix.SOCK_RAW, 0), allow},
+		{"tcp", seccompData(seccompArch, sock, unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0), allow},
+		{"tcp6 explicit", seccompData(seccompArch, sock, unix.AF_INET6, unix.SOCK_STREAM, unix.IPPROTO_TCP), allow},
+		{"udp", seccompData(seccompArch, sock, unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0), deny},
+		{"udp6", seccompData(seccompArch, sock, unix.AF_INET6, unix.SOCK_DGRAM, unix.IPPROTO_UDP), deny},
+		{"raw", seccompData(seccompArch, sock, unix.AF_INET, unix.SOCK_RAW, unix.IPPROTO_ICMP), deny},
+		{"mptcp", seccompData(seccompArch, sock, unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP), deny},
+		{"sctp", seccompData(seccompArch, sock, unix.AF_INET6, unix.SOCK_STREAM, unix.IPPROTO_SCTP), deny},
+		{"packet", seccompData(seccompArch, sock, unix.AF_PACKET, unix.SOCK_RAW, 0), deny},
+		{"io_uring", seccompData(seccompArch, unix.SYS_IO_URING_SETUP, 8, 0), deny},
+		{"another arch", seccompData(0x40000003, 102), deny},
 	} {
 		if got := runBPF(t, netFilter(), c.d); got != c.want {
 			t.Errorf("%s: %#x, want %#x", c.name, got, c.want)
 		}
 	}
 	if seccompX32 {
-		if got := runBPF(t, netFilter(), data(seccompArch, 0x40000000|41, unix.AF_INET, unix.SOCK_DGRAM)); got != deny {
+		if got := runBPF(t, netFilter(), seccompData(seccompArch, 0x40000000|41, unix.AF_INET, unix.SOCK_DGRAM)); got != deny {
 			t.Errorf("x32 socket: %#x", got)
 		}
 	}
@@ -87,35 +90,26 @@ func TestTTYFilter(t *testing.T) {
 		t.Skip("no filter on this architecture")
 	}
 	const allow, deny = unix.SECCOMP_RET_ALLOW, unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
-	data := func(arch, nr uint32, args ...uint32) []byte {
-		b := make([]byte, 64)
-		binary.LittleEndian.PutUint32(b[offNr:], nr)
-		binary.LittleEndian.PutUint32(b[offArch:], arch)
-		for i, a := range args {
-			binary.LittleEndian.PutUint32(b[16+8*i:], a)
-		}
-		return b
-	}
 	io := uint32(unix.SYS_IOCTL)
 	for _, c := range []struct {
 		name string
 		d    []byte
 		want uint32
 	}{
-		{"read", data(seccompArch, unix.SYS_READ), allow},
-		{"tcsetattr", data(seccompArch, io, 0, unix.TCSETS), allow},
-		{"window size", data(seccompArch, io, 0, unix.TIOCGWINSZ), allow},
-		{"TIOCSTI", data(seccompArch, io, 5, unix.TIOCSTI), deny},
-		{"TIOCLINUX", data(seccompArch, io, 5, unix.TIOCLINUX), deny},
-		{"socket", data(seccompArch, unix.SYS_SOCKET, unix.AF_INET, unix.SOCK_DGRAM, 0), allow},
-		{"another arch", data(0x40000003, 54, 0, unix.TIOCSTI), deny},
+		{"read", seccompData(seccompArch, unix.SYS_READ), allow},
+		{"tcsetattr", seccompData(seccompArch, io, 0, unix.TCSETS), allow},
+		{"window size", seccompData(seccompArch, io, 0, unix.TIOCGWINSZ), allow},
+		{"TIOCSTI", seccompData(seccompArch, io, 5, unix.TIOCSTI), deny},
+		{"TIOCLINUX", seccompData(seccompArch, io, 5, unix.TIOCLINUX), deny},
+		{"socket", seccompData(seccompArch, unix.SYS_SOCKET, unix.AF_INET, unix.SOCK_DGRAM, 0), allow},
+		{"another arch", seccompData(0x40000003, 54, 0, unix.TIOCSTI), deny},
 	} {
 		if got := runBPF(t, ttyFilter(), c.d); got != c.want {
 			t.Errorf("%s: %#x, want %#x", c.name, got, c.want)
 		}
 	}
 	if seccompX32 {
-		if got := runBPF(t, ttyFilter(), data(seccompArch, 0x40000000|16, 0, unix.TIOCSTI)); got != deny {
+		if got := runBPF(t, ttyFilter(), seccompData(seccompArch, 0x40000000|16, 0, unix.TIOCSTI)); got != deny {
 			t.Errorf("x32 ioctl: %#x", got)
 		}
 	}
