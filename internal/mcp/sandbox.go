@@ -24,16 +24,6 @@ func (s *Server) Confine(sb api.Sandbox) {
 	s.client.Ceiling = &api.Ceiling{Sandbox: sb, Cwd: s.cwd}
 }
 
-// policyRank orders policies by what they allow, least first.
-func policyRank(p string) int {
-	for i, q := range sandbox.Policies {
-		if p == q {
-			return i
-		}
-	}
-	return len(sandbox.Policies)
-}
-
 // execSandbox is the sandbox a model's exec asks for, for a session at
 // cwd: nil when it names none (the daemon gives a new session the
 // server's own policy). Network alone shapes the server's policy (or
@@ -83,7 +73,7 @@ func (s *Server) execSandbox(policy, network, cwd string) (*api.Sandbox, error) 
 	if ok, why := sandbox.Within(n, cwd, *s.sandbox, s.cwd); !ok {
 		arg := "sandbox"
 		switch {
-		case policyRank(n.Policy) > policyRank(s.sandbox.Policy):
+		case sandbox.Rank(n.Policy) > sandbox.Rank(s.sandbox.Policy):
 		case n.Network == api.NetworkOn && s.sandbox.Network != api.NetworkOn:
 			arg = "network"
 		default:
@@ -102,7 +92,7 @@ func (s *Server) execSandbox(policy, network, cwd string) (*api.Sandbox, error) 
 func (s *Server) allowedPolicies() string {
 	var ok []string
 	for _, p := range sandbox.Policies {
-		if s.sandbox == nil || policyRank(p) <= policyRank(s.sandbox.Policy) {
+		if s.sandbox == nil || sandbox.Rank(p) <= sandbox.Rank(s.sandbox.Policy) {
 			ok = append(ok, p)
 		}
 	}

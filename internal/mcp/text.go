@@ -8,6 +8,7 @@ import (
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/bound"
 	"github.com/polyrepl/polyrepl/internal/render"
+	"github.com/polyrepl/polyrepl/internal/sandbox"
 )
 
 // modelStyle lays a result out for a model: what other clients did set
@@ -185,7 +186,7 @@ type modelVoice struct {
 func (m modelVoice) Give(field, value string) string {
 	switch field {
 	case "sandbox":
-		if m.ceiling != nil && policyRank(value) > policyRank(m.ceiling.Policy) {
+		if m.ceiling != nil && sandbox.Rank(value) > sandbox.Rank(m.ceiling.Policy) {
 			return ""
 		}
 	case "network":

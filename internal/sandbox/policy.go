@@ -60,8 +60,9 @@ func cut(s string) string {
 	return s
 }
 
-// rank orders policies by what they allow.
-func rank(p string) int {
+// Rank orders policies by what they allow, least first; a word that is
+// no policy ranks above them all.
+func Rank(p string) int {
 	for i, q := range Policies {
 		if p == q {
 			return i
@@ -150,7 +151,7 @@ func Within(p api.Sandbox, pCwd string, c api.Sandbox, cCwd string) (bool, strin
 	if c.Policy == api.SandboxFull {
 		return true, ""
 	}
-	if rank(p.Policy) > rank(c.Policy) {
+	if Rank(p.Policy) > Rank(c.Policy) {
 		return false, fmt.Sprintf("%s allows more than %s", p.Policy, c.Policy)
 	}
 	if p.Network == api.NetworkOn && c.Network != api.NetworkOn {
