@@ -1,5 +1,7 @@
 package api
 
+import "fmt"
+
 // Sandbox policies, in the words agents' clients use (Codex's
 // read-only, workspace-write and danger-full-access).
 const (
@@ -94,4 +96,32 @@ type Ceiling struct {
 // every one (sandbox.Within).
 type Reach struct {
 	Ceilings []Ceiling
+}
+
+// Bounds of an Enforced that enters from a holder, which may be of
+// another build: at most EnforcedParts parts, each word at most
+// EnforcedText characters.
+const (
+	EnforcedParts = 32
+	EnforcedText  = 300
+)
+
+// Bounded is e held to those bounds, the cut said in the last part
+// kept; nil stays nil.
+func (e *Enforced) Bounded() *Enforced {
+	if e == nil {
+		return nil
+	}
+	b := *e
+	b.Mechanism = Clip(b.Mechanism, EnforcedText, "mechanism")
+	n := len(e.Parts)
+	b.Parts = append([]EnforcedPart(nil), e.Parts[:min(n, EnforcedParts)]...)
+	for i, p := range b.Parts {
+		b.Parts[i].Part = Clip(p.Part, EnforcedText, "part")
+		b.Parts[i].Why = Clip(p.Why, EnforcedText, "why")
+	}
+	if n > EnforcedParts {
+		b.Parts[EnforcedParts-1].Why += fmt.Sprintf(" [… %d more parts left out]", n-EnforcedParts)
+	}
+	return &b
 }

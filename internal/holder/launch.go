@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/paths"
 	"github.com/polyrepl/polyrepl/internal/proc"
@@ -278,6 +279,7 @@ func Start(ctx context.Context, l Launcher, sp Brief) (*Process, error) {
 	case typ == frameFailed:
 		var f failure
 		json.Unmarshal(b, &f)
+		f.Err = api.Clip(f.Err, failureLimit, "the holder's failure")
 		if f.Sandbox {
 			return fail(&SandboxError{Msg: f.Err})
 		}
@@ -404,7 +406,8 @@ func DialContext(ctx context.Context, path string) (*Process, error) {
 
 // decodeHello reads a holder's hello, which a holder of another build
 // may have sent: its runtime's facts are held to driver.Info's bounds
-// here, where they enter the daemon. A holder of an older build sends
+// and what its sandbox enforces to api.Enforced's, here, where they
+// enter the daemon. A holder of an older build sends
 // none: its runtime's facts are then this binary's (driver.Facts), or
 // neutral ones for a runtime it has no driver for, with which the
 // session goes on (only a restart says what is missing).
@@ -417,6 +420,7 @@ func decodeHello(b []byte) (Hello, error) {
 		h.Facts = driver.Facts(h.Runtime)
 	}
 	h.Facts = h.Facts.Bounded()
+	h.Enforced = h.Enforced.Bounded()
 	return h, nil
 }
 

@@ -222,6 +222,11 @@ type failure struct {
 	Sandbox bool `json:"sandbox,omitempty"`
 }
 
+// failureLimit bounds a holder's failure where it enters the daemon:
+// it quotes what a runtime printed before it failed, and a holder of
+// another build may send any length.
+const failureLimit = 8000
+
 // SandboxError is a start refused by the session's sandbox, as its
 // holder said: the caller's fix is the policy, not the executable.
 type SandboxError struct{ Msg string }
