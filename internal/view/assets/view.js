@@ -8,14 +8,16 @@
 //                    which actions this transport offers (the page hides the rest)
 //   sessions()       -> Promise<{sessions: [api.SessionInfo], label: string,
 //                    daemon: "running" | "not running", error?: string}>
-//   follow(name, since, on) -> stop(): calls on(ev) with every api.RecordEvent
-//                    of session name's record after seq since (entry, output,
-//                    end, update, reconnected), and on({event: "conn", state:
-//                    "live" | "waiting" | "down", error?}) as the stream's own
-//                    state changes; it goes on until stop() is called, coming
-//                    back by itself after a drop (a daemon restart, a laptop
-//                    that slept) from the since the view last gave it
-//                    (on returns nothing; the view calls resume(since) below)
+//   follow(name, since, on, resume) -> stop(): calls on(ev) with every
+//                    api.RecordEvent of session name's record after seq since
+//                    (entry, output, end, update, reconnected), and
+//                    on({event: "conn", state: "live" | "waiting" | "down",
+//                    error?}) as the stream's own state changes. It goes on
+//                    until stop() is called, coming back by itself after a
+//                    drop (a daemon restart, a laptop that slept) from
+//                    resume(), the seq the view has seen everything up to;
+//                    entries after it come again whole, and the view
+//                    replaces what it had of them
 //   exec(name, code), interrupt(name), restart(name), kill(name),
 //   answer(name, {text, eof, secret})
 //                    -> Promise<result JSON>; rejects with Error whose
