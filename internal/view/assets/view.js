@@ -85,7 +85,7 @@
   const count = (n) => Number(n || 0).toLocaleString("en-US");
   const clock = (iso) => {
     const d = new Date(iso);
-    return isNaN(d) ? "" : d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+    return isNaN(d) ? "" : d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit", hour12: false });
   };
   const who = (o) => (o.who || "someone") + (o.how ? " via " + o.how : "");
   function stateOf(s) {
@@ -516,13 +516,12 @@
     if (frame) return;
     frame = requestAnimationFrame(() => {
       frame = 0;
-      const main = $("#session");
-      const stuck = main.scrollHeight - main.scrollTop - main.clientHeight < 80 || document.scrollingElement.scrollHeight - window.scrollY - window.innerHeight < 80;
+      // The record keeps to its end while the person has not scrolled
+      // up; the page scrolls its main pane, an app its whole document.
+      const sc = T.mode === "app" ? document.scrollingElement : $("#session");
+      const stuck = sc.scrollHeight - sc.scrollTop - sc.clientHeight < 80;
       for (const it of view.entries.values()) if (it.dirty) draw(it);
-      if (stuck) {
-        main.scrollTop = main.scrollHeight;
-        window.scrollTo(0, document.scrollingElement.scrollHeight);
-      }
+      if (stuck) sc.scrollTop = sc.scrollHeight;
     });
   }
 
