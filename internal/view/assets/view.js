@@ -155,7 +155,8 @@
       const r = await T.sessions();
       view.info = new Map((r.sessions || []).map((s) => [s.name, s]));
       $("#me").textContent = r.label ? "you are " + r.label + " (how: view)" : "";
-      if (r.daemon && r.daemon !== "running") setConn("down", "the daemon is not running" + (r.error ? ": " + r.error : ""));
+      view.down = !!(r.daemon && r.daemon !== "running");
+      if (view.down) setConn("down", "the daemon is not running: sessions kept by their holders come back when one starts (any polyrepl command starts it)");
       drawSessions();
       if (!view.name) {
         const first = pickFirst();
@@ -166,7 +167,7 @@
       setConn("down", "the view cannot reach polyrepl view: " + e.message);
     }
     const running = [...view.info.values()].some((s) => s.state === "running");
-    const every = document.visibilityState === "visible" ? (running ? 1000 : 2000) : 10000;
+    const every = document.visibilityState !== "visible" ? 10000 : running || view.down ? 1000 : 2000;
     pollTimer = setTimeout(poll, every);
   }
   function pickFirst() {
@@ -183,7 +184,7 @@
     const list = [...view.info.values()].sort((a, b) => a.name.localeCompare(b.name));
     nav.replaceChildren();
     if (!list.length) {
-      nav.append(el("p", { class: "empty", text: "No sessions yet." }));
+      nav.append(el("p", { class: "empty", text: view.down ? "The daemon is not running." : "No sessions yet." }));
       return;
     }
     for (const s of list) {
@@ -212,7 +213,7 @@
     if (!view.name) return;
     $("#name").textContent = view.name;
     const st = s ? stateOf(s) : "";
-    $("#state").textContent = s ? stateWords(s) : (T.can.sessions ? "not created yet" : "");
+    $("#state").textContent = s ? stateWords(s) : !T.can.sessions ? "" : view.down ? "the daemon is not running" : "not created yet";
     $("#state").dataset.state = st;
     const facts = [];
     if (s) {
@@ -550,7 +551,7 @@
     kids.push(outputNode(it));
     if (en.answers && en.answers.length) {
       kids.push(el("div", { class: "answers" }, ...en.answers.map((a) =>
-        el("div", { text: (a.prompt || "") + (a.eof ? "[end of file]" : a.text) + "  (" + who(a) + ")" }))));
+        el("div", { text: "↳ answered " + (a.eof ? "with end of file" : JSON.stringify(a.text)) + " — " + who(a) }))));
     }
     if (en.display) kids.push(el("pre", { class: "value", text: en.display }));
     if (en.error) kids.push(errorNode(en.error));
