@@ -591,3 +591,31 @@ func TestViewHTTPNoDaemon(t *testing.T) {
 	}
 	v.stop()
 }
+
+// TestViewHTTPDaemonRestart: a page following a session goes on through
+// `polyrepl stop --keep-sessions` and the daemon that takes the session
+// up: the stream says it came back, and a cell run after shows.
+func TestViewHTTPDaemonRestart(t *testing.T) {
+	needPython(t)
+	t.Parallel()
+	e := newEnv(t)
+	e.must(0, "exec", "keep", "x = 1")
+	v := e.startView()
+	v.open()
+	ev := v.follow("keep", 0)
+	if !waitFor(20*time.Second, func() bool { return ev.has(`"event":"entry"`, `"code":"x = 1"`, `"status":"done"`) }) {
+		t.Fatalf("the stream does not show the first cell:\n%s", ev)
+	}
+	e.must(0, "stop", "--keep-sessions")
+	if !waitFor(30*time.Second, func() bool { return ev.has(`"event":"reconnected"`) }) {
+		t.Fatalf("the stream does not say it came back after the daemon went:\n%s", ev)
+	}
+	e.must(0, "exec", "keep", "print('after', x + 1)")
+	if !waitFor(30*time.Second, func() bool { return ev.has("after 2") }) {
+		t.Errorf("a cell after the new daemon took the session up does not show:\n%s", ev)
+	}
+	if ev.has(`"state":"down"`) {
+		t.Errorf("the stream said down:\n%s", ev)
+	}
+	v.stop()
+}
