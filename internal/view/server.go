@@ -65,7 +65,7 @@ func New(c *client.Client, who api.Client, ln net.Listener) (*Server, error) {
 		return nil, fmt.Errorf("the view serves on loopback only, not on %s", ln.Addr())
 	}
 	look := &client.Client{Socket: c.Socket, StateDir: c.StateDir, Ceiling: c.Ceiling}
-	return &Server{c: c, look: look, who: who, ln: ln, port: addr.Port, g: guard{port: addr.Port, token: newToken()}}, nil
+	return &Server{c: c, look: look, who: who.Bounded(), ln: ln, port: addr.Port, g: guard{port: addr.Port, token: newToken()}}, nil
 }
 
 // URL is the address to open: the page with the token, and #name to
@@ -89,6 +89,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	srv := &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 		ErrorLog:          log.New(io.Discard, "", 0),
 	}
@@ -335,7 +336,9 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request, name, what string) 
 		limit = maxTextBody
 	}
 	var b actionBody
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit)).Decode(&b); err != nil {
+	// An empty body is an empty object: interrupt, restart and kill
+	// need nothing.
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit)).Decode(&b); err != nil && !errors.Is(err, io.EOF) {
 		if mb := (*http.MaxBytesError)(nil); errors.As(err, &mb) {
 			refuse(w, r, refusal{http.StatusRequestEntityTooLarge, codeTooLarge, fmt.Sprintf("the request is over %s; nothing was sent", render.Kilobytes(limit)), ""})
 			return
