@@ -484,10 +484,13 @@ func TestViewHTTPFigure(t *testing.T) {
 	e.must(0, "exec", "fig", "import matplotlib.pyplot as plt\nplt.plot([1, 4, 9]); plt.show()")
 	v := e.startView()
 	v.open()
-	var seq int
+	var (
+		seq  int
+		figs []any
+	)
 	for _, en := range e.historyEntries("fig") {
 		if en["rich"] != nil {
-			seq = int(en["seq"].(float64))
+			seq, figs = int(en["seq"].(float64)), en["rich"].([]any)
 		}
 	}
 	if seq == 0 {
@@ -508,6 +511,13 @@ func TestViewHTTPFigure(t *testing.T) {
 		status, _, body := v.do("GET", path, "")
 		if status == 200 || strings.Contains(body, "root:") {
 			t.Errorf("GET %s: %d %.200s", path, status, body)
+		}
+	}
+	// A figure whose file is gone is said so.
+	if len(figs) > 0 {
+		os.Remove(fmt.Sprint(figs[0].(map[string]any)["file"]))
+		if status, _, body := v.do("GET", fmt.Sprintf("/api/sessions/fig/entries/%d/rich/0", seq), ""); status != 404 || !strings.Contains(body, "is gone") {
+			t.Errorf("a figure whose file is gone: %d %s", status, body)
 		}
 	}
 	if exec.Command(python, "-c", "import pandas").Run() == nil {
