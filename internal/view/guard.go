@@ -26,9 +26,11 @@ const pageCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-sr
 
 // sandboxCSP is the policy of what a cell made (its HTML, an SVG, its
 // whole output): shown in a sandbox, an origin of its own, running no
-// script, loading nothing but inline images and styles, framed only by
-// the page.
-const sandboxCSP = "sandbox; default-src 'none'; img-src data:; style-src 'unsafe-inline'; frame-ancestors 'self'"
+// script, loading nothing but inline images and styles. (No
+// frame-ancestors: 'self' would name the sandbox's own opaque origin,
+// not the page's; another site cannot frame it anyway, since its
+// request would carry no cookie.)
+const sandboxCSP = "sandbox; default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 
 // newToken is 32 random bytes in hex: what a request must show.
 func newToken() string {
