@@ -230,7 +230,7 @@ func TestViewPage(t *testing.T) {
 	e.setenv("POLYREPL_LABEL", "alice")
 	const name = "viewpy"
 	e.must(0, "exec", name, "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\nplt.plot([1, 3, 2])\nplt.show()")
-	e.must(0, "exec", name, "import time\nfor i in range(600):\n    print('tick', i, time.time(), flush=True)\n    time.sleep(0.1)", "--timeout", "0")
+	e.must(124, "exec", name, "import time\nfor i in range(600):\n    print('tick', i, time.time(), flush=True)\n    time.sleep(0.1)", "--timeout", "0")
 	v := e.startView(name)
 	const secret = "hunter2-xyz-not-kept"
 	shot := filepath.Join(t.TempDir(), "view.png")
@@ -321,7 +321,7 @@ func TestViewPage(t *testing.T) {
 		// A run asked for it rewrites the README's picture.
 		os.WriteFile(filepath.Join(moduleRoot, "docs", "view.png"), png, 0o644)
 	}
-	v.stop(t)
+	v.stop()
 }
 
 // envMap is an environment as node's child_process takes it.
@@ -410,5 +410,5 @@ func TestViewPageLargeRecord(t *testing.T) {
 	if len(got.Errors) > 0 {
 		t.Errorf("the page's script failed:\n%s", strings.Join(got.Errors, "\n"))
 	}
-	v.stop(t)
+	v.stop()
 }
