@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -626,6 +627,12 @@ func TestViewHTTPDaemonRestart(t *testing.T) {
 	}
 	if ev.has(`"state":"down"`) {
 		t.Errorf("the stream said down:\n%s", ev)
+	}
+	// The daemon that left kept serving the open stream a while: it must
+	// not have bound its socket again meanwhile (clients would have
+	// reached a daemon on its way out).
+	if log := tail(filepath.Join(e.socketDir(), "daemon.log"), 200); strings.Contains(log, "binding it again") {
+		t.Errorf("the daemon on its way out bound its socket again:\n%s", log)
 	}
 	v.stop()
 }

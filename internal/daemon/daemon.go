@@ -87,6 +87,9 @@ type Daemon struct {
 
 	stopOnce sync.Once
 	stopped  chan struct{}
+	// leaving is closed when Stop begins: from then on the daemon's
+	// socket is going away on purpose, and is not bound again.
+	leaving chan struct{}
 }
 
 // Run starts the daemon and serves until it is stopped by the API or a
@@ -231,7 +234,7 @@ func listen(stateDir string, st *state.Dir, stateLock *os.File) (*Daemon, error)
 	cfg.MemoryKey = stateDir
 	d := &Daemon{
 		socketDir: dir, socket: sock, stateDir: stateDir, started: started, runtimes: runtimes,
-		sessions: session.NewManager(cfg), lock: lock, stateLock: stateLock, stopped: make(chan struct{}),
+		sessions: session.NewManager(cfg), lock: lock, stateLock: stateLock, stopped: make(chan struct{}), leaving: make(chan struct{}),
 	}
 	keepLogSmall(dir)
 	// The sessions the holders kept while no daemon ran are taken up,
@@ -284,6 +287,14 @@ func (d *Daemon) keepSocket(ln *net.UnixListener) {
 		return
 	}
 	d.every(socketCheck, func() bool {
+		select {
+		case <-d.leaving:
+			// Stopping closed the listener and removed its file; a
+			// stream still open (a follower, the view) may keep this
+			// daemon a while, and clients must find the next one.
+			return false
+		default:
+		}
 		now, err := os.Lstat(d.socket)
 		if err == nil && os.SameFile(fi, now) {
 			return true
@@ -354,6 +365,7 @@ func (d *Daemon) Serve() error {
 // ended).
 func (d *Daemon) Stop(cause string, keep bool) (ended, kept []api.SessionInfo) {
 	d.stopOnce.Do(func() {
+		close(d.leaving)
 		if keep {
 			log.Printf("leaving: %s; the sessions go on in their holders", cause)
 			kept = d.sessions.Leave()
