@@ -41,7 +41,7 @@ await step("refused", async () => ({
 }));
 
 const browser = await launch();
-const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
 const errors = [];
 page.on("pageerror", (e) => errors.push(String(e)));
 page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
@@ -55,33 +55,50 @@ await step("load", async () => {
 });
 
 await step("live", async () => {
-  // The CLI's cell was started before the page opened and ticks for a
-  // while: its output must show while it still runs.
+  // The CLI's cell was started before the page opened: it prints a few
+  // lines, then redraws a progress line in place for minutes. Its output
+  // must show while it still runs.
   const running = entry("[data-status=running]");
-  await running.locator(".output").filter({ hasText: "tick 3 " }).waitFor({ timeout: 30000 });
+  await running.locator(".output").filter({ hasText: "epoch" }).waitFor({ timeout: 30000 });
   // How long a printed line takes to show: each tick carries the time
-  // it was printed, and the page notes when its text appears.
+  // it was printed, and the page notes when its text appears (lines
+  // printed before the page looked are not counted).
   const lags = await running.evaluate((n) => new Promise((resolve) => {
     const lags = [], seen = new Set();
+    for (const m of n.textContent.matchAll(/epoch (\d+)\//g)) seen.add(m[1]);
     const look = () => {
-      for (const m of n.textContent.matchAll(/tick (\d+) ([\d.]+)/g)) {
+      for (const m of n.textContent.matchAll(/epoch (\d+)\/.*\[([\d.]+)\]/g)) {
         if (!seen.has(m[1])) { seen.add(m[1]); lags.push(Date.now() - Number(m[2]) * 1000); }
       }
     };
-    look();
-    seen.forEach(() => lags.shift());
     const mo = new MutationObserver(look);
     mo.observe(n, { childList: true, subtree: true, characterData: true });
     setTimeout(() => { mo.disconnect(); resolve(lags); }, 3000);
   }));
   lags.sort((a, b) => a - b);
+  // The progress line is redrawn in place: it changes, and shows once.
+  const bar = running.locator(".output .pending");
+  await bar.filter({ hasText: "training" }).waitFor({ timeout: 30000 });
+  const first = await bar.textContent();
+  await page.waitForTimeout(1500);
+  const second = await bar.textContent();
+  const text = await running.locator(".output").textContent();
   return { status: await running.getAttribute("data-status"), who: await running.locator(".who").textContent(),
-    lagMedian: lags[Math.floor(lags.length / 2)], lagMax: lags[lags.length - 1], lines: lags.length };
+    lagMedian: lags[Math.floor(lags.length / 2)] || 0, lagMax: lags[lags.length - 1] || 0, lines: lags.length,
+    barMoved: first !== second, bars: text.split("training").length - 1 };
+});
+
+await step("screenshot", async () => {
+  await page.setViewportSize({ width: 1280, height: 1300 });
+  await page.waitForTimeout(500);
+  await page.screenshot({ path: input.shot });
+  await page.setViewportSize({ width: 1280, height: 900 });
+  return true;
 });
 
 await step("interrupt", async () => {
   await page.click("button[data-action=interrupt]");
-  const done = entry("[data-status=interrupted]").filter({ hasText: "tick" });
+  const done = entry("[data-status=interrupted]").filter({ hasText: "epoch" });
   await done.waitFor({ timeout: 30000 });
   return { status: await done.getAttribute("data-status") };
 });
@@ -152,12 +169,6 @@ await step("daemon restart", async () => {
   return true;
 });
 
-await step("screenshot", async () => {
-  await page.locator("#session").evaluate((m) => { m.scrollTop = m.scrollHeight; });
-  await page.screenshot({ path: input.shot });
-  return true;
-});
-
 await step("restart", async () => {
   page.once("dialog", (d) => d.accept());
   await page.click("button[data-action=restart]");
@@ -179,6 +190,16 @@ out.errors = errors;
 result(out);
 await browser.close();
 `
+
+// ticking prints a few lines, each with the time it was printed, then
+// redraws a progress line in place for minutes.
+const ticking = `import time
+for i in range(6):
+    print(f'epoch {i + 1}/6  loss {0.9 / (i + 1):.3f}  [{time.time():.3f}]', flush=True)
+    time.sleep(0.5)
+for i in range(6000):
+    print(f'\rtraining {i / 60:.0f}% loss {1 / (i + 1):.4f}', end='', flush=True)
+    time.sleep(0.1)`
 
 // viewSteps is what the page script replies.
 type viewSteps struct {
@@ -230,10 +251,17 @@ func TestViewPage(t *testing.T) {
 	e.setenv("POLYREPL_LABEL", "alice")
 	const name = "viewpy"
 	e.must(0, "exec", name, "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\nplt.plot([1, 3, 2])\nplt.show()")
-	e.must(124, "exec", name, "import time\nfor i in range(600):\n    print('tick', i, time.time(), flush=True)\n    time.sleep(0.1)", "--timeout", "0")
+	if exec.Command(python, "-c", "import pandas").Run() == nil {
+		e.must(0, "exec", name, "import pandas as pd\ndf = pd.DataFrame({'city': ['Lyon', 'Oslo', 'Pune'], 'rides': [1204, 877, 2310]})\ndf")
+	}
+	e.must(0, "exec", "notes", "echo ready", "--runtime", "bash")
+	e.must(124, "exec", name, ticking, "--timeout", "0")
 	v := e.startView(name)
 	const secret = "hunter2-xyz-not-kept"
 	shot := filepath.Join(t.TempDir(), "view.png")
+	if s := os.Getenv("POLYREPL_VIEW_SHOT_TO"); s != "" {
+		shot = s
+	}
 	var got viewSteps
 	b.run(t, browserRun{
 		script: viewPageScript,
@@ -253,13 +281,16 @@ func TestViewPage(t *testing.T) {
 	var live struct {
 		Status, Who       string
 		LagMedian, LagMax float64
-		Lines             int
+		Lines, Bars       int
+		BarMoved          bool
 	}
-	if got.step(t, "live", &live) && (live.Status != "running" || !strings.Contains(live.Who, "alice via cli") || live.Lines == 0) {
-		t.Errorf("the CLI's cell showed as %+v: want running, by alice via cli, its lines arriving", live)
+	if got.step(t, "live", &live) && (live.Status != "running" || !strings.Contains(live.Who, "alice via cli") || !live.BarMoved || live.Bars != 1) {
+		t.Errorf("the CLI's cell showed as %+v: want running, by alice via cli, its progress line redrawn in place", live)
 	}
 	// Measured, not asserted (timing lives in benchmarks): printed to shown.
-	t.Logf("a printed line reached the page in %.0f ms (median of %d; at most %.0f ms)", live.LagMedian, live.Lines, live.LagMax)
+	if live.Lines > 0 {
+		t.Logf("a printed line reached the page in %.0f ms (median of %d; at most %.0f ms)", live.LagMedian, live.Lines, live.LagMax)
+	}
 	got.step(t, "interrupt", nil)
 	var fig struct {
 		NaturalWidth int

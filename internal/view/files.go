@@ -69,7 +69,40 @@ func (s *Server) rich(w http.ResponseWriter, r *http.Request, name, seqText, iTe
 	if x.MIME == "text/html" || x.MIME == "image/svg+xml" {
 		w.Header().Set("Content-Security-Policy", sandboxCSP)
 	}
-	s.file(w, r, x.File, kind, fmt.Sprintf("%s's rich output %d (%s)", en.ID, i, x.MIME))
+	what := fmt.Sprintf("%s's rich output %d (%s)", en.ID, i, x.MIME)
+	if x.MIME == "text/html" {
+		s.framed(w, r, x.File, kind, what)
+		return
+	}
+	s.file(w, r, x.File, kind, what)
+}
+
+// frameStyle goes before a cell's HTML, which the page shows in a
+// sandboxed frame of its own: a table as a notebook shows it, in the
+// page's colours, instead of the browser's bare defaults.
+const frameStyle = `<!doctype html><meta charset="utf-8"><meta name="color-scheme" content="light dark"><style>
+body{margin:6px;font:13px/1.4 system-ui,sans-serif}
+table{border-collapse:collapse;border:none}
+th,td{padding:3px 10px;border:none;border-bottom:1px solid rgba(128,128,128,.3);text-align:right}
+thead th{border-bottom:1px solid rgba(128,128,128,.7)}
+tbody tr:nth-child(odd){background:rgba(128,128,128,.07)}
+</style>
+`
+
+// framed serves the HTML file at path with frameStyle before it.
+func (s *Server) framed(w http.ResponseWriter, r *http.Request, path, kind, what string) {
+	f, err := os.Open(path)
+	if err != nil {
+		w.Header().Set("Content-Security-Policy", pageCSP)
+		refuse(w, r, refusal{http.StatusNotFound, codeGone, fmt.Sprintf("the file of %s is gone: %v", what, err), "the record keeps files while it keeps their entries"})
+		return
+	}
+	defer f.Close()
+	w.Header().Set("Content-Type", kind)
+	io.WriteString(w, frameStyle)
+	if r.Method != http.MethodHead {
+		io.Copy(w, f)
+	}
 }
 
 // output answers GET …/entries/{seq}/output: the whole output of an

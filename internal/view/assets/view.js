@@ -553,11 +553,17 @@
       kids.push(el("div", { class: "answers" }, ...en.answers.map((a) =>
         el("div", { text: "↳ answered " + (a.eof ? "with end of file" : JSON.stringify(a.text)) + " — " + who(a) }))));
     }
-    if (en.display) kids.push(el("pre", { class: "value", text: en.display }));
+    if (en.display && !shownAsHTML(en)) kids.push(el("pre", { class: "value", text: en.display }));
     if (en.error) kids.push(errorNode(en.error));
     if (en.rich && en.rich.length) kids.push(richNode(en));
     if (en.status === "dead" && en.text) kids.push(el("div", { class: "cut", text: en.text }));
     n.replaceChildren(...kids);
+  }
+  // shownAsHTML says the value is also an HTML output (a DataFrame's
+  // table): the page shows it once, as the table, as a notebook does.
+  function shownAsHTML(en) {
+    const value = (en.prompt && en.display.startsWith(en.prompt) ? en.display.slice(en.prompt.length) : en.display).trim();
+    return (en.rich || []).some((r) => r.mime === "text/html" && (r.text || "").trim() === value);
   }
   function statusWords(en) {
     if (en.kind === "idle") return "";
