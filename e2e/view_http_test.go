@@ -636,3 +636,18 @@ func TestViewHTTPDaemonRestart(t *testing.T) {
 	}
 	v.stop()
 }
+
+// TestViewInASandbox: a cell of a sandboxed session with its network off
+// cannot serve the view (the kernel refuses it the listening socket), and
+// polyrepl view says so, not that the port was wrong.
+func TestViewInASandbox(t *testing.T) {
+	needPython(t)
+	needLandlock(t)
+	t.Parallel()
+	e := newEnv(t)
+	r := e.runJSON("exec", "boxed", "--sandbox", "read-only", "import subprocess\n"+
+		"p = subprocess.run(["+strconv.Quote(e.bin)+", 'view'], capture_output=True, text=True, timeout=60)\n"+
+		"print('exit', p.returncode)\nprint(p.stderr)")
+	wantContains(t, "polyrepl view inside a read-only session", r.Output, "exit 2", "permission denied", "may not listen on the network")
+	wantLacks(t, "polyrepl view inside a read-only session", r.Output, "give another port")
+}

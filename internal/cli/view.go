@@ -3,6 +3,7 @@ package cli
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -76,7 +77,13 @@ func (v *viewCmd) run(e *env, pos []string) int {
 	ln, err := view.Listen(v.port)
 	if err != nil {
 		e.errorf("%v", err)
-		e.hintf("give another port with --port, or leave --port out for a free one")
+		if errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM) {
+			// Not the port: this process may not listen at all, as in a
+			// sandboxed session with its network off.
+			e.hintf("this process may not listen on the network (inside a sandboxed session with --network off?): run polyrepl view outside it")
+		} else {
+			e.hintf("give another port with --port, or leave --port out for a free one")
+		}
 		return ExitUsage
 	}
 	who := e.as(view.How)
