@@ -55,6 +55,7 @@ func (d *Daemon) history(w http.ResponseWriter, r *http.Request) {
 	}
 	beat := time.NewTicker(followBeat)
 	defer beat.Stop()
+	var sent time.Time
 	for {
 		if rec.Closed() {
 			// The session died and its record was let go; the next life
@@ -68,10 +69,16 @@ func (d *Daemon) history(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		flush()
+		sent = time.Now()
 		select {
 		case <-changed:
-			// A running cell changes at every print: let a few gather.
-			time.Sleep(followGather)
+			// A running cell changes at every print. A change after a
+			// quiet spell goes out at once (a person watching sees a
+			// line as it is printed); changes coming faster gather, so
+			// that a flood costs one event per followGather.
+			if wait := followGather - time.Since(sent); wait > 0 {
+				time.Sleep(wait)
+			}
 		case <-beat.C:
 			if f.enc.Encode(api.RecordEvent{}) != nil {
 				return
@@ -84,7 +91,7 @@ func (d *Daemon) history(w http.ResponseWriter, r *http.Request) {
 }
 
 // followGather is how long a follower lets changes gather before it
-// sends them.
+// sends them, counted from what it sent last.
 const followGather = 20 * time.Millisecond
 
 // follower is one client following a record: what it was sent of each
