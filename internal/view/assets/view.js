@@ -190,6 +190,7 @@
     for (const s of list) {
       const st = stateOf(s);
       const row2 = [stateWords(s)];
+      if (s.running && s.running.code) row2.push(who(s.running.client || {}) + ": " + s.running.code);
       if (s.memory) row2.push(bytes(s.memory));
       if (s.sandbox && s.sandbox.policy && s.sandbox.policy !== "full") row2.push(s.sandbox.policy);
       if (s.cwd) row2.push(s.cwd);
@@ -212,6 +213,7 @@
     $("#editor").hidden = !view.name || !T.can.exec;
     if (!view.name) return;
     $("#name").textContent = view.name;
+    document.title = view.name + (s ? " · " + (stateOf(s) === "input" ? "question" : s.state) : "") + " — polyrepl";
     const st = s ? stateOf(s) : "";
     $("#state").textContent = s ? stateWords(s) : !T.can.sessions ? "" : view.down ? "the daemon is not running" : "not created yet";
     $("#state").dataset.state = st;
