@@ -79,6 +79,8 @@ type Server struct {
 	// inflight counts each connection's calls waiting on a session
 	// (exec, wait, input), whose cells its replies do not call news.
 	inflight map[*mcp.ServerSession]*calls
+	// follows are the app's follows of records (view_events), by id.
+	follows map[string]*follower
 
 	decoding sync.Mutex // held while a reply's images are read and decoded: one at a time
 
@@ -100,12 +102,14 @@ func New(c *client.Client, cwd string, env []string) *Server {
 		&mcp.ServerOptions{Instructions: Instructions, Capabilities: &mcp.ServerCapabilities{}})
 	s.addTools()
 	s.server.AddReceivingMiddleware(knownTools)
+	s.addApp()
 	return s
 }
 
 // knownTools answers a call of a tool the server does not have itself,
 // naming the tools there are and quoting at most the head of the name
-// (the SDK's answer quotes it whole: a 5 MB name, 5 MB back).
+// (the SDK's answer quotes it whole: a 5 MB name, 5 MB back). The app's
+// tools are known only to a client that shows apps.
 func knownTools(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && method == "tools/call" && p != nil {
@@ -115,6 +119,9 @@ func knownTools(next mcp.MethodHandler) mcp.MethodHandler {
 					return next(ctx, method, req)
 				}
 				names = append(names, t.Name)
+			}
+			if ss, _ := req.GetSession().(*mcp.ServerSession); isAppTool(p.Name) && showsApps(ss) {
+				return next(ctx, method, req)
 			}
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
 				Message: fmt.Sprintf("unknown tool %s: the tools are %s", quoteCut(p.Name, quoted), strings.Join(names, ", "))}
