@@ -151,6 +151,25 @@ func (s *Server) appMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 				}
 			}
 			return res, err
+		case "resources/list":
+			res, err := next(ctx, method, req)
+			lr, ok := res.(*mcp.ListResourcesResult)
+			if ss, _ := req.GetSession().(*mcp.ServerSession); err != nil || !ok || lr == nil || showsApps(ss) {
+				return res, err
+			}
+			out := *lr
+			out.Resources = []*mcp.Resource{}
+			for _, r := range lr.Resources {
+				if r.URI != AppURI {
+					out.Resources = append(out.Resources, r)
+				}
+			}
+			return &out, nil
+		case "resources/read":
+			p, _ := req.GetParams().(*mcp.ReadResourceParams)
+			if ss, _ := req.GetSession().(*mcp.ServerSession); p != nil && p.URI == AppURI && !showsApps(ss) {
+				return nil, mcp.ResourceNotFoundError(p.URI)
+			}
 		case "tools/list":
 			res, err := next(ctx, method, req)
 			lr, ok := res.(*mcp.ListToolsResult)

@@ -1,9 +1,12 @@
 package mcp
 
 import (
+	"bufio"
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os/exec"
 	"slices"
 	"strings"
@@ -287,5 +290,59 @@ func TestViewRich(t *testing.T) {
 	res := a.call("view_rich", map[string]any{"session": "fig", "seq": seq, "index": 5})
 	if !res.IsError {
 		t.Errorf("an index past the outputs: %s", text(res))
+	}
+}
+
+// TestAppHandshakeBeforeDiscovery: a client speaking the protocol of
+// before 2026-07-28 (initialize, as the TypeScript SDK 1.x does) is told
+// of the extension only if it declared it; without it, the capabilities
+// are the tools' alone, as before the view's resource existed, the tool
+// list carries no _meta and no app tool, and the resource is neither
+// listed nor read.
+func TestAppHandshakeBeforeDiscovery(t *testing.T) {
+	f := newFixture(t, false)
+	for _, tc := range []struct {
+		caps, wantCaps string
+		wantMeta       bool
+	}{
+		{`{}`, `{"tools":{"listChanged":true}}`, false},
+		{`{"extensions":{"io.modelcontextprotocol/ui":{"mimeTypes":["text/plain"]}}}`, `{"tools":{"listChanged":true}}`, false},
+		{`{"extensions":{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}}}`,
+			`{"extensions":{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}},"resources":{"listChanged":true},"tools":{"listChanged":true}}`, true},
+		{`{"extensions":{"io.modelcontextprotocol/ui":{}}}`,
+			`{"extensions":{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}},"resources":{"listChanged":true},"tools":{"listChanged":true}}`, true},
+	} {
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		done := make(chan struct{})
+		go func() {
+			f.srv.Run(context.Background(), Stdio(inR, outW))
+			outW.Close()
+			close(done)
+		}()
+		out := bufio.NewReader(outR)
+		fmt.Fprintf(inW, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":%s,"clientInfo":{"name":"t","version":"1"}}}`+"\n", tc.caps)
+		init := readAnswer(t, out)
+		var r struct{ Capabilities json.RawMessage }
+		json.Unmarshal(init.Result, &r)
+		if string(r.Capabilities) != tc.wantCaps {
+			t.Errorf("client capabilities %s: told %s, want %s", tc.caps, r.Capabilities, tc.wantCaps)
+		}
+		fmt.Fprint(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`+"\n")
+		list := readAnswer(t, out)
+		hasMeta := strings.Contains(string(list.Result), `"_meta"`) || strings.Contains(string(list.Result), `"view_events"`)
+		if hasMeta != tc.wantMeta {
+			t.Errorf("client capabilities %s: the tool list has _meta or app tools: %v, want %v", tc.caps, hasMeta, tc.wantMeta)
+		}
+		fmt.Fprint(inW, `{"jsonrpc":"2.0","id":3,"method":"resources/list"}`+"\n"+`{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"ui://polyrepl/view"}}`+"\n")
+		listed, read := readAnswer(t, out), readAnswer(t, out)
+		if tc.wantMeta != strings.Contains(string(listed.Result), AppURI) || tc.wantMeta != (read.Error == nil) {
+			t.Errorf("client capabilities %s: resources/list %s; resources/read error %+v", tc.caps, listed.Result, read.Error)
+		}
+		if !tc.wantMeta && read.Error != nil && (read.Error.Code != -32602 || read.Error.Message != "Resource not found") {
+			t.Errorf("client capabilities %s: reading the view: %+v, want the SDK's answer for a resource it lacks", tc.caps, read.Error)
+		}
+		inW.Close()
+		<-done
 	}
 }
