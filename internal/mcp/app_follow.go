@@ -31,6 +31,7 @@ const (
 	followPerConn   = 4                // followers one connection keeps; the oldest goes
 	followQueue     = 1 << 20          // characters of output queued, past which it is skipped (and said)
 	followReplySize = 256 << 10        // bytes of events one reply carries; the rest come next
+	followEvents    = 5000             // events queued, past which the follow ends (the app fell behind)
 )
 
 type viewEventsIn struct {
@@ -90,6 +91,17 @@ type skipped struct {
 func (f *follower) add(ev api.RecordEvent) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.ended != "" {
+		return
+	}
+	if len(f.events) >= followEvents {
+		// Entries cannot be skipped as output is: the app, far behind,
+		// begins again from what it has whole.
+		f.ended = fmt.Sprintf("the app fell %d events behind the record; follow again", followEvents)
+		f.cancel()
+		f.signal()
+		return
+	}
 	if o := ev.Output; o != nil {
 		c := *o
 		n := utf8.RuneCountInString(c.Text)
@@ -147,8 +159,23 @@ func (f *follower) signal() {
 func (f *follower) end(why string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.ended = why
+	if f.ended == "" {
+		f.ended = why
+	}
 	f.signal()
+}
+
+// idle says whether nobody asked for the follower's events for a while.
+func (f *follower) idle() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return time.Since(f.asked) > followIdle
+}
+
+func (f *follower) lastAsked() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.asked
 }
 
 // take forgets the events before number next (the app has them) and
@@ -237,10 +264,7 @@ func (s *Server) follower(conn *mcp.ServerSession, session, id string, since int
 		if f.conn != conn {
 			continue
 		}
-		f.mu.Lock()
-		idle := time.Since(f.asked) > followIdle
-		f.mu.Unlock()
-		if idle && f.id != id {
+		if f.id != id && f.idle() {
 			f.leave()
 			continue
 		}
@@ -255,7 +279,7 @@ func (s *Server) follower(conn *mcp.ServerSession, session, id string, since int
 	for len(mine) >= followPerConn {
 		oldest := mine[0]
 		for _, f := range mine {
-			if f.asked.Before(oldest.asked) {
+			if f.lastAsked().Before(oldest.lastAsked()) {
 				oldest = f
 			}
 		}
@@ -278,6 +302,25 @@ func (s *Server) follower(conn *mcp.ServerSession, session, id string, since int
 			why = s.errorText(err)
 		}
 		f.end(why)
+	}()
+	go func() {
+		// A follower nobody asks for is let go, even while its
+		// connection lives on (the app's frame was closed).
+		tick := time.NewTicker(followIdle / 4)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				if f.idle() {
+					s.mu.Lock()
+					f.leave()
+					s.mu.Unlock()
+					return
+				}
+			}
+		}
 	}()
 	if conn != nil && len(mine) == 0 {
 		// The connection's followers go with it.
