@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -167,6 +168,24 @@ try {
     }));
   }
   step("interrupted");
+
+  if (input.figure) {
+    // A figure reaches the app as a data: URL that decodes.
+    const fig = await client.callTool({ name: "exec", arguments: { session: "app", code: "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\nplt.plot([1, 3, 2]);" } });
+    out.figureRich = (fig.structuredContent?.rich ?? []).length;
+    const seq = await until("the figure's entry in the app", () => frame.evaluate(() => {
+      const en = window.seen.events.map((e) => e.entry).find((en) => en && en.rich && en.rich.length > 0 && en.status === "done");
+      return en ? en.seq : 0;
+    }));
+    out.figure = await frame.evaluate(async (seq) => {
+      const url = await window.polyreplTransport.richURL(window.seen.shown, seq, 0);
+      const img = new Image();
+      img.src = url;
+      await img.decode();
+      return { scheme: url.slice(0, 15), width: img.naturalWidth };
+    }, seq);
+    step("figure shown");
+  }
   out.sizes = await page.evaluate(() => window.host.sizes.length);
   await page.screenshot({ path: input.screenshot });
 } finally {
@@ -198,6 +217,7 @@ func TestViewAsMCPApp(t *testing.T) {
 	// The page renders entries once the lead's view.js does; until then
 	// the test follows through the transport itself.
 	dom := strings.Contains(string(js), "data-action")
+	figures := exec.Command(python, "-c", "import matplotlib").Run() == nil
 	code := "import time\nfor i in range(40):\n    print('line', i, flush=True)\n    time.sleep(0.25)\ntime.sleep(120)"
 	var got struct {
 		Steps            []string                   `json:"steps"`
@@ -214,6 +234,10 @@ func TestViewAsMCPApp(t *testing.T) {
 		EndSeen          string                     `json:"endSeen"`
 		Calls            []string                   `json:"calls"`
 		Sizes            int                        `json:"sizes"`
+		Figure           *struct {
+			Scheme string `json:"scheme"`
+			Width  int    `json:"width"`
+		} `json:"figure"`
 	}
 	b.run(t, browserRun{
 		script: appScript,
@@ -221,6 +245,7 @@ func TestViewAsMCPApp(t *testing.T) {
 		input: map[string]any{
 			"sdk": sdk, "binary": e.bin, "env": e.vars, "home": e.home, "modules": b.modules,
 			"code": code, "dom": dom, "screenshot": filepath.Join(t.TempDir(), "app.png"),
+			"figure": !dom && figures,
 		},
 		bound: 3 * time.Minute,
 	}, &got)
@@ -250,6 +275,9 @@ func TestViewAsMCPApp(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(got.Calls, " "), "view_events") || !strings.Contains(strings.Join(got.Calls, " "), "interrupt") {
 		t.Errorf("the app's calls through the host: %v", got.Calls)
+	}
+	if !dom && figures && (got.Figure == nil || got.Figure.Scheme != "data:image/png;" || got.Figure.Width != 640) {
+		t.Errorf("the figure in the app: %+v, want a 640 pixels wide PNG from a data: URL", got.Figure)
 	}
 	if got.Sizes == 0 {
 		t.Errorf("the app never told the host its size")
