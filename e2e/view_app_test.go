@@ -186,6 +186,15 @@ try {
     }, seq);
     step("figure shown");
   }
+  if (!input.dom) {
+    // A question the cell asks is answered from the app.
+    const asked = await client.callTool({ name: "exec", arguments: { session: "app", code: "x = input('name? ')\nprint('hello', x)", timeout: 5 } });
+    out.askedStatus = asked.structuredContent?.status;
+    await frame.evaluate(() => window.polyreplTransport.answer(window.seen.shown, { text: "ada" }));
+    const answered = await client.callTool({ name: "wait", arguments: { session: "app" } });
+    out.answeredOutput = answered.structuredContent?.output ?? "";
+    step("answered");
+  }
   out.sizes = await page.evaluate(() => window.host.sizes.length);
   await page.screenshot({ path: input.screenshot });
 } finally {
@@ -200,7 +209,8 @@ result(out);
 // reads the view there; the view, loaded by the official host bridge in
 // a sandboxed frame, completes the handshake, follows the session the
 // host shows, shows a cell's output while the cell still runs, and its
-// interrupt stops the cell, as the record says.
+// interrupt stops the cell, as the record says; a figure comes to it as
+// an image that decodes, and a cell's question is answered from it.
 func TestViewAsMCPApp(t *testing.T) {
 	needPython(t)
 	b := needBrowser(t)
@@ -234,6 +244,8 @@ func TestViewAsMCPApp(t *testing.T) {
 		EndSeen          string                     `json:"endSeen"`
 		Calls            []string                   `json:"calls"`
 		Sizes            int                        `json:"sizes"`
+		AskedStatus      string                     `json:"askedStatus"`
+		AnsweredOutput   string                     `json:"answeredOutput"`
 		Figure           *struct {
 			Scheme string `json:"scheme"`
 			Width  int    `json:"width"`
@@ -278,6 +290,9 @@ func TestViewAsMCPApp(t *testing.T) {
 	}
 	if !dom && figures && (got.Figure == nil || got.Figure.Scheme != "data:image/png;" || got.Figure.Width != 640) {
 		t.Errorf("the figure in the app: %+v, want a 640 pixels wide PNG from a data: URL", got.Figure)
+	}
+	if !dom && (got.AskedStatus != "input" || !strings.Contains(got.AnsweredOutput, "hello ada")) {
+		t.Errorf("a question answered from the app: asked %q, then output %q", got.AskedStatus, got.AnsweredOutput)
 	}
 	if got.Sizes == 0 {
 		t.Errorf("the app never told the host its size")
