@@ -125,6 +125,7 @@ try {
   const frame = await until("the app's frame", () => page.frames().find((f) => f !== page.mainFrame()));
   await frame.waitForFunction(() => !!window.polyreplTransport);
   out.mode = await frame.evaluate(() => window.polyreplTransport.mode);
+  out.theme = await frame.evaluate(() => document.documentElement.dataset.theme || "");
   out.can = await frame.evaluate(() => window.polyreplTransport.can);
   if (!input.dom) {
     // Until the page renders: follow through the transport as it will.
@@ -235,6 +236,7 @@ func TestViewAsMCPApp(t *testing.T) {
 		Meta             map[string]json.RawMessage `json:"meta"`
 		ResourceType     string                     `json:"resourceType"`
 		Mode             string                     `json:"mode"`
+		Theme            string                     `json:"theme"`
 		Can              map[string]bool            `json:"can"`
 		ExecStatus       string                     `json:"execStatus"`
 		ShownOutput      string                     `json:"shownOutput"`
@@ -272,8 +274,8 @@ func TestViewAsMCPApp(t *testing.T) {
 	if m := string(got.Meta["view_events"]); m != `{"ui":{"visibility":["app"]}}` {
 		t.Errorf("view_events' _meta: %s", m)
 	}
-	if got.ResourceType != "text/html;profile=mcp-app" || got.Mode != "app" {
-		t.Errorf("the resource's type %q, the transport's mode %q", got.ResourceType, got.Mode)
+	if got.ResourceType != "text/html;profile=mcp-app" || got.Mode != "app" || got.Theme != "light" {
+		t.Errorf("the resource's type %q, the transport's mode %q, the host's theme %q", got.ResourceType, got.Mode, got.Theme)
 	}
 	if !got.Can["interrupt"] || got.Can["exec"] || got.Can["kill"] {
 		t.Errorf("the app offers %v", got.Can)

@@ -179,10 +179,10 @@ func (f *follower) lastAsked() time.Time {
 }
 
 // take forgets the events before number next (the app has them) and
-// returns those after, at most followReplySize bytes of them (at least
-// one), and whether more are queued; with none queued and the follow
-// going on, it returns a channel closed when there are.
-func (f *follower) take(next int) (evs []api.RecordEvent, more bool, ended string, wake chan struct{}) {
+// returns those after, from number start, at most followReplySize bytes
+// of them (at least one), and whether more are queued; with none queued
+// and the follow going on, it returns a channel closed when there are.
+func (f *follower) take(next int) (start int, evs []api.RecordEvent, more bool, ended string, wake chan struct{}) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.asked = time.Now()
@@ -199,15 +199,15 @@ func (f *follower) take(next int) (evs []api.RecordEvent, more bool, ended strin
 	size := 0
 	for i, ev := range f.events {
 		if i > 0 && size+f.sizes[i] > followReplySize {
-			return evs, true, "", nil
+			return f.base, evs, true, "", nil
 		}
 		size += f.sizes[i]
 		evs = append(evs, ev)
 	}
 	if len(evs) == 0 && f.ended == "" {
-		return nil, false, "", f.wake
+		return f.base, nil, false, "", f.wake
 	}
-	return evs, false, f.ended, nil
+	return f.base, evs, false, f.ended, nil
 }
 
 func (s *Server) viewEvents(ctx context.Context, req *mcp.CallToolRequest, in viewEventsIn) (viewEvents, string, error) {
@@ -228,15 +228,10 @@ func (s *Server) viewEvents(ctx context.Context, req *mcp.CallToolRequest, in vi
 	timer := time.NewTimer(time.Duration(wait * float64(time.Second)))
 	defer timer.Stop()
 	for {
-		evs, more, ended, wake := f.take(in.Next)
+		start, evs, more, ended, wake := f.take(in.Next)
 		if wake == nil || wait == 0 {
 			reply.Events = append(reply.Events, evs...)
-			reply.Next, reply.More, reply.Ended = in.Next+len(evs), more, ended
-			if in.Next < f.base {
-				// Asked from before what the follow still holds: say
-				// where it is.
-				reply.Next = f.base + len(evs)
-			}
+			reply.Next, reply.More, reply.Ended = start+len(evs), more, ended
 			return reply, fmt.Sprintf("%d events of session %s's record, for the view.", len(evs), in.Session), nil
 		}
 		select {

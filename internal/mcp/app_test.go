@@ -237,7 +237,7 @@ func TestFollowerBoundsItsQueue(t *testing.T) {
 	var all []api.RecordEvent
 	next := 0
 	for {
-		evs, more, _, _ := f.take(next)
+		_, evs, more, _, _ := f.take(next)
 		all = append(all, evs...)
 		next += len(evs)
 		if !more {
@@ -257,7 +257,7 @@ func TestFollowerBoundsItsQueue(t *testing.T) {
 	// Taken, the queue is empty again: new output is queued whole.
 	f.take(next)
 	f.add(api.RecordEvent{Event: api.EventOutput, Output: &api.OutputChunk{ID: "s#2", Seq: 2, Text: big}})
-	if evs, _, _, _ := f.take(next); len(evs) != 1 || evs[0].Output.Text != big {
+	if _, evs, _, _, _ := f.take(next); len(evs) != 1 || evs[0].Output.Text != big {
 		t.Errorf("after the queue emptied: %+v", evs)
 	}
 }

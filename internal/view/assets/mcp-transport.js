@@ -55,6 +55,11 @@
     return "";
   }
 
+  // The host's theme, for the page's style: <html data-theme="dark">.
+  function hostContext(ctx) {
+    if (ctx && (ctx.theme === "light" || ctx.theme === "dark")) document.documentElement.dataset.theme = ctx.theme;
+  }
+
   window.addEventListener("message", (ev) => {
     if (ev.source !== host) return;
     const msg = ev.data;
@@ -73,6 +78,9 @@
         break;
       case "ui/notifications/tool-result":
         showSession(sessionOfResult(msg.params));
+        break;
+      case "ui/notifications/host-context-changed":
+        hostContext(msg.params);
         break;
       case "ui/resource-teardown":
       case "ping":
@@ -100,6 +108,7 @@
     appCapabilities: { availableDisplayModes: ["inline", "fullscreen"] },
     protocolVersion: PROTOCOL,
   }).then((res) => {
+    hostContext(res && res.hostContext);
     notify("ui/notifications/initialized");
     if (typeof ResizeObserver === "function") {
       new ResizeObserver(sizeChanged).observe(document.documentElement);
