@@ -346,3 +346,17 @@ func TestAppHandshakeBeforeDiscovery(t *testing.T) {
 		<-done
 	}
 }
+
+// TestViewEventsEnds: following a session there is not ends at once,
+// saying why in the tools' words, and the follow is not kept for long.
+func TestViewEventsEnds(t *testing.T) {
+	f := newFixture(t, false)
+	a := f.connectApps()
+	var r viewEvents
+	structured(t, a.ok("view_events", map[string]any{"session": "nosuch", "wait": 10}), &r)
+	if r.Ended == "" || len(r.Events) != 0 || r.Follow == "" {
+		t.Fatalf("following no session: %+v", r)
+	}
+	wantContains(t, "why the follow ended", r.Ended, "nosuch")
+	t.Logf("ended: %s", r.Ended)
+}

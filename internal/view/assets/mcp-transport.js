@@ -161,12 +161,14 @@
           pause = 500;
           for (const ev of r.events || []) on(ev);
           if (r.ended) {
+            // Often a session the host showed before its first cell
+            // made it: look again soon.
             conn("waiting", r.ended);
             id = "";
             next = 0;
             since = resume();
             await sleep(pause);
-            pause = Math.min(pause * 2, 10000);
+            pause = Math.min(pause * 2, 2000);
           }
         } catch (e) {
           if (stopped) return;
