@@ -138,14 +138,14 @@ try {
     });
   }
 
-  // The agent runs a cell that prints while it runs; the host shows the app beside the call.
+  // The agent runs a cell that prints while it runs, in a session its
+  // call creates; the host shows the app beside the call from its start,
+  // as hosts do.
   const args = { session: "app", code: input.code, timeout: 0 };
+  await page.evaluate((args) => window.bridge.sendToolInput({ arguments: args }), args);
   const ran = await client.callTool({ name: "exec", arguments: args });
   out.execStatus = ran.structuredContent?.status;
-  await page.evaluate(async ({ args, ran }) => {
-    await window.bridge.sendToolInput({ arguments: args });
-    await window.bridge.sendToolResult(ran);
-  }, { args, ran });
+  await page.evaluate((ran) => window.bridge.sendToolResult(ran), ran);
   step("exec shown");
 
   const outputSeen = input.dom
