@@ -191,9 +191,11 @@ try {
     // A question the cell asks is answered from the app.
     const asked = await client.callTool({ name: "exec", arguments: { session: "app", code: "x = input('name? ')\nprint('hello', x)", timeout: 5 } });
     out.askedStatus = asked.structuredContent?.status;
-    await frame.evaluate(() => window.polyreplTransport.answer(window.seen.shown, { text: "ada" }));
+    // The host passes the app's calls on the agent's connection, so the
+    // answer's own reply may collect the output before wait does.
+    const replied = await frame.evaluate(() => window.polyreplTransport.answer(window.seen.shown, { text: "ada" }).then((r) => r.output || ""));
     const answered = await client.callTool({ name: "wait", arguments: { session: "app" } });
-    out.answeredOutput = answered.structuredContent?.output ?? "";
+    out.answeredOutput = replied + (answered.structuredContent?.output ?? "");
     step("answered");
   }
   out.sizes = await page.evaluate(() => window.host.sizes.length);
