@@ -127,17 +127,6 @@ try {
   out.mode = await frame.evaluate(() => window.polyreplTransport.mode);
   out.theme = await frame.evaluate(() => document.documentElement.dataset.theme || "");
   out.can = await frame.evaluate(() => window.polyreplTransport.can);
-  if (!input.dom) {
-    // Until the page renders: follow through the transport as it will.
-    await frame.evaluate(() => {
-      window.seen = { events: [], shown: "" };
-      window.polyreplTransport.onSession((name) => {
-        window.seen.shown = name;
-        window.polyreplTransport.follow(name, 0, (ev) => window.seen.events.push(ev), () => 0);
-      });
-    });
-  }
-
   // The agent runs a cell that prints while it runs, in a session its
   // call creates; the host shows the app beside the call from its start,
   // as hosts do.
@@ -148,56 +137,42 @@ try {
   await page.evaluate((ran) => window.bridge.sendToolResult(ran), ran);
   step("exec shown");
 
-  const outputSeen = input.dom
-    ? () => frame.evaluate(() => [...document.querySelectorAll("[data-seq] .output")].map((e) => e.textContent).join("\n"))
-    : () => frame.evaluate(() => window.seen.events.filter((e) => e.output).map((e) => e.output.text).join(""));
+  const outputSeen = () => frame.evaluate(() => [...document.querySelectorAll("[data-seq] .output")].map((e) => e.textContent).join("\n"));
   out.shownOutput = await until("line 2 in the app", async () => { const t = await outputSeen(); return t.includes("line 2") ? t : ""; });
   const still = await client.callTool({ name: "wait", arguments: { session: "app", timeout: 0 } });
   out.statusWhenSeen = still.structuredContent?.status;
-  if (!input.dom) out.shown = await frame.evaluate(() => window.seen.shown);
+  out.shown = await frame.evaluate(() => document.querySelector("#name").textContent);
   step("output seen live");
 
   // The person interrupts from the app.
-  if (input.dom) {
-    await frame.click("button[data-action=interrupt]");
-    await frame.waitForSelector("[data-seq][data-status=interrupted]", { timeout: 60000 });
-  } else {
-    out.interrupt = await frame.evaluate(() => window.polyreplTransport.interrupt(window.seen.shown).then((r) => r.status));
-    out.endSeen = await until("the cell's end in the app", () => frame.evaluate(() => {
-      const end = window.seen.events.find((e) => e.event === "end");
-      return end ? end.entry.status : "";
-    }));
-  }
+  await frame.click("button[data-action=interrupt]");
+  await frame.waitForSelector("[data-seq][data-status=interrupted]", { timeout: 60000 });
   step("interrupted");
 
   if (input.figure) {
-    // A figure reaches the app as a data: URL that decodes.
-    const fig = await client.callTool({ name: "exec", arguments: { session: "app", code: "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\nplt.plot([1, 3, 2]);" } });
-    out.figureRich = (fig.structuredContent?.rich ?? []).length;
-    const seq = await until("the figure's entry in the app", () => frame.evaluate(() => {
-      const en = window.seen.events.map((e) => e.entry).find((en) => en && en.rich && en.rich.length > 0 && en.status === "done");
-      return en ? en.seq : 0;
+    // A figure reaches the app as a data: URL, shown as an image that
+    // decoded.
+    await client.callTool({ name: "exec", arguments: { session: "app", code: "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\nplt.plot([1, 3, 2]);" } });
+    out.figure = await until("the figure in the app", () => frame.evaluate(() => {
+      const img = document.querySelector("img.figure");
+      return img && img.complete && img.naturalWidth > 0 ? { scheme: img.src.slice(0, 15), width: img.naturalWidth } : null;
     }));
-    out.figure = await frame.evaluate(async (seq) => {
-      const url = await window.polyreplTransport.richURL(window.seen.shown, seq, 0);
-      const img = new Image();
-      img.src = url;
-      await img.decode();
-      return { scheme: url.slice(0, 15), width: img.naturalWidth };
-    }, seq);
     step("figure shown");
   }
-  if (!input.dom) {
-    // A question the cell asks is answered from the app.
-    const asked = await client.callTool({ name: "exec", arguments: { session: "app", code: "x = input('name? ')\nprint('hello', x)", timeout: 5 } });
-    out.askedStatus = asked.structuredContent?.status;
-    // The host passes the app's calls on the agent's connection, so the
-    // answer's own reply may collect the output before wait does.
-    const replied = await frame.evaluate(() => window.polyreplTransport.answer(window.seen.shown, { text: "ada" }).then((r) => r.output || ""));
-    const answered = await client.callTool({ name: "wait", arguments: { session: "app" } });
-    out.answeredOutput = replied + (answered.structuredContent?.output ?? "");
-    step("answered");
-  }
+
+  // A question the cell asks is answered from the app's form, as the
+  // person.
+  const asked = await client.callTool({ name: "exec", arguments: { session: "app", code: "x = input('name? ')\nprint('hello', x)", timeout: 5 } });
+  out.askedStatus = asked.structuredContent?.status;
+  await frame.waitForSelector("#question:not([hidden])", { timeout: 30000 });
+  out.prompt = await frame.textContent("#prompt");
+  await frame.fill("#answer", "ada");
+  await frame.click("#question button[type=submit]");
+  await frame.waitForSelector("#question[hidden]", { state: "attached", timeout: 30000 });
+  out.said = await frame.textContent("#said");
+  const answered = await client.callTool({ name: "wait", arguments: { session: "app", timeout: 60 } });
+  out.answeredOutput = answered.structuredContent?.output ?? "";
+  step("answered");
   out.sizes = await page.evaluate(() => window.host.sizes.length);
   await page.screenshot({ path: input.screenshot });
 } finally {
@@ -223,13 +198,7 @@ func TestViewAsMCPApp(t *testing.T) {
 	}
 	t.Parallel()
 	e := newEnv(t)
-	js, err := os.ReadFile(filepath.Join(moduleRoot, "internal/view/assets/view.js"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The page renders entries once the lead's view.js does; until then
-	// the test follows through the transport itself.
-	dom := strings.Contains(string(js), "data-action")
+	e.setenv("POLYREPL_LABEL", "ada-person")
 	figures := exec.Command(python, "-c", "import matplotlib").Run() == nil
 	code := "import time\nfor i in range(40):\n    print('line', i, flush=True)\n    time.sleep(0.25)\ntime.sleep(120)"
 	var got struct {
@@ -244,8 +213,8 @@ func TestViewAsMCPApp(t *testing.T) {
 		ShownOutput      string                     `json:"shownOutput"`
 		StatusWhenSeen   string                     `json:"statusWhenSeen"`
 		Shown            string                     `json:"shown"`
-		Interrupt        string                     `json:"interrupt"`
-		EndSeen          string                     `json:"endSeen"`
+		Prompt           string                     `json:"prompt"`
+		Said             string                     `json:"said"`
 		Calls            []string                   `json:"calls"`
 		Sizes            int                        `json:"sizes"`
 		AskedStatus      string                     `json:"askedStatus"`
@@ -260,8 +229,8 @@ func TestViewAsMCPApp(t *testing.T) {
 		files:  map[string]string{"host.html": appHostPage},
 		input: map[string]any{
 			"sdk": sdk, "binary": e.bin, "env": e.vars, "home": e.home, "modules": b.modules,
-			"code": code, "dom": dom, "screenshot": filepath.Join(t.TempDir(), "app.png"),
-			"figure": !dom && figures,
+			"code": code, "screenshot": filepath.Join(t.TempDir(), "app.png"),
+			"figure": figures,
 		},
 		bound: 3 * time.Minute,
 	}, &got)
@@ -286,17 +255,25 @@ func TestViewAsMCPApp(t *testing.T) {
 		t.Errorf("the cell was %q when run and %q when the app showed its output: want it running", got.ExecStatus, got.StatusWhenSeen)
 	}
 	wantContains(t, "the output the app showed", got.ShownOutput, "line 0\n", "line 2\n")
-	if !dom && (got.Shown != "app" || got.Interrupt != "interrupted" || got.EndSeen != "interrupted") {
-		t.Errorf("the app showed session %q; its interrupt %q; the end it saw %q", got.Shown, got.Interrupt, got.EndSeen)
+	if got.Shown != "app" {
+		t.Errorf("the app showed session %q, want the one the host's call named", got.Shown)
 	}
-	if !strings.Contains(strings.Join(got.Calls, " "), "view_events") || !strings.Contains(strings.Join(got.Calls, " "), "interrupt") {
+	// The person's acts went through the app's own tool, never the
+	// agent's (whose replies would take what the agent was not told yet).
+	calls := strings.Join(got.Calls, " ")
+	if !strings.Contains(calls, "view_events") || !strings.Contains(calls, "view_act") || strings.Contains(calls, "interrupt") || strings.Contains(calls, "input") {
 		t.Errorf("the app's calls through the host: %v", got.Calls)
 	}
-	if !dom && figures && (got.Figure == nil || got.Figure.Scheme != "data:image/png;" || got.Figure.Width != 640) {
+	if figures && (got.Figure == nil || got.Figure.Scheme != "data:image/png;" || got.Figure.Width != 640) {
 		t.Errorf("the figure in the app: %+v, want a 640 pixels wide PNG from a data: URL", got.Figure)
 	}
-	if !dom && (got.AskedStatus != "input" || !strings.Contains(got.AnsweredOutput, "hello ada")) {
-		t.Errorf("a question answered from the app: asked %q, then output %q", got.AskedStatus, got.AnsweredOutput)
+	if got.AskedStatus != "input" || !strings.Contains(got.Prompt, "name?") || !strings.Contains(got.AnsweredOutput, "hello ada") {
+		t.Errorf("a question answered from the app: asked %q, the form's prompt %q, then output %q (the app said %q)", got.AskedStatus, got.Prompt, got.AnsweredOutput, got.Said)
+	}
+	// Recorded as the person, through the view.
+	hist, _ := e.must(0, "history", "app", "--json")
+	if !strings.Contains(hist, `"who":"ada-person","how":"view"`) {
+		t.Errorf("history does not show the app's answer as the person's through the view:\n%s", clip(hist))
 	}
 	if got.Sizes == 0 {
 		t.Errorf("the app never told the host its size")

@@ -135,7 +135,7 @@ await step("question", async () => {
   const prompt = await page.textContent("#prompt");
   const type = await page.getAttribute("#answer", "type");
   await page.fill("#answer", "bob");
-  await page.click("#question button[type=submit]");
+  await page.press("#answer", "Enter");
   await page.waitForSelector("#question[hidden]", { state: "attached", timeout: 30000 });
   await run("print('hello', name)");
   await cellWith("hello bob").waitFor({ timeout: 30000 });

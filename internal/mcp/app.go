@@ -40,6 +40,16 @@ var appTools = []mcp.Tool{
 		Annotations: &mcp.ToolAnnotations{Title: "Follow a session's record (view)", ReadOnlyHint: true, OpenWorldHint: boolp(false)},
 	},
 	{
+		Name:        "view_glance",
+		Description: "One session's state for the polyrepl app, not the model: idle or running, the running cell and the question it asks.",
+		Annotations: &mcp.ToolAnnotations{Title: "A session's state (view)", ReadOnlyHint: true, OpenWorldHint: boolp(false)},
+	},
+	{
+		Name:        "view_act",
+		Description: "What the person does in the polyrepl app, not the model: interrupt the running cell, or answer its question; recorded as the person's.",
+		Annotations: &mcp.ToolAnnotations{Title: "Interrupt or answer (view)", DestructiveHint: boolp(false), OpenWorldHint: boolp(false)},
+	},
+	{
 		Name:        "view_rich",
 		Description: "One rich output (a figure, an SVG, an HTML table) of a record's entry, as data for the polyrepl app, not the model.",
 		Annotations: &mcp.ToolAnnotations{Title: "A figure of the record (view)", ReadOnlyHint: true, OpenWorldHint: boolp(false)},
@@ -81,6 +91,8 @@ func (s *Server) addApp() {
 	})
 	addTool(s, appTool("view_events"), s.viewEvents)
 	addTool(s, appTool("view_rich"), s.viewRich)
+	addTool(s, appTool("view_glance"), s.viewGlance)
+	addTool(s, appTool("view_act"), s.viewAct)
 	s.server.AddReceivingMiddleware(s.appMiddleware)
 }
 

@@ -360,3 +360,39 @@ func TestViewEventsEnds(t *testing.T) {
 	wantContains(t, "why the follow ended", r.Ended, "nosuch")
 	t.Logf("ended: %s", r.Ended)
 }
+
+// TestViewActIsThePersons: the app's interrupt and answer go through its
+// own tool and are recorded as the person's (their label, how "view"),
+// not the agent's; view_glance shows the question the cell waits on.
+func TestViewActIsThePersons(t *testing.T) {
+	f := newFixture(t, true)
+	a := f.connectApps()
+	r, _ := a.cell("exec", map[string]any{"session": "ask", "timeout": 5, "code": "x = input('name? ')\nprint('hello', x)"})
+	if r.Status != api.StatusInput {
+		t.Fatalf("exec: %+v", r)
+	}
+	var g viewGlance
+	structured(t, a.ok("view_glance", map[string]any{"session": "ask"}), &g)
+	if g.Session.Running == nil || g.Session.Running.Input == nil || !strings.Contains(g.Session.Running.Input.Text, "name?") {
+		t.Fatalf("view_glance: %+v", g.Session)
+	}
+	var got api.CellResult
+	structured(t, a.ok("view_act", map[string]any{"session": "ask", "action": "answer", "text": "ada"}), &got)
+	done, _ := a.cell("wait", map[string]any{"session": "ask", "timeout": 30})
+	if !strings.Contains(got.Output+done.Output, "hello ada") {
+		t.Errorf("the answer: %+v, then %+v", got, done)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	hist, err := f.client.History(ctx, "ask", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := hist.Entries[len(hist.Entries)-1]
+	if len(last.Answers) != 1 || last.Answers[0].How != "view" || last.Answers[0].Who != f.srv.label {
+		t.Errorf("the answer is recorded as %+v, want the person's through the view", last.Answers)
+	}
+	if res := a.call("view_act", map[string]any{"session": "ask", "action": "restart"}); !res.IsError || !strings.Contains(text(res), "give interrupt or answer") {
+		t.Errorf("an action the app does not offer: %s", text(res))
+	}
+}

@@ -59,7 +59,8 @@ type Server struct {
 	server *mcp.Server
 	cwd    string
 	env    []string
-	quiet  bool // $POLYREPL_ACTIVITY=off: do not tell other clients' activity
+	quiet  bool   // $POLYREPL_ACTIVITY=off: do not tell other clients' activity
+	label  string // who acts through the app: $POLYREPL_LABEL, else $USER
 	// MaxWait, if above 0, caps in seconds how long a call waits for a
 	// cell (polyrepl mcp --max-wait): clients cut tool calls off on their
 	// own clocks, and a reply that comes too late is lost to the model
@@ -94,6 +95,15 @@ type Server struct {
 // environment the agent launched `polyrepl mcp` with.
 func New(c *client.Client, cwd string, env []string) *Server {
 	s := &Server{client: c, cwd: cwd, env: env, conns: map[*mcp.ServerSession]string{}, MaxOutput: DefaultMaxOutput, voice: model}
+	// The person at the agent's client, for what they do in the app:
+	// labelled as the CLI labels them.
+	s.label = lookupEnv(env, "POLYREPL_LABEL")
+	if s.label == "" {
+		s.label = lookupEnv(env, "USER")
+	}
+	if s.label == "" {
+		s.label = "the person at the agent's client"
+	}
 	switch strings.ToLower(lookupEnv(env, "POLYREPL_ACTIVITY")) {
 	case "off", "0", "no", "false":
 		s.quiet = true

@@ -40,6 +40,7 @@ func asset(name string) string {
 func AppHTML() string {
 	html := asset("view.html")
 	html = strings.Replace(html, `<body data-mode="page">`, `<body data-mode="app">`, 1)
+	html = strings.Replace(html, "<link rel=\"icon\" href=\"data:,\">\n", "", 1) // an app has no tab of its own
 	html = strings.Replace(html, `<link rel="stylesheet" href="/assets/view.css">`,
 		"<style>\n"+asset("view.css")+"</style>", 1)
 	html = strings.Replace(html, `<script src="/assets/page-transport.js"></script>`,

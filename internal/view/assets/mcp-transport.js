@@ -6,8 +6,10 @@
 // which the host passes to `polyrepl mcp`. The host says which session
 // it shows by the tool calls it renders the app beside (exec, wait,
 // sessions: their arguments and results); the app follows that session
-// with view_events, a long poll, and interrupts and answers it with the
-// interrupt and input tools. Running cells, restarting, killing,
+// with view_events, a long poll, glances at its state with view_glance,
+// and interrupts and answers it with view_act, as the person (the
+// agent's own interrupt and input tools would record it as the agent's,
+// and take the activity the agent has not been told). Running cells, restarting, killing,
 // exporting and other sessions are left to the agent, and to a person
 // at `polyrepl view`.
 "use strict";
@@ -190,20 +192,26 @@
     // the list of sessions are not offered here: the agent drives, and
     // `polyrepl view` has the rest.
     can: { sessions: false, exec: false, interrupt: true, answer: true, restart: false, kill: false, export: false },
+    // The shown session's state (its running cell, the question it
+    // asks), through the app's own tool: the agent's sessions tool is
+    // the agent's.
     async sessions() {
-      const r = await call("sessions", {});
-      return { sessions: r.sessions || [], label: "", daemon: "running" };
+      if (!shown) return { sessions: [], label: "", daemon: "running" };
+      const r = await call("view_glance", { session: shown });
+      return { sessions: r.session ? [r.session] : [], label: "", daemon: "running" };
     },
     follow,
+    // The person's interrupt and answer go through the app's own tool,
+    // recorded as theirs (how "view"), not as the agent's.
     interrupt(name) {
-      return call("interrupt", { session: name });
+      return call("view_act", { session: name, action: "interrupt" });
     },
     answer(name, a) {
-      const args = { session: name, timeout: 0 };
+      const args = { session: name, action: "answer" };
       if (a && a.eof) args.eof = true;
       else args.text = (a && a.text) || "";
       if (a && a.secret) args.secret = true;
-      return call("input", args);
+      return call("view_act", args);
     },
     exec() {
       return Promise.reject(new Error("the agent runs cells here; polyrepl view runs them for a person"));

@@ -53,6 +53,9 @@
     name: "",          // the session shown
     info: new Map(),   // name -> api.SessionInfo, from the last poll
     entries: new Map(),// seq -> {en, node, out}
+    polls: 0,          // polls begun
+    answered: 0,       // the last poll begun before an answer was sent
+    fresh: true,       // the last poll's answer began after the last answer
     stop: null,        // ends the current follow
     last: 0,           // the highest seq seen
     history: [],       // code of cells, oldest first, for ↑ and ↓
@@ -151,14 +154,18 @@
   let pollTimer = null;
   async function poll() {
     clearTimeout(pollTimer);
+    const n = ++view.polls;
     try {
       const r = await T.sessions();
+      // A poll that began before an answer went may still show its
+      // question: not that one.
+      view.fresh = n > view.answered;
       view.info = new Map((r.sessions || []).map((s) => [s.name, s]));
       $("#me").textContent = r.label ? "you are " + r.label + " (how: view)" : "";
       view.down = !!(r.daemon && r.daemon !== "running");
       if (view.down) setConn("down", "the daemon is not running: sessions kept by their holders come back when one starts (any polyrepl command starts it)");
       drawSessions();
-      if (!view.name) {
+      if (!view.name && T.mode === "page") {
         const first = pickFirst();
         if (first) show(first);
       }
@@ -229,7 +236,8 @@
       if (s.problem) facts.push(["problem", s.problem]);
     }
     $("#facts").replaceChildren(...facts.map(([k, v]) => el("div", {}, el("dt", { text: k }), el("dd", { text: String(v) }))));
-    const running = !!(s && s.state === "running");
+    // An app knows the session from its record between glances.
+    const running = s ? s.state === "running" : [...view.entries.values()].some((it) => it.en.status === "running");
     for (const b of document.querySelectorAll("#actions [data-action]")) {
       b.hidden = !T.can[b.dataset.action];
       b.disabled = b.dataset.action === "interrupt" ? !running : false;
@@ -247,6 +255,7 @@
   function drawQuestion(s) {
     const q = s && s.running && s.running.input;
     const form = $("#question");
+    if (!view.fresh) return;
     if (!q || !T.can.answer) {
       form.hidden = true;
       asked = "";
@@ -264,14 +273,29 @@
     form.dataset.password = q.password ? "true" : "false";
     input.focus();
   }
-  $("#question").addEventListener("submit", (ev) => {
-    ev.preventDefault();
-    answer({ text: $("#answer").value });
+  // Forms are not submitted here: an MCP App's frame is sandboxed
+  // without allow-forms, where a form's submit never fires. Buttons and
+  // keys act instead.
+  const onSubmit = (form, act) => {
+    form.addEventListener("submit", (ev) => ev.preventDefault());
+    form.querySelector("button[type=submit]").addEventListener("click", (ev) => {
+      ev.preventDefault();
+      act();
+    });
+  };
+  onSubmit($("#question"), () => answer({ text: $("#answer").value }));
+  $("#answer").addEventListener("keydown", (ev) => {
+    if (ev.key === "Enter") {
+      ev.preventDefault();
+      answer({ text: $("#answer").value });
+    }
   });
   $("#eof").addEventListener("click", () => answer({ eof: true }));
   async function answer(a) {
     const input = $("#answer");
     input.value = ""; // a password's answer never stays on the page
+    view.answered = view.polls;
+    view.fresh = false;
     try {
       await T.answer(view.name, a);
       $("#question").hidden = true;
@@ -321,7 +345,7 @@
   code.addEventListener("keydown", (ev) => {
     if (ev.key === "Enter" && ev.shiftKey) {
       ev.preventDefault();
-      $("#editor").requestSubmit();
+      run();
     } else if (ev.key === "Tab" && !ev.shiftKey && !ev.ctrlKey && !ev.altKey && !ev.metaKey) {
       ev.preventDefault();
       code.setRangeText("    ", code.selectionStart, code.selectionEnd, "end");
@@ -351,8 +375,8 @@
     shade();
     return true;
   }
-  $("#editor").addEventListener("submit", async (ev) => {
-    ev.preventDefault();
+  onSubmit($("#editor"), () => run());
+  async function run() {
     const text = code.value;
     if (!text.trim()) return;
     $("#run").disabled = true;
@@ -369,7 +393,7 @@
       code.focus();
     }
     setTimeout(poll, 150);
-  });
+  }
 
   // ---- one session's record ----------------------------------------------
   function setConn(state, words) {
@@ -415,9 +439,11 @@
       case "entry":
       case "update":
         if (ev.entry) put(ev.entry, ev.event === "update" ? "update" : growing(ev.entry) ? "growing" : "whole");
+        view.headDirty = true;
         break;
       case "end":
         if (ev.entry) end(ev.entry);
+        view.headDirty = true;
         break;
       case "output":
         if (ev.output) grow(ev.output);
@@ -524,6 +550,10 @@
       const sc = T.mode === "app" ? document.scrollingElement : $("#session");
       const stuck = sc.scrollHeight - sc.scrollTop - sc.clientHeight < 80;
       for (const it of view.entries.values()) if (it.dirty) draw(it);
+      if (view.headDirty) {
+        view.headDirty = false;
+        drawHead();
+      }
       if (stuck) sc.scrollTop = sc.scrollHeight;
     });
   }
@@ -627,7 +657,7 @@
 
   // ---- start ------------------------------------------------------------
   setConn("connecting");
-  if (T.can.sessions) {
+  if (T.can.sessions || T.mode === "app") {
     poll();
     document.addEventListener("visibilitychange", () => { if (document.visibilityState === "visible") poll(); });
   } else {
