@@ -247,6 +247,7 @@ func TestViewPage(t *testing.T) {
 	if err := exec.Command(python, "-c", "import matplotlib").Run(); err != nil {
 		t.Skipf("%s has no matplotlib (Debian: python3-matplotlib)", python)
 	}
+	t.Parallel()
 	e := newEnv(t)
 	e.setenv("POLYREPL_LABEL", "alice")
 	const name = "viewpy"
@@ -409,6 +410,7 @@ await browser.close();
 func TestViewPageLargeRecord(t *testing.T) {
 	needPython(t)
 	b := needBrowser(t)
+	t.Parallel()
 	e := newEnv(t)
 	const name = "viewbig"
 	// More cells than the record keeps.
