@@ -85,10 +85,14 @@ type Result struct {
 	TracebackTotal int      `json:"traceback_total,omitempty"`
 	ErrorFile      string   `json:"error_file,omitempty"`
 	ErrorSaveErr   string   `json:"error_save_err,omitempty"`
-	Names          []string `json:"names"`                // the names defined in the namespace afterwards (nil: not said)
-	Note           string   `json:"note,omitempty"`       // something the runtime wants said (e.g. sys.exit was caught)
-	Hint           string   `json:"hint,omitempty"`       // a known trap the error fell into: one of the api.Hint constants, or ""
-	ValueName      string   `json:"value_name,omitempty"` // the name the runtime gave the value (jshell's $1), or ""
+	Names          []string `json:"names"` // the names defined in the namespace afterwards (nil: not said)
+	// Vars is the look at the session's own names taken as the cell
+	// ended (nil: the runtime takes none): what a look answers while the
+	// next cell runs (api.LookLast), and the source of Names.
+	Vars      *Look  `json:"vars,omitempty"`
+	Note      string `json:"note,omitempty"`       // something the runtime wants said (e.g. sys.exit was caught)
+	Hint      string `json:"hint,omitempty"`       // a known trap the error fell into: one of the api.Hint constants, or ""
+	ValueName string `json:"value_name,omitempty"` // the name the runtime gave the value (jshell's $1), or ""
 
 	// What went wrong on the way, which the session tells as notes. Stray
 	// counts events that did not belong to the cell in flight (a cell can

@@ -190,6 +190,16 @@ func resultOf(dm doneMsg) driver.Result {
 	if r.Status == api.StatusError && r.Error == nil {
 		r.Error = &api.CellError{Type: "Error", Message: "the cell failed (the runtime said no more)"}
 	}
+	if len(dm.Vars) > api.VarsWorkerMax {
+		dm.Vars = dm.Vars[:api.VarsWorkerMax]
+	}
+	if r.Vars = cellLook(dm.Vars, dm.VarsTotal); r.Vars != nil && r.Names == nil {
+		// The names sessions lists come from the same look.
+		r.Names = make([]string, 0, len(dm.Vars))
+		for _, v := range dm.Vars {
+			r.Names = append(r.Names, v.Name)
+		}
+	}
 	if len(r.Names) > maxNames {
 		r.Names = r.Names[:maxNames]
 	}

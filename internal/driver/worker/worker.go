@@ -142,6 +142,9 @@ type Runtime struct {
 	// Completes: the worker completes a name between cells on a
 	// "complete NBYTES NONCE" command (complete.go).
 	Completes bool
+	// Inspects: the worker looks at its names and at what a path names
+	// between cells, on a "vars NBYTES NONCE" command (vars.go).
+	Inspects bool
 	// ConsoleInterruptLine: an interrupt of the runtime's own read also
 	// sends an empty line a moment after the signal, for a runtime that
 	// takes the interrupt only once the read returns (a JVM).
@@ -311,6 +314,8 @@ type doneMsg struct {
 	ValueErr   string       `json:"value_whole_err"` // why it could not be saved
 	Error      *workerError `json:"error"`
 	Names      []string     `json:"names"`
+	Vars       []api.Var    `json:"vars"`       // the look at the names as the cell ended
+	VarsTotal  int          `json:"vars_total"` // how many names that look saw
 	Note       string       `json:"note"`
 	Redirected []int        `json:"redirected"`
 	Unrestored string       `json:"unrestored"`
@@ -386,6 +391,7 @@ type process struct {
 	askLate  *time.Timer
 	stray    int
 	comp     *completing   // the completion asked for, waiting for its event
+	look     *looking      // the look asked for, waiting for its event
 	doneSent chan struct{} // a result became pending
 	evEOF    chan struct{} // the event reader ended
 }
@@ -462,7 +468,7 @@ func (p *process) readEvents(r *os.File) {
 		if n > maxEvent {
 			p.tooLong(line, n)
 		} else if len(line) > 0 {
-			if p.completed(line) {
+			if p.completed(line) || p.looked(line) {
 				goto next
 			}
 			if q, nonce, flushed, ok := parseInput(line); ok {
