@@ -30,6 +30,7 @@ const (
 	CodeSandbox    = "sandbox"     // the caller's sandbox (its own session's policy, or its ceiling) does not reach that far
 	CodeInput      = "input"       // the running cell waits for input: answer it, or interrupt it
 	CodeNoInput    = "no-input"    // an answer was sent, and no cell waits for one
+	CodeNoLook     = "no-look"     // the runtime cannot look at its names without a cell, or not now (a cell runs): the error says why
 	// Codes a client gives, for the errors no daemon sent.
 	CodeUsage       = "usage"       // the command line was wrong; nothing was sent
 	CodeUnreachable = "unreachable" // no daemon could be reached or started
@@ -90,6 +91,7 @@ const (
 	FieldGateway = "gateway"
 	FieldSince   = "since"
 	FieldEOF     = "eof"
+	FieldPath    = "path" // what a look is asked to look inside (vars)
 	// FieldSandbox is the session's policy (Spawn.Sandbox); FieldCeiling
 	// the client's declared ceiling (HeaderCeiling).
 	FieldSandbox = "sandbox"

@@ -180,7 +180,7 @@ func (e *env) fail(err error) int {
 			e.hintf("%s", hint)
 		}
 		e.versionWarning()
-		if ae.Code == api.CodeDead {
+		if ae.Code == api.CodeDead || ae.Code == api.CodeNoLook {
 			return ExitFailed
 		}
 		return ExitUsage
@@ -217,7 +217,7 @@ func (e *env) failJSON(err error) int {
 	case errors.As(err, &ae):
 		body = ae.ErrorReply
 		body.Error, body.Hint = render.Refusal(ae.ErrorReply), render.Hint(ae.ErrorReply, render.People)
-		if ae.Code == api.CodeDead {
+		if ae.Code == api.CodeDead || ae.Code == api.CodeNoLook {
 			status = ExitFailed
 		}
 	case errors.Is(err, paths.ErrUnsafe):

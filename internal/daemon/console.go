@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/holder"
 )
 
 // glance answers GET /v1/sessions/{name}/glance (api.PathGlance).
@@ -23,6 +24,18 @@ func (d *Daemon) complete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := d.sessions.Complete(r.PathValue("name"), req, asker(r))
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	reply(w, res)
+}
+
+// vars answers GET /v1/sessions/{name}/vars?path=PATH&all=1
+// (api.PathVars): a look at what the session holds, without a cell.
+func (d *Daemon) vars(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	res, err := d.sessions.Vars(r.PathValue("name"), holder.VarsArgs{Path: q.Get("path"), All: q.Get("all") == "1"}, asker(r))
 	if err != nil {
 		fail(w, err)
 		return

@@ -49,6 +49,7 @@ func (d *Daemon) routes() http.Handler {
 	mux.HandleFunc("POST "+api.PathRuntimes, d.listRuntimes)
 	mux.HandleFunc("GET "+api.PathGlance, d.glance)
 	mux.HandleFunc("POST "+api.PathComplete, d.complete)
+	mux.HandleFunc("GET "+api.PathVars, d.vars)
 	return withVersion(d.withReach(mux))
 }
 

@@ -22,6 +22,12 @@ type Inspector interface {
 // ErrCellRuns: the runtime looks between cells only, and one runs.
 var ErrCellRuns = errors.New("a cell runs: the runtime looks at its names between cells")
 
+// PathError is the runtime's word that a look's path names nothing
+// ("name 'dfx' is not defined"), or nothing it can look inside.
+type PathError struct{ Msg string }
+
+func (e *PathError) Error() string { return e.Msg }
+
 // VarsQuery is what a look is asked for: Path "" for the session's own
 // names (All: with its imports and the runtime's built-ins too), else the
 // members of what Path names, in the runtime's own syntax.

@@ -58,6 +58,7 @@ type server struct {
 	idleAfter int
 	idleSeq   int
 	exit      *Exit
+	look      *lastLook // the last look at the session's names (vars.go)
 	raw       *rawAttached
 	ending    bool
 
@@ -305,6 +306,7 @@ func (s *server) CellDone(r driver.Result) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r.At = time.Now()
+	s.keepLook(&r)
 	if c := s.cur; c != nil && c.Cell == r.Cell && !c.Done {
 		c.Done, c.Status, c.Ended, c.Prompt = true, r.Status, r.At, nil
 		c.result = &r

@@ -48,6 +48,8 @@ type Service interface {
 	// Complete asks the runtime to complete a name between cells
 	// (complete.go).
 	Complete(CompleteArgs) (Completion, error)
+	// Vars looks at what the session holds, without a cell (vars.go).
+	Vars(VarsArgs) (VarsAnswer, error)
 }
 
 // InterruptArgs are an interrupt's.
@@ -183,6 +185,7 @@ var ops = map[string]op{
 	"idle-entry": handle(Service.SetIdleEntry, false),
 	"end":        handle(Service.End, false),
 	"complete":   alone(handleData(Service.Complete, true)),
+	"vars":       alone(handleData(Service.Vars, true)),
 }
 
 // noInput is the refusal of an answer by a runtime that takes none.

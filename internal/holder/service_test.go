@@ -61,6 +61,9 @@ func (r *recorder) Answer(AnswerArgs) error       { return r.note("Answer") }
 func (r *recorder) Complete(CompleteArgs) (Completion, error) {
 	return Completion{}, r.note("Complete")
 }
+func (r *recorder) Vars(VarsArgs) (VarsAnswer, error) {
+	return VarsAnswer{}, r.note("Vars")
+}
 func (r *recorder) EndRemote(struct{}) error     { return r.note("EndRemote") }
 func (r *recorder) Sync(struct{}) error          { return r.note("Sync") }
 func (r *recorder) AttachRaw(struct{}) error     { return r.note("AttachRaw") }

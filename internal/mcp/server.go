@@ -191,6 +191,11 @@ type (
 	runtimesIn struct {
 		Name string `json:"name,omitempty" jsonschema:"one to show whole"`
 	}
+	varsIn struct {
+		Session string `json:"session" jsonschema:"session name"`
+		Path    string `json:"path,omitempty" jsonschema:"an object to look inside"`
+		All     bool   `json:"all,omitempty" jsonschema:"with imports and built-ins"`
+	}
 )
 
 func (s *Server) addTools() {
@@ -202,6 +207,7 @@ func (s *Server) addTools() {
 	addTool(s, tool("kill"), s.kill)
 	addTool(s, tool("history"), s.history)
 	addTool(s, tool("sessions"), s.sessions)
+	addTool(s, tool("vars"), s.vars)
 	addTool(s, tool("runtimes"), s.runtimes)
 }
 
@@ -253,7 +259,7 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, h handler[In, Out]) {
 			names = append(names, d.Info().Name)
 		}
 		if len(names) > 0 {
-			p.Description = "one of " + strings.Join(names, ", ") + ", or jupyter:KERNEL (default python; the runtimes tool lists those installed)"
+			p.Description = strings.Join(names, ", ") + " or jupyter:KERNEL (default python)"
 		}
 	}
 	// No output schema: the structured content is the README's shapes,

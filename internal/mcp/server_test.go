@@ -59,10 +59,12 @@ func TestToolsList(t *testing.T) {
 	if n := len(init.Instructions); n > 800 {
 		t.Errorf("the instructions are %d characters; keep them under 800", n)
 	}
-	// The tool list is paid on every conversation (issue 15).
+	// The tool list is paid on every conversation (issue 15: under 6,000
+	// for nine tools; the tenth, vars, costs about 500 more, paid back by
+	// every throwaway cell it spares).
 	b, _ := json.Marshal(res.Tools)
-	if len(b) > 6000 {
-		t.Errorf("tools/list is %d characters; keep it under 6,000", len(b))
+	if len(b) > 6600 {
+		t.Errorf("tools/list is %d characters; keep it under 6,600", len(b))
 	}
 	t.Logf("tools/list: %d characters; instructions: %d", len(b), len(init.Instructions))
 	var names []string
@@ -70,7 +72,7 @@ func TestToolsList(t *testing.T) {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	if want := []string{"exec", "history", "input", "interrupt", "kill", "restart", "runtimes", "sessions", "wait"}; !slices.Equal(names, want) {
+	if want := []string{"exec", "history", "input", "interrupt", "kill", "restart", "runtimes", "sessions", "vars", "wait"}; !slices.Equal(names, want) {
 		t.Fatalf("tools = %v, want %v", names, want)
 	}
 	if declared := Tools(); len(declared) != len(tools) {

@@ -50,6 +50,11 @@ var tools = []mcp.Tool{
 		Annotations: &mcp.ToolAnnotations{Title: "List sessions", ReadOnlyHint: true, OpenWorldHint: boolp(false)},
 	},
 	{
+		Name:        "vars",
+		Description: "A session's names with type, size, memory and a preview, without running code; with a path (df, cfg[\"db\"]), that object's members.",
+		Annotations: &mcp.ToolAnnotations{Title: "Look at names", ReadOnlyHint: true, OpenWorldHint: boolp(false)},
+	},
+	{
 		Name:        "runtimes",
 		Description: "List the runtimes installed here (python, r, node, ghci, Jupyter kernels…) and versions; given a name, one whole with its limits.",
 		Annotations: &mcp.ToolAnnotations{Title: "List runtimes", ReadOnlyHint: true, OpenWorldHint: boolp(false)},

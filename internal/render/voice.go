@@ -35,6 +35,8 @@ func (people) Input(field string) string {
 	switch field {
 	case api.FieldCode:
 		return "the code argument (or `-` to read it from standard input)"
+	case api.FieldPath:
+		return "a PATH after the session's name"
 	case "":
 		return ""
 	}

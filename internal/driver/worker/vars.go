@@ -95,7 +95,7 @@ func (p *process) Vars(q driver.VarsQuery, wait time.Duration) (driver.Look, err
 	select {
 	case ev := <-l.ch:
 		if ev.Error != "" {
-			return driver.Look{}, errors.New(api.Clip(ev.Error, api.VarNoteLimit*2, "error"))
+			return driver.Look{}, &driver.PathError{Msg: api.Clip(ev.Error, api.VarNoteLimit*2, "error")}
 		}
 		return driver.Look{Vars: ev.Vars, Total: ev.Total}.Bounded(), nil
 	case <-time.After(wait):
