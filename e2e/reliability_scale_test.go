@@ -160,17 +160,25 @@ func TestDaemonKilledMidKill(t *testing.T) {
 		name, then, want string
 	}{
 		{"outlives", "pass", "the next daemon finished it"},
-		{"sigkilled", "threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGKILL)).start()", "the runtime had ended when the next daemon started"},
+		// The runtime SIGKILLs itself once the test says the daemon is
+		// gone (a file): a timer raced the test's own SIGKILL of the
+		// daemon on a loaded machine, and the kill then ended whole.
+		{"sigkilled", "threading.Thread(target=die_when_told).start()", "the runtime had ended when the next daemon started"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
 			mark := filepath.Join(e.home, "termed")
-			e.must(0, "exec", "doomed", fmt.Sprintf(`import os, signal, threading
+			told := filepath.Join(e.home, "daemon-gone")
+			e.must(0, "exec", "doomed", fmt.Sprintf(`import os, signal, threading, time
 kept = 42
+def die_when_told():
+    while not os.path.exists(%q):
+        time.sleep(0.02)
+    os.kill(os.getpid(), signal.SIGKILL)
 def on_term(*_):
     open(%q, "w").close()
     %s
-signal.signal(signal.SIGTERM, on_term)`, mark, tc.then))
+signal.signal(signal.SIGTERM, on_term)`, told, mark, tc.then))
 			pid := e.session("doomed").PID
 			done := make(chan string, 1)
 			go func() {
@@ -181,6 +189,7 @@ signal.signal(signal.SIGTERM, on_term)`, mark, tc.then))
 				t.Fatalf("the runtime never got the kill's SIGTERM")
 			}
 			e.killDaemon()
+			os.WriteFile(told, nil, 0o600)
 			said := <-done
 			wantContains(t, "the kill the daemon died in", said, "in flight", "may have been done", "polyrepl sessions doomed")
 			wantLacks(t, "the kill the daemon died in", said, "cannot reach")
