@@ -57,6 +57,9 @@ var Runtime = &worker.Runtime{
 	Console: true,
 	// Tab in attach: IPython's own completer on the session (worker.py).
 	Completes: true,
+	// vars: the Python worker's look over IPython's user_ns, IPython's
+	// own names hidden (worker.py).
+	Inspects: true,
 }
 
 func init() { driver.Register(worker.Driver{R: Runtime}) }

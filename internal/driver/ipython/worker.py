@@ -68,7 +68,8 @@ def _main():
 
     serve(start, lambda cell, code, value_limit: run_cell(
         shell_box[0], state, cell, code, value_limit, in_cell, between_cells),
-        lambda word: complete(shell_box[0], word))
+        lambda word: complete(shell_box[0], word),
+        lambda query: look_at(shell_box[0].user_ns, hider(shell_box[0]), query))
 
 
 # A word IPython may complete without running any of the session's code:
@@ -168,20 +169,16 @@ def run_cell(shell, state, cell, code, value_limit, in_cell, between_cells):
     if state["rich"]:
         result["rich"], state["rich"] = state["rich"], []
     show_figures(result)
-    result["names"] = names(shell)
+    result["names"], result["vars"], result["vars_total"] = cell_look(shell.user_ns, hider(shell))
     return result
 
 
-def names(shell, limit=500):
-    """The user's names, as %who lists them: not IPython's own (In, Out,
-    get_ipython, exit, quit…) unless the user rebound them."""
-    ns = shell.user_ns
-    hidden = shell.user_ns_hidden
-    missing = object()
-    found = sorted(k for k in list(ns)
-                   if isinstance(k, str) and not k.startswith("_")
-                   and ns[k] is not hidden.get(k, missing))
-    return found[:limit]
+def hider(shell):
+    """What hides IPython's own names (In, Out, get_ipython, exit,
+    quit…), as %who does, unless the user rebound them; its _names (_,
+    __, _i3, _oh, _dh) start with _ and are hidden as every _name is."""
+    ns, hidden, missing = shell.user_ns, shell.user_ns_hidden, object()
+    return lambda name: ns.get(name, missing) is hidden.get(name, missing)
 
 
 if __name__ == "__main__":

@@ -62,13 +62,15 @@ SPOOL_VAR = "POLYREPL_WORKER_SPOOL"
 _spool = [None]
 
 
-def serve(start, run_cell, complete=None):
+def serve(start, run_cell, complete=None, look=None):
     """Set up the channels, say hello with what start() returns (start may
     exit with status 3 and a reason on stderr), then run each cell with
     run_cell(cell, code, value_limit), which returns the "done" event, until
     the daemon closes the command channel. Between cells, a "complete
     NBYTES NONCE" command asks complete(word) for the word's completions,
-    sent as a "complete" event; nothing is printed."""
+    sent as a "complete" event, and a "vars NBYTES NONCE" command asks
+    look(query) for a look at the session (vars.py), sent as a "vars"
+    event; nothing is printed."""
     if sys.version_info < (3, 8):
         sys.stderr.write("polyrepl needs Python 3.8 or newer; %s is %s\n"
                          % (sys.executable, sys.version.split()[0]))
@@ -147,6 +149,17 @@ def serve(start, run_cell, complete=None):
                     matches = []
             send({"op": "complete", "nonce": parts[2].decode("ascii", "replace"),
                   "matches": [m for m in matches[:200] if isinstance(m, str) and len(m) <= 300]})
+            continue
+        if len(parts) == 3 and parts[0] == b"vars":
+            event = {"op": "vars", "nonce": parts[2].decode("ascii", "replace")}
+            try:
+                event.update(look(loads(commands.read(int(parts[1])).decode("utf-8", "replace"))))
+            except LookupError as e:
+                event["error"] = cut(str(e.args[0] if e.args else e), 2 * VAR_NOTE_LIMIT, " ")
+            except BaseException as e:
+                event["error"] = "the look failed: " + said(e) if look else "this worker cannot look"
+            untrace()
+            send(event)
             continue
         if len(parts) not in (4, 5) or parts[0] != b"exec":
             continue
@@ -435,6 +448,23 @@ def spool_text(kind, text):
         return path, None
     except (OSError, UnicodeError) as e:
         return None, str(e)
+
+
+def loads(text):
+    """The JSON object a command carries, by the C scanner of the json
+    package (importing json itself would import re)."""
+    try:
+        from _json import make_scanner
+    except ImportError:
+        import json
+        return json.loads(text)
+
+    class Context:
+        strict, object_hook, object_pairs_hook, memo = True, None, None, {}
+        parse_float, parse_int, parse_constant = float, int, float
+
+    value, end = make_scanner(Context())(text, 0)
+    return value
 
 
 def dumps(obj):

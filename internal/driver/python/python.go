@@ -3,6 +3,7 @@
 package python
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
 	"syscall"
@@ -12,11 +13,19 @@ import (
 	"github.com/polyrepl/polyrepl/internal/proc"
 )
 
-// Protocol is the worker protocol's Python half (protocol.py), shared
-// with the IPython runtime: a worker is Protocol followed by its own part.
-//
-//go:embed protocol.py
-var Protocol []byte
+// Protocol is the worker protocol's Python half (protocol.py, then the
+// look at a session's names and paths: vars.py, varpath.py), shared with
+// the IPython runtime: a worker is Protocol followed by its own part.
+var Protocol = bytes.Join([][]byte{protocol, vars, varpath}, nil)
+
+var (
+	//go:embed protocol.py
+	protocol []byte
+	//go:embed vars.py
+	vars []byte
+	//go:embed varpath.py
+	varpath []byte
+)
 
 //go:embed worker.py
 var own []byte
@@ -51,6 +60,9 @@ var Runtime = &worker.Runtime{
 	Console: true,
 	// Tab in attach: rlcompleter on the session's namespace (worker.py).
 	Completes: true,
+	// vars: the worker looks at the session's names and paths between
+	// cells, and a cell's result carries the look at its names (vars.py).
+	Inspects: true,
 }
 
 func init() { driver.Register(worker.Driver{R: Runtime}) }

@@ -56,7 +56,14 @@ def _main():
             if bdb is not None and isinstance(getattr(handler, "__self__", None), bdb.Bdb):
                 _signal.signal(_signal.SIGINT, on_sigint)
 
-    serve(start, run, lambda word: complete(word, namespace))
+    serve(start, run, lambda word: complete(word, namespace),
+          lambda query: look_at(namespace, hidden, query))
+
+
+def hidden(name):
+    """Whether a name is the worker's own: none of them are in the
+    session's namespace."""
+    return False
 
 
 def complete(word, namespace):
@@ -138,7 +145,7 @@ def run_cell(cell, code, value_limit, namespace, state):
         result["rich"] = state["rich"]
         state["rich"] = []
     show_figures(result)
-    result["names"] = names(namespace)
+    result["names"], result["vars"], result["vars_total"] = cell_look(namespace, hidden)
     return result
 
 
@@ -217,11 +224,6 @@ def drop_worker_frames(te):
             if chained is not None:
                 drop_worker_frames(chained)
         te = None
-
-
-def names(namespace, limit=500):
-    found = sorted(k for k in list(namespace) if not k.startswith("_"))
-    return found[:limit]
 
 
 if __name__ == "__main__":

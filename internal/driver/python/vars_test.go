@@ -1,0 +1,357 @@
+package python
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/driver"
+	"github.com/polyrepl/polyrepl/internal/driver/drivertest"
+)
+
+// lookWait is how long a test lets a look take: generous, for a loaded
+// machine; the looks themselves take milliseconds.
+const lookWait = 30 * time.Second
+
+// look asks p for a look, failing t if it cannot.
+func look(t testing.TB, p driver.Process, path string, all bool) driver.Look {
+	t.Helper()
+	l, err := p.(driver.Inspector).Vars(driver.VarsQuery{Path: path, All: all}, lookWait)
+	if err != nil {
+		t.Fatalf("look at %q: %v", path, err)
+	}
+	return l
+}
+
+// byName indexes a look's lines.
+func byName(l driver.Look) map[string]api.Var {
+	m := make(map[string]api.Var, len(l.Vars))
+	for _, v := range l.Vars {
+		m[v.Name] = v
+	}
+	return m
+}
+
+// varCase is what one line must say: Type and Size exactly, Preview
+// exactly or, with Has, as a part; Members as said.
+type varCase struct {
+	name, typ, size, preview string
+	has, members             bool
+}
+
+func checkVars(t *testing.T, what string, l driver.Look, cases []varCase) {
+	t.Helper()
+	got := byName(l)
+	for _, c := range cases {
+		v, ok := got[c.name]
+		if !ok {
+			t.Errorf("%s: no line for %s in %+v", what, c.name, l.Vars)
+			continue
+		}
+		if v.Type != c.typ || v.Size != c.size || v.Members != c.members ||
+			(c.has && !strings.Contains(v.Preview, c.preview)) || (!c.has && v.Preview != c.preview) {
+			t.Errorf("%s: %s = %+v\nwant type %q, size %q, preview %q (part: %v), members %v",
+				what, c.name, v, c.typ, c.size, c.preview, c.has, c.members)
+		}
+		if len([]rune(v.Preview)) > api.VarPreview {
+			t.Errorf("%s: %s's preview is %d characters, over %d", what, c.name, len([]rune(v.Preview)), api.VarPreview)
+		}
+	}
+}
+
+const builtinsCell = `import os, json
+from math import sqrt
+from collections import OrderedDict, deque
+import datetime
+n = 42
+big = 10 ** 5000
+x = 2.5
+flag = True
+nothing = None
+s = "hello " * 40
+raw = b"\x00\x01ab"
+items = [1, "two", 3.0, None, [4, 5], {"k": 6}]
+pair = (1, 2)
+tags = {"a"}
+cfg = {"db": {"host": "h", "port": 5432}, "debug": False}
+od = OrderedDict(a=1)
+dq = deque([1, 2])
+r = range(10)
+when = datetime.date(2024, 5, 6)
+def area(w, h=1, *rest, unit, **more):
+    return w * h
+sq = lambda v: v * v
+class Point:
+    def __init__(self):
+        self.x, self.y, self._hidden = 1, [2, 3], 0
+    @property
+    def norm(self):
+        print("NORM RAN")
+        return 5
+pt = Point()
+_private = 1
+`
+
+// A look at the session's names, without a cell: one line per own name,
+// sorted, with the runtime's type words, sizes and previews made from
+// structure; imports (modules, imported functions and classes) and
+// _names only with all; the same lines come with the cell's result.
+func TestVarsBuiltins(t *testing.T) {
+	p, rec := start(t)
+	r := drivertest.Run(t, p, rec, 1, builtinsCell)
+	if r.Status != "done" {
+		t.Fatalf("cell: %+v", r)
+	}
+	cases := []varCase{
+		{name: "n", typ: "int", preview: "42"},
+		{name: "big", typ: "int", preview: "<int of 16610 bits>"},
+		{name: "x", typ: "float", preview: "2.5"},
+		{name: "flag", typ: "bool", preview: "True"},
+		{name: "nothing", typ: "None", preview: "None"},
+		{name: "s", typ: "str", size: "240 characters", preview: "'hello hello ", has: true},
+		{name: "raw", typ: "bytes", size: "4 bytes", preview: `b'\x00\x01ab'`},
+		{name: "items", typ: "list", size: "6 items", preview: "[1, 'two', 3.0, None, [4, 5], {'k': 6}]", members: true},
+		{name: "pair", typ: "tuple", size: "2 items", preview: "(1, 2)", members: true},
+		{name: "tags", typ: "set", size: "1 item", preview: "{'a'}", members: true},
+		{name: "cfg", typ: "dict", size: "2 keys", preview: "{'db': {'host': 'h', 'port': 5432}, 'debug': False}", members: true},
+		{name: "od", typ: "OrderedDict", size: "1 key", preview: "{'a': 1}", members: true},
+		{name: "dq", typ: "deque", size: "2 items", preview: "[1, 2]", members: true},
+		{name: "r", typ: "range", size: "10 items", preview: "range(0, 10)"},
+		{name: "when", typ: "date", preview: "2024-05-06"},
+		{name: "area", typ: "function", preview: "area(w, h=…, *rest, unit, **more)"},
+		{name: "sq", typ: "function", preview: "lambda v"},
+		{name: "Point", typ: "class", preview: "class Point", members: true},
+		{name: "pt", typ: "Point", preview: "<__main__.Point object at", has: true, members: true},
+	}
+	l := look(t, p, "", false)
+	checkVars(t, "a look", l, cases)
+	var names []string
+	for _, v := range l.Vars {
+		names = append(names, v.Name)
+	}
+	want := "Point area big cfg dq flag items n nothing od pair pt r raw s sq tags when x"
+	if got := strings.Join(names, " "); got != want || l.Total != len(names) {
+		t.Errorf("the names: %s (total %d)\nwant %s: no modules, imported functions or classes, _names", got, l.Total, want)
+	}
+	// The cell's result carries the same look, from structure only: an
+	// object of unknown type has no preview there.
+	if r.Vars == nil {
+		t.Fatal("the cell's result carries no look")
+	}
+	cell := byName(*r.Vars)
+	for _, c := range cases {
+		if c.name == "pt" {
+			if v := cell["pt"]; v.Preview != "" || v.Type != "Point" {
+				t.Errorf("the cell's look at pt: %+v, want no preview (no repr runs after a cell)", v)
+			}
+			continue
+		}
+		if cell[c.name] != byName(l)[c.name] {
+			t.Errorf("the cell's look at %s: %+v, the look's %+v", c.name, cell[c.name], byName(l)[c.name])
+		}
+	}
+	if strings.Join(r.Names, " ") != want {
+		t.Errorf("the cell's names: %v, want %s", r.Names, want)
+	}
+	all := byName(look(t, p, "", true))
+	for _, name := range []string{"os", "json", "sqrt", "OrderedDict", "_private", "__builtins__", "n"} {
+		if _, ok := all[name]; !ok {
+			t.Errorf("a look with all lacks %s", name)
+		}
+	}
+	if v := all["os"]; v.Type != "module" || v.Preview != "module os" || !v.Members {
+		t.Errorf("all: os = %+v", v)
+	}
+	if out := rec.TakeOutput(); strings.Contains(out, "NORM RAN") {
+		t.Errorf("a look ran a property: output %q", out)
+	}
+}
+
+// A path names an object by .attr and [literal], never evaluated: the
+// lines are its members (a dict's keys, a list's items in order, an
+// object's attributes); a path to a leaf is the leaf's own line; a path
+// naming nothing is an error in Python's words, and a property runs only
+// through the timed call whose output is thrown away.
+func TestVarsPaths(t *testing.T) {
+	p, rec := start(t)
+	drivertest.Run(t, p, rec, 1, builtinsCell)
+	rec.TakeOutput()
+	checkVars(t, "cfg", look(t, p, "cfg", false), []varCase{
+		{name: "'db'", typ: "dict", size: "2 keys", preview: "{'host': 'h', 'port': 5432}", members: true},
+		{name: "'debug'", typ: "bool", preview: "False"},
+	})
+	checkVars(t, `cfg["db"]`, look(t, p, `cfg["db"]`, false), []varCase{
+		{name: "'port'", typ: "int", preview: "5432"},
+	})
+	l := look(t, p, "items", false)
+	if len(l.Vars) != 6 || l.Vars[4].Name != "4" || l.Vars[4].Preview != "[4, 5]" || l.Total != 6 {
+		t.Errorf("items: %+v", l)
+	}
+	checkVars(t, "items[5]['k']", look(t, p, "items[5]['k']", false), []varCase{{name: "items[5]['k']", typ: "int", preview: "6"}})
+	checkVars(t, "items[-2]", look(t, p, " items[ -2 ] ", false), []varCase{{name: "0", typ: "int", preview: "4"}})
+	l = look(t, p, "pt", false)
+	if len(l.Vars) != 2 || l.Vars[0].Name != "x" || l.Vars[1].Name != "y" {
+		t.Errorf("pt: %+v, want x and y (no _names)", l.Vars)
+	}
+	if l := look(t, p, "pt", true); len(l.Vars) != 3 {
+		t.Errorf("pt with all: %+v, want _hidden, x, y", l.Vars)
+	}
+	checkVars(t, "pt.y[1]", look(t, p, "pt.y[1]", false), []varCase{{name: "pt.y[1]", typ: "int", preview: "3"}})
+	checkVars(t, "pt.norm", look(t, p, "pt.norm", false), []varCase{{name: "pt.norm", typ: "int", preview: "5"}})
+	checkVars(t, "os.sep", look(t, p, "os.sep", false), []varCase{{name: "os.sep", typ: "str", size: "1 character", preview: "'/'"}})
+	for path, want := range map[string]string{
+		"cfgx":            "name 'cfgx' is not defined",
+		"cfg['nope']":     "KeyError: 'nope'",
+		"items[99]":       "IndexError: list index out of range",
+		"pt.z":            "'Point' object has no attribute 'z'",
+		"os.nothing":      "module 'os' has no attribute 'nothing'",
+		"area()":          "'(' at character 5 cannot be read",
+		"cfg[__import__]": "a string, number, True, False or None was expected",
+		"cfg['db":         "not closed",
+		"":                "",
+	} {
+		if path == "" {
+			continue
+		}
+		_, err := p.(driver.Inspector).Vars(driver.VarsQuery{Path: path}, lookWait)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("look at %q: %v, want an error saying %q", path, err, want)
+		}
+	}
+	if out := rec.TakeOutput(); out != "" {
+		t.Errorf("looks printed %q into the session's output", out)
+	}
+	// Nothing changed: the names, _ and the next cell.
+	r := drivertest.Run(t, p, rec, 2, "sorted(k for k in globals() if not k.startswith('__')), 'norm' in dir()")
+	if r.Status != "done" || strings.Contains(r.Value, "'_'") || !strings.HasSuffix(r.Value, "False)") {
+		t.Errorf("after the looks: %+v", r)
+	}
+}
+
+// An object of unknown type gets a preview only through its repr called
+// with a time limit: one that raises or sleeps is said in note, and the
+// look still answers in time; what a repr prints reaches no output; a
+// look never waits behind a cell (ErrCellRuns).
+func TestVarsUnknownRepr(t *testing.T) {
+	p, rec := start(t)
+	r := drivertest.Run(t, p, rec, 1, `import time, os
+class Boom:
+    def __repr__(self):
+        raise ValueError("no repr for you")
+class Slow:
+    def __repr__(self):
+        time.sleep(30)
+        return "slow"
+class Loud:
+    def __repr__(self):
+        print("LOUD")
+        os.write(1, b"LOUD-FD\n")
+        return "loud"
+class Sized:
+    def __len__(self):
+        return 7
+boom, slow, loud, sized = Boom(), Slow(), Loud(), Sized()`)
+	if r.Status != "done" {
+		t.Fatalf("cell: %+v", r)
+	}
+	start := time.Now()
+	l := look(t, p, "", false)
+	took := time.Since(start)
+	got := byName(l)
+	if v := got["boom"]; v.Type != "Boom" || v.Note != "repr raised ValueError: no repr for you" || v.Preview != "" {
+		t.Errorf("boom: %+v", v)
+	}
+	if v := got["slow"]; v.Type != "Slow" || v.Note != "repr took over 0.2 s" {
+		t.Errorf("slow: %+v", v)
+	}
+	if v := got["loud"]; v.Preview != "loud" {
+		t.Errorf("loud: %+v", v)
+	}
+	if v := got["sized"]; v.Size != "7 items" {
+		t.Errorf("sized: %+v", v)
+	}
+	if took > 10*time.Second {
+		t.Errorf("the look took %s with a repr sleeping 30 s", took)
+	}
+	r = drivertest.Run(t, p, rec, 2, "print('next')")
+	if out := rec.TakeOutput(); out != "next\n" {
+		t.Errorf("output after the look: %q, want only the next cell's", out)
+	}
+	// A cell runs: the look is refused at once, not queued behind it.
+	if err := p.Run(3, "time.sleep(2)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.(driver.Inspector).Vars(driver.VarsQuery{}, lookWait); err != driver.ErrCellRuns {
+		t.Errorf("a look during a cell: %v, want ErrCellRuns", err)
+	}
+	<-rec.Done
+}
+
+// A look at 1,000 names answers in well under 50 ms (measured by
+// BenchmarkVars); here, with a generous bound for a loaded machine, it
+// lists the first api.VarsLimit and counts them all.
+func TestVarsThousandNames(t *testing.T) {
+	p, rec := start(t)
+	r := drivertest.Run(t, p, rec, 1, thousandNames)
+	if r.Status != "done" || r.Vars == nil || r.Vars.Total != 1000 || len(r.Vars.Vars) != api.VarsLimit || len(r.Names) != 500 {
+		t.Fatalf("cell: status %s, look %v", r.Status, r.Vars != nil)
+	}
+	start := time.Now()
+	l := look(t, p, "", false)
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("a look at 1,000 names took %s", took)
+	}
+	if l.Total != 1000 || len(l.Vars) != api.VarsLimit || l.Vars[0].Name != "v0000" {
+		t.Errorf("look: total %d, %d lines, first %+v", l.Total, len(l.Vars), l.Vars[0])
+	}
+}
+
+// thousandNames defines 1,000 names of mixed kinds.
+var thousandNames = func() string {
+	var b strings.Builder
+	b.WriteString("class K:\n    pass\n")
+	for i := range 1000 {
+		switch i % 5 {
+		case 0:
+			fmt.Fprintf(&b, "v%04d = %d\n", i, i)
+		case 1:
+			fmt.Fprintf(&b, "v%04d = 'text %d' * 3\n", i, i)
+		case 2:
+			fmt.Fprintf(&b, "v%04d = list(range(%d))\n", i, i)
+		case 3:
+			fmt.Fprintf(&b, "v%04d = {'k': %d, 'l': [1, 2]}\n", i, i)
+		default:
+			fmt.Fprintf(&b, "v%04d = K()\n", i)
+		}
+	}
+	b.WriteString("del K\n")
+	return b.String()
+}()
+
+// BenchmarkVars measures a look at 1,000 names through the worker
+// protocol (command, look, event), between cells.
+func BenchmarkVars(b *testing.B) {
+	p, rec := start(b)
+	if r := drivertest.Run(b, p, rec, 1, thousandNames); r.Status != "done" {
+		b.Fatalf("cell: %+v", r)
+	}
+	in := p.(driver.Inspector)
+	b.ResetTimer()
+	for range b.N {
+		if _, err := in.Vars(driver.VarsQuery{}, lookWait); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCellLook measures a trivial cell in a session of 1,000 names:
+// the look its result carries is paid on every cell.
+func BenchmarkCellLook(b *testing.B) {
+	p, rec := start(b)
+	if r := drivertest.Run(b, p, rec, 1, thousandNames); r.Status != "done" {
+		b.Fatalf("cell: %+v", r)
+	}
+	drivertest.BenchCell(b, p, rec, "1+1")
+}
