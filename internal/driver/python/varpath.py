@@ -277,7 +277,7 @@ def frame_columns(df, look, limit, polars=False):
             nulls, memory, first = len(s) - int(s.count()), s.memory_usage(index=False, deep=False), s.iloc[:FIRST].tolist()
         v = {"name": clip(str(name), VAR_NAME_LIMIT, "name"), "type": clip(str(s.dtype), VAR_TYPE_LIMIT, "type"),
              "size": "%d non-null" % (len(s) - nulls), "memory": int(memory),
-             "preview": values(first, look["preview"]), "members": len(s) > 0}
+             "preview": values(first, look["preview"], "", len(s)), "members": len(s) > 0}
         if nulls:
             v["note"] = "%d null" % nulls
         lines.append(v)

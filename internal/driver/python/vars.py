@@ -180,17 +180,19 @@ def callable_preview(obj, kind):
     return ("lambda " + ", ".join(args)) if name == "<lambda>" else "%s(%s)" % (name, ", ".join(args))
 
 
-def values(seq, n, dtype=""):
-    """A preview of a library object's first values: dtype [a, b, …]."""
+def values(seq, n, dtype="", total=0):
+    """A preview of a library object's first values (of total):
+    dtype [a, b, …]."""
     head = dtype + " " if dtype else ""
     parts, used = [], len(head) + 2
     for i, v in enumerate(seq):
         if i >= FIRST or used >= n:
-            parts.append("\u2026")
             break
         part = short(v, 24, 1)
         parts.append(part)
         used += len(part) + 2
+    if total > len(parts):
+        parts.append("\u2026")
     return fit(head + "[" + ", ".join(parts) + "]", n)
 
 
@@ -233,7 +235,7 @@ def summarise(v, obj, kind, t, look):
             v["memory"] = int(obj.element_size() * obj.nelement())
             dtype = str(obj.dtype).replace("torch.", "") + ("" if obj.device.type == "cpu" else " " + str(obj.device))
             first = obj.detach().reshape(-1)[:FIRST].tolist() if obj.device.type != "meta" else []
-        v["preview"] = values(first, n, dtype)
+        v["preview"] = values(first, n, dtype, int(obj.nelement() if kind == "tensor" else obj.size))
         v["members"] = len(obj.shape) > 0 and obj.shape[0] > 0
     elif kind == "pdframe":
         rows, cols = obj.shape
@@ -244,7 +246,7 @@ def summarise(v, obj, kind, t, look):
     elif kind in ("pdseries", "pdindex"):
         v["size"] = "%d %s" % (len(obj), "rows" if kind == "pdseries" else "items")
         v["memory"] = int(obj.memory_usage(deep=False))
-        v["preview"] = values(obj[:FIRST].tolist() if kind == "pdindex" else obj.iloc[:FIRST].tolist(), n, str(obj.dtype))
+        v["preview"] = values(obj[:FIRST].tolist() if kind == "pdindex" else obj.iloc[:FIRST].tolist(), n, str(obj.dtype), len(obj))
         v["members"] = len(obj) > 0
     elif kind == "plframe":
         rows, cols = obj.shape
@@ -255,7 +257,7 @@ def summarise(v, obj, kind, t, look):
     elif kind == "plseries":
         v["size"] = "%d rows" % len(obj)
         v["memory"] = int(obj.estimated_size())
-        v["preview"] = values(obj.head(FIRST).to_list(), n, str(obj.dtype))
+        v["preview"] = values(obj.head(FIRST).to_list(), n, str(obj.dtype), len(obj))
         v["members"] = len(obj) > 0
     elif kind == "pllazy":
         v["preview"] = fit("lazy: " + ", ".join(str(c) for c in list(obj.collect_schema() if hasattr(obj, "collect_schema") else obj.schema)[:FIRST]), n)
@@ -265,7 +267,7 @@ def summarise(v, obj, kind, t, look):
         data = obj.variable._data
         dims = "(" + ", ".join(str(d) for d in obj.dims) + ") "
         first = data.flat[:FIRST].tolist() if _tqualname(type(data)) == "ndarray" else []
-        v["preview"] = dims + values(first, n - len(dims), str(obj.dtype)) if first else fit(dims + str(obj.dtype), n)
+        v["preview"] = dims + values(first, n - len(dims), str(obj.dtype), int(obj.size)) if first else fit(dims + str(obj.dtype), n)
         v["members"] = len(obj.coords) > 0
     elif kind == "xdataset":
         count = len(obj.data_vars)

@@ -9,6 +9,8 @@ import (
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/driver/drivertest"
+	"github.com/polyrepl/polyrepl/internal/driver/worker"
+	"github.com/polyrepl/polyrepl/internal/testenv"
 )
 
 // lookWait is how long a test lets a look take: generous, for a loaded
@@ -354,4 +356,104 @@ func BenchmarkCellLook(b *testing.B) {
 		b.Fatalf("cell: %+v", r)
 	}
 	drivertest.BenchCell(b, p, rec, "1+1")
+}
+
+// numpy and pandas objects are summarised from their structure: shape,
+// dtype, memory (nbytes, memory_usage(deep=False)), first values; a
+// frame's path lists its columns (dtype, non-null count, memory, first
+// values), a column's path its head; the libraries are looked at only
+// once the session imported them.
+func TestVarsPandasNumpy(t *testing.T) {
+	exe := testenv.NeedPythonModule(t, "pandas", "Debian: apt-get install python3-pandas")
+	p, rec := drivertest.StartExe(t, worker.Driver{R: Runtime}, exe)
+	r := drivertest.Run(t, p, rec, 1, `import sys
+loaded = sorted(m for m in ("numpy", "pandas") if m in sys.modules)`)
+	if r.Status != "done" {
+		t.Fatalf("cell: %+v", r)
+	}
+	look(t, p, "", true)
+	if r := drivertest.Run(t, p, rec, 2, "loaded, sorted(m for m in ('numpy', 'pandas') if m in sys.modules)"); r.Value != "([], [])" {
+		t.Errorf("a look imported a library: %s", r.Value)
+	}
+	r = drivertest.Run(t, p, rec, 3, `import numpy as np, pandas as pd
+arr = np.arange(12, dtype=np.int64).reshape(3, 4)
+f32 = np.float32(1.5)
+df = pd.DataFrame({"a": range(200000), "b": [1.5, None] * 100000, "name": ["x"] * 200000})
+col = df["b"]
+idx = pd.Index([10, 20, 30])`)
+	if r.Status != "done" {
+		t.Fatalf("cell: %+v", r)
+	}
+	cases := []varCase{
+		{name: "arr", typ: "ndarray", size: "(3, 4)", preview: "int64 [0, 1, 2, 3, 4, 5, 6, 7, …]", members: true},
+		{name: "f32", typ: "float32", preview: "1.5"},
+		{name: "df", typ: "DataFrame", size: "200000×3", preview: "a:int64, b:float64, name:object", members: true},
+		{name: "col", typ: "Series", size: "200000 rows", preview: "float64 [1.5, nan, 1.5, nan, 1.5, nan, 1.5, nan, …]", members: true},
+		{name: "idx", typ: "Int64Index", size: "3 items", preview: "int64 [10, 20, 30]", members: true},
+	}
+	l := look(t, p, "", false)
+	checkVars(t, "a look", l, cases)
+	got := byName(l)
+	// The frame's three columns of 8-byte values and its index.
+	if df, col := got["df"].Memory, got["col"].Memory; got["arr"].Memory != 96 || df < 4_800_000 || df > 4_801_000 || col < 1_600_000 || col > 1_601_000 {
+		t.Errorf("memory: arr %d, df %d, col %d", got["arr"].Memory, got["df"].Memory, got["col"].Memory)
+	}
+	if r.Vars == nil || byName(*r.Vars)["df"] != got["df"] {
+		t.Errorf("the cell's look at df differs from the look's")
+	}
+	checkVars(t, "df", look(t, p, "df", false), []varCase{
+		{name: "a", typ: "int64", size: "200000 non-null", preview: "[0, 1, 2, 3, 4, 5, 6, 7, …]", members: true},
+		{name: "b", typ: "float64", size: "100000 non-null", preview: "[1.5, nan, ", has: true, members: true},
+		{name: "name", typ: "object", size: "200000 non-null", preview: "['x', 'x', ", has: true, members: true},
+	})
+	if v := byName(look(t, p, "df", false))["b"]; v.Note != "100000 null" || v.Memory != 1600000 {
+		t.Errorf("df's column b: %+v", v)
+	}
+	l = look(t, p, `df["a"]`, false)
+	if l.Total != 200000 || len(l.Vars) != api.VarsLimit || l.Vars[99].Name != "99" || l.Vars[99].Preview != "99" {
+		t.Errorf(`df["a"]: total %d, %d lines, last %+v`, l.Total, len(l.Vars), l.Vars[len(l.Vars)-1])
+	}
+	checkVars(t, "df.columns", look(t, p, "df.columns", false), []varCase{{name: "2", typ: "str", size: "4 characters", preview: "'name'"}})
+	checkVars(t, "arr[1]", look(t, p, "arr[1]", false), []varCase{{name: "3", typ: "int64", preview: "7"}})
+	checkVars(t, "df.shape", look(t, p, "df.shape", false), []varCase{{name: "0", typ: "int", preview: "200000"}})
+	if _, err := p.(driver.Inspector).Vars(driver.VarsQuery{Path: `df["zz"]`}, lookWait); err == nil || !strings.Contains(err.Error(), "KeyError") {
+		t.Errorf(`df["zz"]: %v, want a KeyError`, err)
+	}
+}
+
+// torch, polars and xarray are not on this machine: stand-ins of their
+// classes (same module and class names) show that each is recognised
+// only while its library is in sys.modules, and summarised by the
+// attributes the real one has.
+func TestVarsLibraryStandIns(t *testing.T) {
+	p, rec := start(t)
+	r := drivertest.Run(t, p, rec, 1, `import sys, types
+class _Dev:
+    type = "cpu"
+class _Flat(list):
+    def __getitem__(self, k): return _Flat(list.__getitem__(self, k))
+    def tolist(self): return list(self)
+class Tensor:
+    shape = (2, 3)
+    dtype = "torch.float32"
+    device = _Dev()
+    def element_size(self): return 4
+    def nelement(self): return 6
+    def detach(self): return self
+    def reshape(self, n): return _Flat([0.5, 1.0, 1.5, 2.0, 2.5, 3.0])
+    def __repr__(self): return "tensor(…)"
+Tensor.__module__ = "torch"
+t = Tensor()
+torch = types.ModuleType("torch")`)
+	if r.Status != "done" {
+		t.Fatalf("cell: %+v", r)
+	}
+	if v := byName(look(t, p, "", false))["t"]; v.Type != "Tensor" || v.Size != "" || v.Preview != "tensor(…)" {
+		t.Errorf("a torch.Tensor without torch in sys.modules: %+v, want an unknown type", v)
+	}
+	drivertest.Run(t, p, rec, 2, "sys.modules['torch'] = torch")
+	checkVars(t, "with torch", look(t, p, "", false), []varCase{
+		{name: "t", typ: "Tensor", size: "(2, 3)", preview: "float32 [0.5, 1.0, 1.5, 2.0, 2.5, 3.0]", members: true},
+	})
+	drivertest.Run(t, p, rec, 3, "del sys.modules['torch']")
 }
