@@ -260,7 +260,7 @@ def summarise(v, obj, kind, t, look):
         v["preview"] = values(obj.head(FIRST).to_list(), n, str(obj.dtype), len(obj))
         v["members"] = len(obj) > 0
     elif kind == "pllazy":
-        v["preview"] = fit("lazy: " + ", ".join(str(c) for c in list(obj.collect_schema() if hasattr(obj, "collect_schema") else obj.schema)[:FIRST]), n)
+        pass  # a query plan: its schema may read files
     elif kind == "xarray":
         v["size"] = shape_of(obj.shape)
         v["memory"] = int(obj.nbytes)
@@ -343,14 +343,17 @@ class Discard:
 
 def timed(fn, look):
     """fn() within the look's time: what it returns, or LookTimeout once
-    its share of the budget is spent. SIGALRM raises in it (again every
-    50 ms, should it swallow the first); the handler and any timer the
+    its share of the budget is spent. SIGALRM raises in it, and again
+    every 50 ms should it catch that. (A call that swallows every
+    exception in a loop, or sits in C code that never returns to Python,
+    keeps the worker: the daemon's wait for the look ends, and the
+    session is busy until it returns.) The handler and any timer the
     session had are put back."""
     import _signal
     import time
     left = look["deadline"] - time.monotonic()
     if left <= 0:
-        raise LookTimeout()
+        raise LookTimeout("spent")
     seconds = min(look["timeout"], left)
 
     def alarm(signum, frame):
@@ -403,7 +406,6 @@ def var_of(name, obj, look):
 def unknown_preview(v, obj, t, look):
     """The size (its len) and preview (its repr) of an object of unknown
     type, each through a timed call: a failure or timeout is the note."""
-    import time
     what = "len"
     try:
         if any("__len__" in _tdict(c) for c in _tmro(t)[:-1]):
@@ -412,10 +414,11 @@ def unknown_preview(v, obj, t, look):
         what = "repr"
         text = timed(lambda: repr(obj), look)
         v["preview"] = fit(text if type(text) is str else "", look["preview"])
-    except LookTimeout:
-        if look["deadline"] <= time.monotonic() and not look.get("spent"):
-            look["spent"] = True
-        v["note"] = "%s took over %s s" % (what, look["timeout"])
+    except LookTimeout as e:
+        if e.args:
+            v["note"] = "%s not called: the look's %s s for calls was spent" % (what, LOOK_BUDGET)
+        else:
+            v["note"] = "%s took over %s s" % (what, look["timeout"])
     except Exception as e:
         v["note"] = "%s raised %s" % (what, said(e))
 
@@ -450,11 +453,12 @@ def cell_look(ns, hidden, names_limit=500):
     names = own_names(ns, hidden, False)
     look = {"preview": VAR_PREVIEW, "live": False, "timeout": 0, "deadline": 0}
     lines = []
-    for k in names[:VARS_LIMIT]:
-        try:
-            lines.append(var_of(k, ns[k], look))
-        except BaseException as e:
-            lines.append({"name": clip(k, VAR_NAME_LIMIT, "name"), "type": "?", "note": "looking raised " + said(e)})
+    with Quiet():  # a library's warning is not the cell's output
+        for k in names[:VARS_LIMIT]:
+            try:
+                lines.append(var_of(k, ns[k], look))
+            except BaseException as e:
+                lines.append({"name": clip(k, VAR_NAME_LIMIT, "name"), "type": "?", "note": "looking raised " + said(e)})
     return names[:names_limit], lines, len(names)
 
 

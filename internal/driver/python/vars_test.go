@@ -254,7 +254,14 @@ class Loud:
 class Sized:
     def __len__(self):
         return 7
-boom, slow, loud, sized = Boom(), Slow(), Loud(), Sized()`)
+class Catching:
+    def __repr__(self):
+        try:
+            time.sleep(30)
+        except BaseException:
+            time.sleep(30)
+        return "caught"
+boom, slow, loud, sized, catching = Boom(), Slow(), Loud(), Sized(), Catching()`)
 	if r.Status != "done" {
 		t.Fatalf("cell: %+v", r)
 	}
@@ -268,6 +275,15 @@ boom, slow, loud, sized = Boom(), Slow(), Loud(), Sized()`)
 	if v := got["slow"]; v.Type != "Slow" || v.Note != "repr took over 0.2 s" {
 		t.Errorf("slow: %+v", v)
 	}
+	// Six reprs of 30 s: the last is not called, the look's second for
+	// calls spent.
+	drivertest.Run(t, p, rec, 2, "slow2 = slow3 = slow4 = slow5 = slow6 = Slow()")
+	if v := byName(look(t, p, "", false))["slow6"]; v.Note != "repr not called: the look's 1.0 s for calls was spent" {
+		t.Errorf("slow6: %+v", v)
+	}
+	if v := got["catching"]; v.Type != "Catching" || v.Note != "repr took over 0.2 s" {
+		t.Errorf("catching (a repr that catches the first timeout): %+v", v)
+	}
 	if v := got["loud"]; v.Preview != "loud" {
 		t.Errorf("loud: %+v", v)
 	}
@@ -277,12 +293,12 @@ boom, slow, loud, sized = Boom(), Slow(), Loud(), Sized()`)
 	if took > 10*time.Second {
 		t.Errorf("the look took %s with a repr sleeping 30 s", took)
 	}
-	r = drivertest.Run(t, p, rec, 2, "print('next')")
+	r = drivertest.Run(t, p, rec, 3, "print('next')")
 	if out := rec.TakeOutput(); out != "next\n" {
 		t.Errorf("output after the look: %q, want only the next cell's", out)
 	}
 	// A cell runs: the look is refused at once, not queued behind it.
-	if err := p.Run(3, "time.sleep(2)"); err != nil {
+	if err := p.Run(4, "time.sleep(2)"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := p.(driver.Inspector).Vars(driver.VarsQuery{}, lookWait); err != driver.ErrCellRuns {
