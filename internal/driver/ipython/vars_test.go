@@ -79,3 +79,18 @@ func TestVars(t *testing.T) {
 		t.Errorf("after the looks: %s, want (41, 3, 1, 2): no Out, _, history entry or count from a look", r.Value)
 	}
 }
+
+// BenchmarkVars measures a look at 1,000 names in an IPython session.
+func BenchmarkVars(b *testing.B) {
+	p, rec := start(b)
+	if r := drivertest.Run(b, p, rec, 1, "class K: pass\nfor i in range(1000): globals()['v%04d' % i] = [i, 'text', {'k': i}, K()][i % 4]"); r.Status != "done" {
+		b.Fatalf("cell: %+v", r)
+	}
+	in := p.(driver.Inspector)
+	b.ResetTimer()
+	for range b.N {
+		if _, err := in.Vars(driver.VarsQuery{}, 30*time.Second); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -473,3 +473,17 @@ torch = types.ModuleType("torch")`)
 	})
 	drivertest.Run(t, p, rec, 3, "del sys.modules['torch']")
 }
+
+// A name of 5 MB is cut where it enters, the way the daemon's api.Clip
+// says a cut, so that the daemon keeps it as it is and says it once.
+func TestVarsHugeName(t *testing.T) {
+	p, rec := start(t)
+	if r := drivertest.Run(t, p, rec, 1, "globals()['a' * 5_000_000] = 'v' * 5_000_000"); r.Status != "done" {
+		t.Fatalf("cell: %+v", r)
+	}
+	l := look(t, p, "", false)
+	want := api.Clip(strings.Repeat("a", 5_000_000), api.VarNameLimit, "name")
+	if len(l.Vars) != 1 || l.Vars[0].Name != want || l.Vars[0].Size != "5000000 characters" || len([]rune(l.Vars[0].Preview)) > api.VarPreview {
+		t.Errorf("the look: %.400s\nwant the name %q", fmt.Sprint(l.Vars), want)
+	}
+}
