@@ -264,9 +264,11 @@ def summarise(v, obj, kind, t, look):
     elif kind == "xarray":
         v["size"] = shape_of(obj.shape)
         v["memory"] = int(obj.nbytes)
-        data = obj.variable._data
+        data = obj.variable._data  # values only when in memory: dask's or a file's stay there
         dims = "(" + ", ".join(str(d) for d in obj.dims) + ") "
-        first = data.flat[:FIRST].tolist() if _tqualname(type(data)) == "ndarray" else []
+        kind = _tqualname(type(data))
+        first = (data.flat[:FIRST].tolist() if kind == "ndarray" else
+                 data.array[:FIRST].tolist() if kind == "PandasIndexingAdapter" else [])
         v["preview"] = dims + values(first, n - len(dims), str(obj.dtype), int(obj.size)) if first else fit(dims + str(obj.dtype), n)
         v["members"] = len(obj.coords) > 0
     elif kind == "xdataset":

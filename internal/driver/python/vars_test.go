@@ -487,3 +487,28 @@ func TestVarsHugeName(t *testing.T) {
 		t.Errorf("the look: %.400s\nwant the name %q", fmt.Sprint(l.Vars), want)
 	}
 }
+
+// xarray: a DataArray's dims, dtype and first values (only of data in
+// memory), a Dataset's variables; their paths list variables and
+// coordinates.
+func TestVarsXarray(t *testing.T) {
+	exe := testenv.NeedPythonModule(t, "xarray", "Debian: apt-get install python3-xarray")
+	p, rec := drivertest.StartExe(t, worker.Driver{R: Runtime}, exe)
+	r := drivertest.Run(t, p, rec, 1, `import numpy as np, xarray as xr
+da = xr.DataArray(np.arange(12.).reshape(3, 4), dims=("x", "y"), coords={"x": [10, 20, 30]}, name="temp")
+ds = xr.Dataset({"temp": da, "rain": ("x", [1, 2, 3])})`)
+	if r.Status != "done" {
+		t.Fatalf("cell: %+v", r)
+	}
+	checkVars(t, "a look", look(t, p, "", false), []varCase{
+		{name: "da", typ: "DataArray", size: "(3, 4)", preview: "(x, y) float64 [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, …]", members: true},
+		{name: "ds", typ: "Dataset", size: "2 variables", preview: "temp (3, 4), rain (3,)", members: true},
+	})
+	checkVars(t, "ds", look(t, p, "ds", false), []varCase{
+		{name: "rain", typ: "DataArray", size: "(3,)", preview: "(x) int64 [1, 2, 3]", members: true},
+		{name: "x", typ: "DataArray", size: "(3,)", preview: "(x) int64 [10, 20, 30]", members: true},
+	})
+	if v := byName(look(t, p, "", false))["ds"]; v.Memory != 144 {
+		t.Errorf("ds's memory: %d, want 144 (96 + 24 + 24)", v.Memory)
+	}
+}
