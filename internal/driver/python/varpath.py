@@ -221,11 +221,9 @@ def member_pairs(obj, kind, t, look):
         items = dict.items(obj) if dict in mro else [(k, obj[k]) for k in list(obj)[:limit]]
         return ((short(k, 60, 0), v) for k, v in items), len(obj) if dict not in mro else dict.__len__(obj)
     if kind == "seq":
-        source = list.__iter__(obj) if list in mro else tuple.__iter__(obj) if tuple in mro else iter(obj)
-        return ((str(i), v) for i, v in enumerate(source)), length(obj, t)
+        return ((str(i), v) for i, v in enumerate(base_iter(obj, t))), length(obj, t)
     if kind == "set":
-        source = set.__iter__(obj) if set in mro else frozenset.__iter__(obj)
-        return ((short(v, 60, 1), v) for v in source), length(obj, t)
+        return ((short(v, 60, 1), v) for v in base_iter(obj, t)), length(obj, t)
     if kind in ("ndarray", "tensor") and len(obj.shape) > 0:
         count = int(obj.shape[0])
         return ((str(i), obj[i]) for i in range(count)), count

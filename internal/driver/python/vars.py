@@ -127,8 +127,7 @@ def short(obj, n=VAR_PREVIEW, depth=2):
         items = dict.items(obj) if kind == "dict" and dict in _tmro(t) else None
         if items is None and kind == "dict":
             items = ((k, obj[k]) for k in list(obj)[:FIRST])  # a mappingproxy
-        source = items if kind == "dict" else (set.__iter__(obj) if set in _tmro(t) else
-                                               frozenset.__iter__(obj) if frozenset in _tmro(t) else iter(obj))
+        source = items if kind == "dict" else base_iter(obj, t)
         for i, item in enumerate(source):
             if i >= FIRST or used >= n:
                 parts.append("\u2026")
@@ -283,13 +282,26 @@ def summarise(v, obj, kind, t, look):
     return True
 
 
-def length(obj, t):
-    """len(obj) by its built-in base's own __len__, which a subclass's
-    cannot replace."""
+_BASES = (list, tuple, set, frozenset, dict, str, bytes, bytearray, range)
+
+
+def base_of(t):
+    """The built-in container class (or deque) that t is or derives from:
+    its own __len__ and __iter__ are C code a subclass cannot replace."""
     for b in _tmro(t):
-        if b in (list, tuple, set, frozenset, dict, str, bytes, bytearray, range):
-            return b.__len__(obj)
-    return len(obj)  # a deque or a mappingproxy: C code
+        if b in _BASES or (_tmodule(b), _tqualname(b)) == ("collections", "deque"):
+            return b
+    return None
+
+
+def length(obj, t):
+    b = base_of(t)
+    return b.__len__(obj) if b is not None else len(obj)  # a mappingproxy: C code
+
+
+def base_iter(obj, t):
+    b = base_of(t)
+    return b.__iter__(obj) if b is not None else iter(obj)
 
 
 def frame_structure(df):
@@ -455,10 +467,11 @@ def own_names(ns, hidden, all):
             t = type(value)
             if t is _ModuleType:
                 continue
-            if t is _FunctionType or t is _BuiltinType or t is type:
-                module = value.__module__ if t is not type else _tmodule(value)
-                if module != "__main__":
+            if t is _FunctionType or t is type:
+                if (value.__module__ if t is _FunctionType else _tmodule(value)) != "__main__":
                     continue
+            elif t is _BuiltinType and type(value.__self__) is _ModuleType:
+                continue  # a C module's function: from math import sqrt
         found.append(k)
     found.sort()
     return found

@@ -81,6 +81,15 @@ cfg = {"db": {"host": "h", "port": 5432}, "debug": False}
 od = OrderedDict(a=1)
 dq = deque([1, 2])
 r = range(10)
+class Tricky(list):
+    def __iter__(self):
+        print("ITER RAN")
+        return iter([])
+    def __len__(self):
+        print("LEN RAN")
+        return 0
+tricky = Tricky([1, 2])
+push = items.append
 when = datetime.date(2024, 5, 6)
 def area(w, h=1, *rest, unit, **more):
     return w * h
@@ -122,6 +131,8 @@ func TestVarsBuiltins(t *testing.T) {
 		{name: "dq", typ: "deque", size: "2 items", preview: "[1, 2]", members: true},
 		{name: "r", typ: "range", size: "10 items", preview: "range(0, 10)"},
 		{name: "when", typ: "date", preview: "2024-05-06"},
+		{name: "tricky", typ: "Tricky", size: "2 items", preview: "[1, 2]", members: true},
+		{name: "push", typ: "builtin function", preview: "append(object, /)"},
 		{name: "area", typ: "function", preview: "area(w, h=…, *rest, unit, **more)"},
 		{name: "sq", typ: "function", preview: "lambda v"},
 		{name: "Point", typ: "class", preview: "class Point", members: true},
@@ -133,7 +144,7 @@ func TestVarsBuiltins(t *testing.T) {
 	for _, v := range l.Vars {
 		names = append(names, v.Name)
 	}
-	want := "Point area big cfg dq flag items n nothing od pair pt r raw s sq tags when x"
+	want := "Point Tricky area big cfg dq flag items n nothing od pair pt push r raw s sq tags tricky when x"
 	if got := strings.Join(names, " "); got != want || l.Total != len(names) {
 		t.Errorf("the names: %s (total %d)\nwant %s: no modules, imported functions or classes, _names", got, l.Total, want)
 	}
@@ -166,8 +177,8 @@ func TestVarsBuiltins(t *testing.T) {
 	if v := all["os"]; v.Type != "module" || v.Preview != "module os" || !v.Members {
 		t.Errorf("all: os = %+v", v)
 	}
-	if out := rec.TakeOutput(); strings.Contains(out, "NORM RAN") {
-		t.Errorf("a look ran a property: output %q", out)
+	if out := rec.TakeOutput(); strings.Contains(out, "RAN") {
+		t.Errorf("a look ran a property or a subclass's method: output %q", out)
 	}
 }
 
