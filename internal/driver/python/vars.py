@@ -512,12 +512,27 @@ def look_at(ns, hidden, query):
         return {"vars": lines, "total": total}
 
 
+def flush_c():
+    """Flush C's stdio buffers, once flush_all has found the C library."""
+    if _libc[0]:
+        try:
+            _libc[0].fflush(None)
+        except Exception:
+            pass
+
+
 class Quiet:
     """sys.stdout and sys.stderr to Discard, fds 1 and 2 to /dev/null, for
     as long as a look calls code; all put back after."""
 
     def __enter__(self):
+        flush_c()  # what a cell left in C's buffers is its output: out first
         self.streams = sys.stdout, sys.stderr
+        for stream in self.streams:
+            try:
+                stream.flush()
+            except Exception:
+                pass
         sys.stdout = sys.stderr = Discard()
         self.fds = []
         try:
@@ -534,11 +549,7 @@ class Quiet:
         return self
 
     def __exit__(self, *exc):
-        if _libc[0]:
-            try:
-                _libc[0].fflush(None)
-            except Exception:
-                pass
+        flush_c()  # and what the look's calls left there, into nothing
         for fd, copy in self.fds:
             try:
                 _dup2(copy, fd)

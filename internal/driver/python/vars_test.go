@@ -523,3 +523,19 @@ ds = xr.Dataset({"temp": da, "rain": ("x", [1, 2, 3])})`)
 		t.Errorf("ds's memory: %d, want 144 (96 + 24 + 24)", v.Memory)
 	}
 }
+
+// The look a cell's result carries points the output nowhere while it
+// looks: what the cell wrote from C and Python still reaches the output,
+// on every cell (the look flushes C's buffers before it points them
+// nowhere).
+func TestVarsKeepsCellOutput(t *testing.T) {
+	p, rec := start(t)
+	for i, code := range []string{"import ctypes\nlibc = ctypes.CDLL(None)", "libc.printf(b'one')", "libc.printf(b'two\\n')", "print('three', end='')"} {
+		if r := drivertest.Run(t, p, rec, i+1, code); r.Status != "done" {
+			t.Fatalf("cell %d: %+v", i+1, r)
+		}
+	}
+	if out := rec.TakeOutput(); out != "onetwo\nthree" {
+		t.Errorf("output = %q, want onetwo\\nthree", out)
+	}
+}
