@@ -539,3 +539,28 @@ func TestVarsKeepsCellOutput(t *testing.T) {
 		t.Errorf("output = %q, want onetwo\\nthree", out)
 	}
 }
+
+// FuzzVarsPath gives the worker's path grammar any text: the look
+// answers (lines, or an error in words) within its time, never runs
+// what the text says, and the session goes on.
+func FuzzVarsPath(f *testing.F) {
+	for _, seed := range []string{"cfg", `cfg["db"]`, "items[-1]", "pt.y[0]", "cfg['a\\'b']", "x[1.5]", "a.b.c",
+		"__import__('os').system('echo RAN')", "cfg[", `cfg["\x00"]`, "é", "items[0][0]", "[1]", "cfg[True]", "cfg [ 'db' ] . keys"} {
+		f.Add(seed)
+	}
+	p, rec := start(f)
+	drivertest.Run(f, p, rec, 1, "cfg = {'db': {'port': 1}, True: 2}\nitems = [[1], 2]\nclass P:\n    y = [0]\npt = P()")
+	in := p.(driver.Inspector)
+	f.Fuzz(func(t *testing.T, path string) {
+		if len(path) > api.VarPathLimit {
+			return
+		}
+		_, err := in.Vars(driver.VarsQuery{Path: path}, lookWait)
+		if err != nil && (strings.Contains(err.Error(), "did not look") || strings.Contains(err.Error(), "ended") || strings.Contains(err.Error(), "the look failed")) {
+			t.Fatalf("look at %q: %v", path, err)
+		}
+		if out := rec.TakeOutput(); out != "" {
+			t.Fatalf("look at %q printed %q", path, out)
+		}
+	})
+}
