@@ -120,7 +120,8 @@ def attribute(obj, name, where, look):
     if kind == "module":
         if name in obj.__dict__:
             return obj.__dict__[name]
-        raise LookupError("module %r has no attribute %r" % (obj.__dict__.get("__name__", where), name))
+        lazy = " yet (its __getattr__ would make it; a look does not call it)" if "__getattr__" in obj.__dict__ else ""
+        raise LookupError("module %r has no attribute %r%s" % (obj.__dict__.get("__name__", where), name, lazy))
     if kind == "class":
         for c in _tmro(obj):
             d = _tdict(c)
