@@ -450,23 +450,6 @@ def spool_text(kind, text):
         return None, str(e)
 
 
-def loads(text):
-    """The JSON object a command carries, by the C scanner of the json
-    package (importing json itself would import re)."""
-    try:
-        from _json import make_scanner
-    except ImportError:
-        import json
-        return json.loads(text)
-
-    class Context:
-        strict, object_hook, object_pairs_hook, memo = True, None, None, {}
-        parse_float, parse_int, parse_constant = float, int, float
-
-    value, end = make_scanner(Context())(text, 0)
-    return value
-
-
 def dumps(obj):
     """JSON for the few shapes the worker sends, with the C string encoder
     of the json package (importing json itself would import re)."""

@@ -448,10 +448,10 @@ idx = pd.Index([10, 20, 30])`)
 	}
 }
 
-// torch, polars and xarray are not on this machine: stand-ins of their
-// classes (same module and class names) show that each is recognised
-// only while its library is in sys.modules, and summarised by the
-// attributes the real one has.
+// torch and polars are not on this machine: stand-ins of their classes
+// (same module and class names) show that each is recognised only while
+// its library is in sys.modules, and summarised by the attributes the
+// real one has.
 func TestVarsLibraryStandIns(t *testing.T) {
 	p, rec := start(t)
 	r := drivertest.Run(t, p, rec, 1, `import sys, types
@@ -483,6 +483,42 @@ torch = types.ModuleType("torch")`)
 		{name: "t", typ: "Tensor", size: "(2, 3)", preview: "float32 [0.5, 1.0, 1.5, 2.0, 2.5, 3.0]", members: true},
 	})
 	drivertest.Run(t, p, rec, 3, "del sys.modules['torch']")
+
+	// polars: a DataFrame's shape, estimated size, columns and dtypes;
+	// its path lists each column's dtype, non-null count and head.
+	r = drivertest.Run(t, p, rec, 4, `class Series:
+    def __init__(self, name, values, dtype):
+        self.name, self.values, self.dtype = name, values, dtype
+    def __len__(self): return len(self.values)
+    def null_count(self): return sum(v is None for v in self.values)
+    def estimated_size(self): return 8 * len(self.values)
+    def head(self, n): return Series(self.name, self.values[:n], self.dtype)
+    def to_list(self): return list(self.values)
+class DataFrame:
+    def __init__(self, cols): self.cols = cols
+    shape = property(lambda self: (len(self.cols[0]), len(self.cols)))
+    columns = property(lambda self: [c.name for c in self.cols])
+    dtypes = property(lambda self: [c.dtype for c in self.cols])
+    def estimated_size(self): return sum(c.estimated_size() for c in self.cols)
+    def get_column(self, name): return [c for c in self.cols if c.name == name][0]
+Series.__module__ = DataFrame.__module__ = "polars.dataframe.frame"
+pl = types.ModuleType("polars")
+sys.modules["polars"] = pl
+pdf = DataFrame([Series("id", [1, 2, 3], "Int64"), Series("tag", ["a", None, "c"], "String")])`)
+	if r.Status != "done" {
+		t.Fatalf("cell: %+v", r)
+	}
+	checkVars(t, "with polars", look(t, p, "", false), []varCase{
+		{name: "pdf", typ: "DataFrame", size: "3×2", preview: "id:Int64, tag:String", members: true},
+	})
+	checkVars(t, "pdf", look(t, p, "pdf", false), []varCase{
+		{name: "id", typ: "Int64", size: "3 non-null", preview: "[1, 2, 3]", members: true},
+		{name: "tag", typ: "String", size: "2 non-null", preview: "['a', None, 'c']", members: true},
+	})
+	if v := byName(look(t, p, "pdf", false))["tag"]; v.Note != "1 null" || v.Memory != 24 {
+		t.Errorf("pdf's column tag: %+v", v)
+	}
+	drivertest.Run(t, p, rec, 5, "del sys.modules['polars']")
 }
 
 // A name of 5 MB is cut where it enters, the way the daemon's api.Clip
