@@ -70,6 +70,7 @@ const (
 	DoRuntimes  = "runtimes"  // see which runtimes there are
 	DoSessions  = "sessions"  // list the sessions (Session: that one's state: alive, running, with a result to collect)
 	DoAttach    = "attach"    // follow the session's record and send it cells, with no terminal of its own
+	DoVars      = "vars"      // look at the session's names, without a cell
 	// DoKernels lists the Jupyter kernels of the gateway the call named:
 	// a person's step (no tool lists a gateway's kernels).
 	DoKernels = "kernels"

@@ -134,6 +134,16 @@ func TestGolden(t *testing.T) {
 			{"a", "exec", map[string]any{"session": "g", "code": "1", "network": "on"}, false},
 			{"a", "exec", map[string]any{"session": "g", "code": "1", "sandbox": "read-only", "network": "on"}, false},
 		}, 0, &api.Sandbox{Policy: api.SandboxReadOnly, Network: api.NetworkOff}},
+		{"vars", []exchange{
+			{"a", "exec", map[string]any{"session": "g", "code": "x = 42\nname = 'ada'\nitems = [1, 2, 3]\ncfg = {'db': {'host': 'h', 'port': 5432}}\ndef f(a, b=1):\n    return a"}, false},
+			{"a", "vars", map[string]any{"session": "g"}, false},
+			{"a", "vars", map[string]any{"session": "g", "path": "cfg[\"db\"]"}, false},
+			{"a", "vars", map[string]any{"session": "g", "path": "nosuch"}, false},
+			{"a", "exec", map[string]any{"session": "g", "code": "import time\ntime.sleep(2)", "timeout": 0}, false},
+			{"a", "vars", map[string]any{"session": "g"}, false},
+			{"a", "vars", map[string]any{"session": "g", "path": "items"}, false},
+			{"a", "vars", map[string]any{"session": "nosuch"}, false},
+		}, 0, nil},
 		{"sessions", []exchange{
 			{"a", "sessions", map[string]any{}, false},
 			{"a", "exec", map[string]any{"session": "g", "code": "names = 1"}, false},

@@ -95,6 +95,8 @@ func stepPurpose(a api.Action) string {
 		return "lists the kernels the gateway offers"
 	case api.DoAttach:
 		return "shows its record and sends it cells, with no terminal"
+	case api.DoVars:
+		return "lists its names"
 	case api.DoSessions:
 		if a.Session == "" {
 			return "lists them"

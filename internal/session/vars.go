@@ -44,8 +44,9 @@ func (m *Manager) Vars(name string, q holder.VarsArgs, asker api.Client) (api.Va
 		}
 		switch he.Code {
 		case holder.CodeNoPath:
-			return api.VarsReply{}, &Error{api.ErrorReply{Code: api.CodeBadRequest, Field: api.FieldPath,
-				Error: fmt.Sprintf("%s: %s", api.Clip(q.Path, 80, "path"), api.Clip(he.Msg, 400, "error"))}}
+			return api.VarsReply{}, &Error{api.ErrorReply{Code: api.CodeBadRequest,
+				Error: fmt.Sprintf("%s: %s", api.Clip(q.Path, 80, "path"), api.Clip(he.Msg, 400, "error")),
+				Next:  []api.Action{{Do: api.DoVars, Session: name}}}}
 		case holder.CodeUnknown:
 			he.Msg = "the session's holder is of an earlier polyrepl that cannot look: restart the session"
 		}
