@@ -12,7 +12,15 @@ import (
 )
 
 //go:embed worker.R
-var source []byte
+var serve []byte
+
+// vars.R is the worker's looks (Inspects), sourced first into the same
+// environment: worker.R's last line starts the worker.
+//
+//go:embed vars.R
+var looks []byte
+
+var source = append(append(append([]byte(nil), looks...), '\n'), serve...)
 
 // loader is the first line R reads from its console (its standard input,
 // a pipe the driver keeps): it sources the worker, whose path arrives
@@ -57,7 +65,10 @@ var Runtime = &worker.Runtime{
 		"-e", "invisible()", "--args"},
 	Console: true,
 	// Tab in attach: R's own completion on the session (worker.R).
-	Completes:    true,
+	Completes: true,
+	// polyrepl vars: the global environment's names and what a path
+	// ($, [[ ]], @) names, from their structure (vars.R).
+	Inspects:     true,
 	ConsoleFirst: func(string) []byte { return []byte(loader) },
 	ConsoleNoEOF: true,
 	// The end marker is not on the command line, and results echo each

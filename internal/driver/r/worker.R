@@ -93,6 +93,13 @@ read_command <- function() {
     if (length(word) < size) return(NULL)
     return(list(complete = TRUE, nonce = parts[3L], word = word))
   }
+  if (length(parts) == 3L && parts[1L] == "vars") {
+    size <- suppressWarnings(as.numeric(parts[2L]))
+    if (is.na(size)) return("skip")
+    args <- if (size > 0) readBin(con, "raw", size) else raw(0L)
+    if (length(args) < size) return(NULL)
+    return(list(vars = TRUE, nonce = parts[3L], args = args))
+  }
   if (!(length(parts) %in% c(4L, 5L)) || parts[1L] != "exec") return("skip")
   nums <- suppressWarnings(as.numeric(parts[2:4]))
   if (anyNA(nums)) return("skip")
@@ -357,8 +364,7 @@ run_cell <- function(cell, code, limit) {
     msg <- conditionMessage(exprs)
     res$status <- "error"
     res$error <- list(type = class(exprs)[1L], message = msg, traceback = paste0("Error: ", msg))
-    res$names <- user_names()
-    return(res)
+    return(cell_look(res))
   }
   st$value <- NULL
   st$calls <- list()
@@ -392,8 +398,7 @@ run_cell <- function(cell, code, limit) {
   tryCatch(print_warnings(), error = function(e) NULL, interrupt = function(e) NULL)
   st$value <- NULL
   res <- tryCatch(plots_close(res, cell), error = function(e) res, interrupt = function(e) res)
-  res$names <- user_names()
-  res
+  cell_look(res)
 }
 
 # ---- plots -------------------------------------------------------------------
@@ -557,6 +562,11 @@ serve <- function() {
       # Between cells, answered at once: no cell, nothing printed.
       send(list(op = "complete", nonce = cmd$nonce,
                 matches = as.list(complete(cmd$word))))
+      next
+    }
+    if (isTRUE(cmd$vars)) {
+      # A look between cells: no cell, nothing printed, nothing assigned.
+      send(c(list(op = "vars", nonce = cmd$nonce), look(vars_args(cmd$args))))
       next
     }
     st$cell <- cmd$cell
