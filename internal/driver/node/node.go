@@ -17,7 +17,15 @@ import (
 )
 
 //go:embed worker.js
-var source []byte
+var serve []byte
+
+// vars.js is the worker's looks (Inspects), appended to worker.js as one
+// script: its functions run only once commands arrive.
+//
+//go:embed vars.js
+var looks []byte
+
+var source = append(append(append([]byte(nil), serve...), '\n'), looks...)
 
 // Runtime is Node.js's worker runtime.
 var Runtime = &worker.Runtime{
@@ -48,6 +56,9 @@ var Runtime = &worker.Runtime{
 	Console: true,
 	// Tab in attach: names, keywords and properties (worker.js).
 	Completes: true,
+	// polyrepl vars: the names cells defined and what a path (a.b, a[0],
+	// a["k"]) names, from own-property descriptors (vars.js).
+	Inspects: true,
 }
 
 // staticImport is the message V8 gives a static import in code that is

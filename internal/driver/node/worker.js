@@ -259,6 +259,8 @@ function readCommands(fd) {
         have = buf.length;
         if (parts.length === 3 && parts[0] === 'complete') {
           header = { complete: true, size: Number(parts[1]), nonce: parts[2] };
+        } else if (parts.length === 3 && parts[0] === 'vars') {
+          header = { vars: true, size: Number(parts[1]), nonce: parts[2] };
         } else if ((parts.length !== 4 && parts.length !== 5) || parts[0] !== 'exec') {
           continue;
         } else {
@@ -273,6 +275,9 @@ function readCommands(fd) {
       if (header.complete) {
         // Between cells, answered at once: no cell, nothing printed.
         send({ op: 'complete', nonce: header.nonce, matches: complete(code) });
+      } else if (header.vars) {
+        // A look between cells: nothing printed, nothing assigned (vars.js).
+        send({ op: 'vars', nonce: header.nonce, ...look(lookArgs(code)) });
       } else {
         queue.push({ cell: header.cell, limit: header.limit, code, nonce: header.nonce });
       }
@@ -402,7 +407,7 @@ async function runCell(job) {
     lastError = e;
     result.status = 'error';
     result.error = describe(e, true);
-    result.names = names(code);
+    cellLook(result, code);
     return result;
   }
   try {
@@ -429,7 +434,7 @@ async function runCell(job) {
   } finally {
     running = null;
   }
-  result.names = names(code);
+  cellLook(result, code);
   return result;
 }
 
@@ -657,7 +662,7 @@ function names(code) {
     const d = ObjectGetOwnPropertyDescriptor(g, name);
     if (d !== undefined && ObjectHasOwn(d, 'value') && !ObjectIs(d.value, before.value)) found.add(name);
   }
-  return ArrayFrom(found).sort().slice(0, nameLimit);
+  return ArrayFrom(found).sort();
 }
 
 const jsKeywords = ['await', 'break', 'case', 'catch', 'class', 'const', 'continue', 'debugger',
