@@ -5,6 +5,7 @@
 package ruby
 
 import (
+	"bytes"
 	_ "embed"
 
 	"github.com/polyrepl/polyrepl/internal/driver"
@@ -12,7 +13,29 @@ import (
 )
 
 //go:embed worker.rb
-var source []byte
+var serve []byte
+
+// vars.rb is the worker's looks (Inspects): more of the body of
+// worker.rb's anonymous module, put in before its last line, which
+// starts the worker.
+//
+//go:embed vars.rb
+var looks []byte
+
+var source = withLooks(serve, looks)
+
+// withLooks is worker.rb with vars.rb inside its module, before the line
+// that starts it.
+func withLooks(serve, looks []byte) []byte {
+	last := []byte("end.main(ARGV)")
+	i := bytes.LastIndex(serve, last)
+	if i < 0 {
+		panic("ruby: worker.rb does not end with " + string(last))
+	}
+	out := append([]byte(nil), serve[:i]...)
+	out = append(append(out, looks...), '\n')
+	return append(out, serve[i:]...)
+}
 
 // Runtime is Ruby's worker runtime. It keeps the worker family's default
 // interrupt: SIGINT to ruby raises Interrupt in the cell at once, except
@@ -42,6 +65,10 @@ var Runtime = &worker.Runtime{
 	Console: true,
 	// Tab in attach: the binding's names, and a named object's methods (worker.rb).
 	Completes: true,
+	// polyrepl vars: locals, main's @ivars, the cells' globals, constants
+	// and methods, and what a path (x[0], h["k"], h[:k], obj.@ivar) names,
+	// from their structure (vars.rb).
+	Inspects: true,
 }
 
 func init() { driver.Register(worker.Driver{R: Runtime}) }

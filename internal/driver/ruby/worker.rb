@@ -101,6 +101,14 @@ Module.new do
         send_event("op" => "complete", "nonce" => parts[2], "matches" => complete(word))
         next
       end
+      if parts.length == 3 && parts[0] == "vars"
+        size = parts[1].to_i
+        args = size > 0 ? @commands.read(size) : "".b
+        break if args.nil?
+        # A look between cells (vars.rb): nothing printed, nothing assigned.
+        send_event({ "op" => "vars", "nonce" => parts[2] }.merge(look(args.force_encoding(Encoding::UTF_8))))
+        next
+      end
       next unless (parts.length == 4 || parts.length == 5) && parts[0] == "exec"
       cell = parts[1].to_i
       limit = parts[2].to_i
@@ -216,8 +224,7 @@ Module.new do
       result["status"] = "error"
       result["error"] = describe(e)
     end
-    result["names"] = names
-    result
+    cell_look(result, code)
   end
 
   def self.blank?(code)
@@ -469,4 +476,5 @@ Module.new do
   rescue StandardError
     s.dup.force_encoding(Encoding::UTF_8).scrub("?")
   end
+  # vars.rb's methods, the looks, come here (ruby.go).
 end.main(ARGV)
