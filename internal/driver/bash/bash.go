@@ -25,6 +25,12 @@ var source []byte
 //go:embed traps.bash
 var traps []byte
 
+// looks is the worker's looks (Inspects): polyrepl vars, written after
+// traps.bash, ahead of worker.bash.
+//
+//go:embed vars.bash
+var looks []byte
+
 // Runtime is bash's worker runtime. A shell has no expression values: a
 // cell reports no value, and a non-zero exit status of its last command
 // makes it an error of type ExitStatus (the shell has already printed why).
@@ -44,7 +50,7 @@ var Runtime = &worker.Runtime{
 			"a cell runs sourced, so a top-level return ends it and BASH_SOURCE, FUNCNAME and xtrace depth show the worker's frames",
 		VersionArgs: []string{"--version"},
 	},
-	Prefix:   traps,
+	Prefix:   append(append(append([]byte(nil), traps...), '\n'), looks...),
 	Source:   source,
 	FileName: "bash-worker.bash",
 	// No startup files: a session starts clean and fast, whatever ~/.bashrc
@@ -57,6 +63,9 @@ var Runtime = &worker.Runtime{
 	CellNonce:   true,
 	// read, and any command reading standard input, asks (status input).
 	Console: true,
+	// polyrepl vars: the session's variables and functions, and an
+	// array's items, through namerefs and declare -f (vars.bash).
+	Inspects: true,
 }
 
 func init() { driver.Register(worker.Driver{R: Runtime}) }

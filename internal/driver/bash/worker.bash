@@ -159,6 +159,8 @@ __polyrepl_saved_T=
 __polyrepl_armed=     # the unwinding is on (__polyrepl_unwind_on)
 __polyrepl_j=
 __polyrepl_last_vs= __polyrepl_last_fs= __polyrepl_last_names=
+__polyrepl_list=()    # the session's names, sorted, for a look (vars.bash)
+declare -A __polyrepl_kind=()
 __polyrepl_word=ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_ # no ranges: locales
 __polyrepl_bs='\'
 __polyrepl_q='"'
@@ -235,29 +237,44 @@ __polyrepl_quit() {
 # __polyrepl_next_cell reads the next cell into __polyrepl_code; at the end
 # of the commands it ends the shell.
 __polyrepl_next_cell() {
-	builtin local op cell limit size rest
+	builtin local __polyrepl_rop __polyrepl_rcell __polyrepl_rlimit __polyrepl_rsize __polyrepl_rrest
 	while :; do
-		IFS=' ' builtin read -r -u 60 op cell limit size rest || __polyrepl_quit 0
-		[[ $op == exec && -n $size && -z ${size//[0-9]/} && -n $cell && -z ${cell//[0-9]/} ]] || continue
-		__polyrepl_cell=$cell __polyrepl_code= __polyrepl_note= __polyrepl_nul=
+		IFS=' ' builtin read -r -u 60 __polyrepl_rop __polyrepl_rcell __polyrepl_rlimit __polyrepl_rsize __polyrepl_rrest || __polyrepl_quit 0
+		if [[ $__polyrepl_rop == vars && -n $__polyrepl_rcell && -z ${__polyrepl_rcell//[0-9]/} && -z ${__polyrepl_rlimit//[0-9a-zA-Z]/} ]]; then
+			# A look between cells (vars.bash): nothing runs, nothing
+			# printed, nothing assigned. "vars NBYTES NONCE", then NBYTES
+			# of JSON, read as bytes (as a cell's code, below).
+			__polyrepl_rsize=
+			if ((__polyrepl_rcell == 0)); then
+				:
+			elif [[ -n ${LC_ALL-} ]]; then
+				LC_ALL=C IFS= builtin read -r -N "$__polyrepl_rcell" -t 5 -u 60 __polyrepl_rsize || __polyrepl_quit 0
+			else
+				LC_CTYPE=C IFS= builtin read -r -N "$__polyrepl_rcell" -t 5 -u 60 __polyrepl_rsize || __polyrepl_quit 0
+			fi
+			__polyrepl_look "$__polyrepl_rsize" "$__polyrepl_rlimit"
+			continue
+		fi
+		[[ $__polyrepl_rop == exec && -n $__polyrepl_rsize && -z ${__polyrepl_rsize//[0-9]/} && -n $__polyrepl_rcell && -z ${__polyrepl_rcell//[0-9]/} ]] || continue
+		__polyrepl_cell=$__polyrepl_rcell __polyrepl_code= __polyrepl_note= __polyrepl_nul=
 		# The exec's nonce, echoed in the result (letters and digits only).
-		__polyrepl_nonce=${rest%% *}
+		__polyrepl_nonce=${__polyrepl_rrest%% *}
 		[[ -z ${__polyrepl_nonce//[0-9a-zA-Z]/} ]] || __polyrepl_nonce=
-		if ((size > 0)); then
+		if ((__polyrepl_rsize > 0)); then
 			# -N counts characters: in the C locale, bytes. It drops NUL
 			# bytes and reads on to make up the count, so a cell with a
 			# NUL leaves it waiting for bytes that never come: the timeout
 			# catches that (the whole cell is in the pipe already). The C
 			# locale goes in LC_CTYPE unless LC_ALL rules: putting LC_ALL
 			# back when LANG names a locale not installed would leave C.
-			rest=0
+			__polyrepl_rrest=0
 			if [[ -n ${LC_ALL-} ]]; then
-				LC_ALL=C IFS= builtin read -r -N "$size" -t $((5 + size / 1000000)) -u 60 __polyrepl_code || rest=$?
+				LC_ALL=C IFS= builtin read -r -N "$__polyrepl_rsize" -t $((5 + __polyrepl_rsize / 1000000)) -u 60 __polyrepl_code || __polyrepl_rrest=$?
 			else
-				LC_CTYPE=C IFS= builtin read -r -N "$size" -t $((5 + size / 1000000)) -u 60 __polyrepl_code || rest=$?
+				LC_CTYPE=C IFS= builtin read -r -N "$__polyrepl_rsize" -t $((5 + __polyrepl_rsize / 1000000)) -u 60 __polyrepl_code || __polyrepl_rrest=$?
 			fi
-			if ((rest != 0)); then
-				((rest > 128)) || __polyrepl_quit 0
+			if ((__polyrepl_rrest != 0)); then
+				((__polyrepl_rrest > 128)) || __polyrepl_quit 0
 				__polyrepl_nul=1 __polyrepl_code=
 				__polyrepl_note="the cell contains NUL bytes, which bash cannot run; nothing was run"
 			fi
@@ -365,6 +382,8 @@ __polyrepl_end_cell() {
 	__polyrepl_guard
 	__polyrepl_names
 	__polyrepl_names_json=$__polyrepl_j
+	__polyrepl_cell_look
+	__polyrepl_names_json+=$__polyrepl_j
 	if builtin printf '%s' "$__polyrepl_sentinel" >&62; then
 		__polyrepl_flushed=true
 	fi
@@ -418,21 +437,13 @@ __polyrepl_names() {
 	for __polyrepl_n in "${__polyrepl_l[@]}"; do
 		[[ -n ${__polyrepl_base_f[$__polyrepl_n]-} ]] || __polyrepl_f+=("$__polyrepl_n")
 	done
-	# In byte order whatever the locale (compgen sorts by the locale's
-	# collation): bash lists the variables named by a prefix in strcmp
-	# order, so each name becomes a variable __polyrepl_N_NAME for a moment.
-	# A function name that cannot (a-b) is put in its place by _insert.
-	for __polyrepl_n in "${__polyrepl_v[@]}" "${__polyrepl_f[@]}"; do
-		if [[ $__polyrepl_n == [!0123456789]* && $__polyrepl_n != *[!$__polyrepl_word]* ]]; then
-			builtin printf -v "__polyrepl_N_$__polyrepl_n" x
-		else
-			__polyrepl_odd+=("$__polyrepl_n")
-		fi
-	done
-	__polyrepl_all=("${!__polyrepl_N_@}")
-	((${#__polyrepl_all[@]} == 0)) || builtin unset "${__polyrepl_all[@]}"
-	__polyrepl_all=("${__polyrepl_all[@]#__polyrepl_N_}")
-	((${#__polyrepl_odd[@]} == 0)) || __polyrepl_insert 2>/dev/null
+	__polyrepl_sort
+	# What a look lists (vars.bash): all of them, each a v(ariable) or a
+	# f(unction).
+	__polyrepl_list=("${__polyrepl_all[@]}")
+	__polyrepl_kind=()
+	for __polyrepl_n in "${__polyrepl_f[@]}"; do __polyrepl_kind[$__polyrepl_n]=f; done
+	for __polyrepl_n in "${__polyrepl_v[@]}"; do __polyrepl_kind[$__polyrepl_n]=v; done
 	__polyrepl_all=("${__polyrepl_all[@]:0:500}")
 	__polyrepl_a=
 	for __polyrepl_n in "${__polyrepl_all[@]}"; do
@@ -445,6 +456,27 @@ __polyrepl_names() {
 	done
 	__polyrepl_j="[${__polyrepl_a#,}]"
 	__polyrepl_last_names=$__polyrepl_j
+}
+
+# __polyrepl_sort sets its caller's __polyrepl_all to the names in its
+# __polyrepl_v and __polyrepl_f, sorted in byte order whatever the locale
+# (compgen sorts by the locale's collation): bash lists the variables
+# named by a prefix in strcmp order, so each name becomes a variable
+# __polyrepl_N_NAME for a moment. A function name that cannot (a-b) is
+# put in its place by _insert.
+__polyrepl_sort() {
+	__polyrepl_odd=()
+	for __polyrepl_n in "${__polyrepl_v[@]}" "${__polyrepl_f[@]}"; do
+		if [[ $__polyrepl_n == [!0123456789]* && $__polyrepl_n != *[!$__polyrepl_word]* ]]; then
+			builtin printf -v "__polyrepl_N_$__polyrepl_n" x
+		else
+			__polyrepl_odd+=("$__polyrepl_n")
+		fi
+	done
+	__polyrepl_all=("${!__polyrepl_N_@}")
+	((${#__polyrepl_all[@]} == 0)) || builtin unset "${__polyrepl_all[@]}"
+	__polyrepl_all=("${__polyrepl_all[@]#__polyrepl_N_}")
+	((${#__polyrepl_odd[@]} == 0)) || __polyrepl_insert 2>/dev/null
 }
 
 # __polyrepl_insert puts the names in __polyrepl_odd in their places in the
