@@ -262,6 +262,11 @@ known <- function(x) !isS4(x) && (!is.object(x) || any(class(x) %in% known_class
 # most C code: a SIGINT that a child shell sends after timeout stops
 # those (the worker drains it if it lands after the print).
 timed_print <- function(x, o) {
+  if (!isTRUE(st$look_left > 0)) {
+    return(list(text = "", note = sprintf("the look's time for previews (%g s) ran out: no print", look_budget)))
+  }
+  limit <- min(o$timeout, st$look_left)
+  started <- proc.time()[["elapsed"]]
   out <- character(0L)
   con <- textConnection("out", "w", local = TRUE)
   depth <- sink.number()
@@ -275,19 +280,22 @@ timed_print <- function(x, o) {
     while (sink.number() > depth) sink()
     close(con)
     tryCatch(allowInterrupts(Sys.sleep(0)), interrupt = function(e) NULL)
+    st$look_left <- st$look_left - (proc.time()[["elapsed"]] - started)
   })
   # Called from an environment that sees the user's methods, as the
   # REPL's print does; the worker's own environment would not.
   env <- new.env(parent = globalenv())
   assign("x", x, envir = env)
   call <- if (isS4(x)) quote(methods::show(x)) else quote(base::print(x))
-  took <- sprintf("print took over %g s", o$timeout)
-  started <- proc.time()[["elapsed"]]
+  took <- if (limit < o$timeout) sprintf("the look's time for previews (%g s) ran out during print", look_budget) else
+    sprintf("print took over %g s", o$timeout)
   timer <- suppressWarnings(as.integer(tryCatch(system(
-    sprintf("(sleep %.3f; kill -INT %d) </dev/null >/dev/null 2>&1 & echo $!", o$timeout, Sys.getpid()),
+    # (the shell's TERM trap ends its sleep too: nothing is left behind)
+    sprintf("(trap 'kill $s; exit' TERM; sleep %.3f & s=$!; wait $s; kill -INT %d) </dev/null >/dev/null 2>&1 & echo $!",
+            limit, Sys.getpid()),
     intern = TRUE), error = function(e) NA)))
   r <- tryCatch({
-    setTimeLimit(elapsed = o$timeout, transient = TRUE)
+    setTimeLimit(elapsed = limit, transient = TRUE)
     allowInterrupts(suppressWarnings(suppressMessages(eval(call, env))))
     setTimeLimit(elapsed = Inf)
     NULL
@@ -296,7 +304,7 @@ timed_print <- function(x, o) {
     msg <- tryCatch(conditionMessage(e), error = function(e2) "")
     if (grepl("time limit", msg, fixed = TRUE)) took else paste0("print raised: ", msg)
   }, interrupt = function(e) {
-    if (proc.time()[["elapsed"]] - started >= o$timeout * 0.9) took else "print was interrupted"
+    if (proc.time()[["elapsed"]] - started >= limit * 0.9) took else "print was interrupted"
   })
   if (!is.null(r)) return(list(text = "", note = r))
   text <- gsub("\\s+", " ", trimws(paste(out[nzchar(trimws(out))], collapse = " ")))
@@ -486,8 +494,14 @@ vars_members <- function(x, path, o) {
                path, class(x)[1L]), call. = FALSE)
 }
 
+# look_budget is the seconds all the prints of one look may take together:
+# the holder waits 10 s for a look, and a look of many slow objects must
+# answer well within.
+look_budget <- 1
+
 # look answers a "vars" command: list(vars, total) or list(error).
 look <- function(a) {
+  st$look_left <- look_budget
   tryCatch({
     if (!nzchar(a$path)) {
       found <- vars_names(a$all)

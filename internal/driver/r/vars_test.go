@@ -129,3 +129,31 @@ makeActiveBinding("act", function() { cat("RAN\n"); 1 }, globalenv())`)
 		t.Errorf("the names after the looks: %+v", r)
 	}
 }
+
+// The prints of one look take at most about a second in all: past that,
+// the objects left get no print, and their note says why.
+func TestVarsBudget(t *testing.T) {
+	p, rec := start(t)
+	drivertest.Run(t, p, rec, 1, `print.slow <- function(x, ...) Sys.sleep(5)
+for (i in 1:12) assign(sprintf("s%02d", i), structure(list(), class = "slow"))`)
+	start := time.Now()
+	look, err := p.(driver.Inspector).Vars(driver.VarsQuery{}, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 6*time.Second {
+		t.Errorf("the look took %s", d)
+	}
+	took, out := 0, 0
+	for _, v := range look.Vars {
+		switch {
+		case v.Note == "print took over 0.2 s":
+			took++
+		case strings.HasPrefix(v.Note, "the look's time for previews (1 s) ran out"):
+			out++
+		}
+	}
+	if took < 3 || took > 6 || took+out != 12 {
+		t.Errorf("%d prints cut at 0.2 s, %d left without: %+v", took, out, look.Vars)
+	}
+}

@@ -33,6 +33,10 @@
   @st_values = Struct.instance_method(:to_a)
   @look_timeout = Class.new(StandardError)
   @look_error = Class.new(StandardError) # a path that names nothing: its message is the answer
+  # The seconds all the inspects of one look may take together: the
+  # holder waits 10 s for a look, and a look of many slow objects must
+  # answer well within.
+  @look_budget = 1.0
   # Globals: Ruby's and the libraries' (require "English" adds $PID…)
   # are not the session's; a new one is the session's if the cell that
   # made it names it.
@@ -98,7 +102,8 @@
   def self.line(name, v, a)
     w = a["width"]
     l = { "name" => name, "type" => class_name(v) }
-    if v.nil? || v == true || v == false || is?(v, Numeric) || is?(v, Symbol)
+    # (no == nor nil? of the object's own: is? and class are Kernel's)
+    if is?(v, NilClass) || is?(v, TrueClass) || is?(v, FalseClass) || is?(v, Numeric) || is?(v, Symbol)
       l["preview"] = v.inspect if [NilClass, TrueClass, FalseClass, Integer, Float, Symbol, Rational, Complex].include?(call(@k_class, v))
     elsif is?(v, String)
       n = call(@s_length, v)
@@ -154,12 +159,18 @@
   # within timeout, with what it prints caught: its text as the preview, or
   # its error or time in note.
   def self.timed_inspect(v, l, a)
+    if a["budget"] <= 0
+      l["note"] = "the look's time for previews (#{@look_budget} s) ran out: no inspect"
+      return
+    end
+    started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+    limit = [a["timeout"], a["budget"]].min
     sink = Object.new
     sink.define_singleton_method(:write) { |*s| s.sum { |x| x.to_s.length } }
     out, err = $stdout, $stderr
     me = Thread.current
     timer = Thread.new do
-      sleep a["timeout"]
+      sleep limit
       me.raise(@look_timeout, "timeout")
     end
     begin
@@ -170,9 +181,14 @@
       timer.kill
       timer.join
       $stdout, $stderr = out, err
+      a["budget"] -= Process.clock_gettime(Process::CLOCK_MONOTONIC) - started
     end
   rescue @look_timeout
-    l["note"] = "inspect took over #{a["timeout"]} s"
+    l["note"] = if limit < a["timeout"]
+                  "the look's time for previews (#{@look_budget} s) ran out during inspect"
+                else
+                  "inspect took over #{a["timeout"]} s"
+                end
   rescue Exception => e # rubocop:disable Lint/RescueException: a look survives any inspect
     l["note"] = "inspect raised #{class_name(e)}: #{(e.message rescue "")}"
   end
@@ -231,7 +247,8 @@
 
   # look answers a "vars" command.
   def self.look(args)
-    a = { "path" => "", "all" => false, "limit" => 100, "width" => 80, "timeout" => 0.2, "live" => true }
+    a = { "path" => "", "all" => false, "limit" => 100, "width" => 80, "timeout" => 0.2, "live" => true,
+          "budget" => @look_budget }
     a["path"] = json_str(args, "path") || ""
     a["all"] = args.match?(/"all"\s*:\s*true/)
     a["limit"] = (args[/"limit"\s*:\s*(\d+)/, 1] || 100).to_i.clamp(1, 10_000)

@@ -118,3 +118,31 @@ class Big < Array; def size; raise "no size"; end; end; big = Big.new([1, 2])`)
 		t.Errorf("after the looks: %+v", r)
 	}
 }
+
+// The inspects of one look take at most about a second in all: past
+// that, the objects left get no inspect, and their note says why.
+func TestVarsBudget(t *testing.T) {
+	p, rec := start(t)
+	drivertest.Run(t, p, rec, 1, `class Slow; def inspect; sleep 5; end; end
+s01, s02, s03, s04, s05, s06, s07, s08, s09, s10, s11, s12 = Array.new(12) { Slow.new }; nil`)
+	start := time.Now()
+	look, err := p.(driver.Inspector).Vars(driver.VarsQuery{}, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 6*time.Second {
+		t.Errorf("the look took %s", d)
+	}
+	took, out := 0, 0
+	for _, v := range look.Vars {
+		switch {
+		case v.Note == "inspect took over 0.2 s":
+			took++
+		case strings.HasPrefix(v.Note, "the look's time for previews (1.0 s) ran out"):
+			out++
+		}
+	}
+	if took < 3 || took > 6 || took+out != 12 {
+		t.Errorf("%d inspects cut at 0.2 s, %d left without: %+v", took, out, look.Vars)
+	}
+}
