@@ -13,8 +13,13 @@
 const ObjectGetPrototypeOf = Object.getPrototypeOf;
 const StringFn = String;
 const MathMin = Math.min;
-const types = util.types;
-const isProxy = types.isProxy;
+// util.types' functions themselves, taken now: a cell can replace them
+// on the module object.
+const types = {
+  isTypedArray: util.types.isTypedArray, isArrayBuffer: util.types.isArrayBuffer, isMap: util.types.isMap,
+  isSet: util.types.isSet, isDate: util.types.isDate, isRegExp: util.types.isRegExp, isPromise: util.types.isPromise,
+};
+const isProxy = util.types.isProxy;
 const nativeGetter = (proto, name) => ObjectGetOwnPropertyDescriptor(proto, name).get;
 const MapSize = nativeGetter(Map.prototype, 'size');
 const SetSize = nativeGetter(Set.prototype, 'size');
@@ -125,6 +130,7 @@ function lineOf(name, d, a) {
 function typeName(v) {
   const proto = ObjectGetPrototypeOf(v);
   if (proto === null) return 'Object: null prototype';
+  if (isProxy(proto)) return 'Object'; // its traps would run
   const c = ObjectGetOwnPropertyDescriptor(proto, 'constructor');
   if (c && typeof c.value === 'function') {
     const n = ObjectGetOwnPropertyDescriptor(c.value, 'name');

@@ -45,11 +45,20 @@ Object.defineProperty(globalThis, 'trap', { get() { console.log('RAN'); return 1
 	if strings.Join(r.Names, " ") != "P add arr buf cfg d evil m pp px s set trap" {
 		t.Errorf("names %v", r.Names)
 	}
+	// A cell that replaces util.types' functions, and an object whose
+	// prototype is a Proxy: a look runs neither.
+	hostile := drivertest.Run(t, p, rec, 2, `require('util').types.isMap = () => { console.log('RAN'); return false };
+const under = Object.create(new Proxy({}, { getOwnPropertyDescriptor() { console.log('RAN') }, get() { console.log('RAN') } }));
+under.k = 1`)
+	if hostile.Status != "done" {
+		t.Fatalf("%+v", hostile)
+	}
 	keys := "Object.getOwnPropertyNames(globalThis).length"
-	before := drivertest.Run(t, p, rec, 2, keys).Value
+	before := drivertest.Run(t, p, rec, 3, keys).Value
 	in := p.(driver.Inspector)
 	look, err := in.Vars(driver.VarsQuery{}, 20*time.Second)
-	if err != nil || lines(look.Vars) != want || look.Total != 13 {
+	want = strings.Replace(want, " trap:getter:", " trap:getter: under:Object:1 key", 1)
+	if err != nil || lines(look.Vars) != want || look.Total != 14 {
 		t.Errorf("look: %s (%d), %v", lines(look.Vars), look.Total, err)
 	}
 	previews := map[string]string{}
@@ -102,7 +111,7 @@ Object.defineProperty(globalThis, 'trap', { get() { console.log('RAN'); return 1
 	if out := rec.TakeOutput(); out != "" {
 		t.Errorf("a look printed %q", out)
 	}
-	if after := drivertest.Run(t, p, rec, 3, keys).Value; after != before {
+	if after := drivertest.Run(t, p, rec, 4, keys).Value; after != before {
 		t.Errorf("the globals were %s before the looks, %s after", before, after)
 	}
 }
