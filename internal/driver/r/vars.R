@@ -346,9 +346,11 @@ vars_line <- function(name, x, o) {
   } else if (is.function(x)) {
     v$preview <- signature(x)
   } else if (is.environment(x)) {
-    v$size <- items(length(names(x)))
+    nm <- names(x)
+    v$size <- items(length(nm))
     en <- environmentName(x)
-    v$preview <- join_cut(sort(names(x)), o$width)
+    # (sorted only when small: a preview of a big one is not worth a sort)
+    v$preview <- join_cut(if (length(nm) <= 1000L) sort(nm) else nm[seq_len(20L)], o$width, more = length(nm) > 1000L)
     if (nzchar(en)) v$preview <- paste0("<", en, "> ", v$preview)
     v$members <- TRUE
   } else if (isS4(x)) {
