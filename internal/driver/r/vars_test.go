@@ -157,3 +157,16 @@ for (i in 1:12) assign(sprintf("s%02d", i), structure(list(), class = "slow"))`)
 		t.Errorf("%d prints cut at 0.2 s, %d left without: %+v", took, out, look.Vars)
 	}
 }
+
+// A path's names may hold what JSON escapes (<, ", é): the worker reads
+// them back whole.
+func TestVarsPathEscapes(t *testing.T) {
+	p, rec := start(t)
+	drivertest.Run(t, p, rec, 1, `z <- list("a<b" = list(q = 1), 'say "hi"' = list(r = 2), "é" = list(s = 3))`)
+	for path, want := range map[string]string{`z[["a<b"]]`: "q", `z[["say \"hi\""]]`: "r", "z$`é`": "s"} {
+		look, err := p.(driver.Inspector).Vars(driver.VarsQuery{Path: path}, 20*time.Second)
+		if err != nil || len(look.Vars) != 1 || look.Vars[0].Name != want {
+			t.Errorf("%s: %+v, %v; want %s", path, look.Vars, err, want)
+		}
+	}
+}

@@ -146,3 +146,16 @@ s01, s02, s03, s04, s05, s06, s07, s08, s09, s10, s11, s12 = Array.new(12) { Slo
 		t.Errorf("%d inspects cut at 0.2 s, %d left without: %+v", took, out, look.Vars)
 	}
 }
+
+// A path's keys may hold what JSON escapes (<, ", é): the worker reads
+// them back whole.
+func TestVarsPathEscapes(t *testing.T) {
+	p, rec := start(t)
+	drivertest.Run(t, p, rec, 1, `z = {"a<b" => {q: 1}, 'say "hi"' => {r: 2}, "é" => {s: 3}}; nil`)
+	for path, want := range map[string]string{`z["a<b"]`: ":q", `z["say \"hi\""]`: ":r", `z['é']`: ":s"} {
+		look, err := p.(driver.Inspector).Vars(driver.VarsQuery{Path: path}, 20*time.Second)
+		if err != nil || len(look.Vars) != 1 || look.Vars[0].Name != want {
+			t.Errorf("%s: %+v, %v; want %s", path, look.Vars, err, want)
+		}
+	}
+}
