@@ -88,7 +88,7 @@ __polyrepl_vline() {
 			__polyrepl_t=integer __polyrepl_prev=$__polyrepl_r
 			;;
 		*)
-			__polyrepl_t=string __polyrepl_size="${#__polyrepl_r} chars" __polyrepl_prev="\"${__polyrepl_r:0:__polyrepl_width}\""
+			__polyrepl_t=string __polyrepl_size="${#__polyrepl_r} characters" __polyrepl_prev="\"${__polyrepl_r:0:__polyrepl_width}\""
 			;;
 		esac
 		[[ $__polyrepl_a != *x* ]] || __polyrepl_t+=", exported"
@@ -174,7 +174,7 @@ __polyrepl_vitems() {
 		__polyrepl_s="${__polyrepl_r[$__polyrepl_k]}"
 		__polyrepl_json "[$__polyrepl_k]"
 		__polyrepl_lines+="${__polyrepl_lines:+,}{\"name\":$__polyrepl_j,\"type\":\"string\""
-		__polyrepl_count ${#__polyrepl_s} char
+		__polyrepl_count ${#__polyrepl_s} character
 		__polyrepl_lines+=",\"size\":\"$__polyrepl_j\""
 		__polyrepl_cut "\"$__polyrepl_s\""
 		__polyrepl_json "$__polyrepl_j"

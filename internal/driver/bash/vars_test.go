@@ -33,17 +33,17 @@ export E=1; declare -n ref=arr; RANDOM=5; [[ abc =~ (b) ]]; size=7; op=mine; s=m
 	if r.Status != "done" || r.Vars == nil {
 		t.Fatalf("%+v %+v", r, r.Error)
 	}
-	want := `E:string, exported:1 char:"1"
+	want := `E:string, exported:1 character:"1"
 arr:array:4 items:(one "two three" "" four)
 f:function:5 lines:echo hi; …
 h:associative array:1 key:([k]=v)
-k:string:4 chars:"mine"
+k:string:4 characters:"mine"
 n:integer::42
-op:string:4 chars:"mine"
+op:string:4 characters:"mine"
 ref:nameref::→ arr
-s:string:4 chars:"mine"
-size:string:1 char:"7"
-x:string:5 chars:"hello"`
+s:string:4 characters:"mine"
+size:string:1 character:"7"
+x:string:5 characters:"hello"`
 	if got := varLines(r.Vars.Vars); got != want {
 		t.Errorf("the cell's look:\n%s\nwant\n%s", got, want)
 	}
@@ -58,8 +58,8 @@ x:string:5 chars:"hello"`
 		t.Errorf("look (%d, %v):\n%s", look.Total, err, varLines(look.Vars))
 	}
 	for _, tc := range []struct{ path, want string }{
-		{"arr", "[0]:string:3 chars:\"one\"\n[1]:string:9 chars:\"two three\"\n[2]:string:0 chars:\"\"\n[3]:string:4 chars:\"four\""},
-		{"h", "[k]:string:1 char:\"v\""},
+		{"arr", "[0]:string:3 characters:\"one\"\n[1]:string:9 characters:\"two three\"\n[2]:string:0 characters:\"\"\n[3]:string:4 characters:\"four\""},
+		{"h", "[k]:string:1 character:\"v\""},
 	} {
 		look, err := in.Vars(driver.VarsQuery{Path: tc.path}, 20*time.Second)
 		if err != nil || varLines(look.Vars) != tc.want {

@@ -217,7 +217,7 @@ function describeValue(name, v, width) {
   if (t !== 'object' && t !== 'function') {
     const line = { name, type: t, preview: short(v) };
     if (t === 'string') {
-      line.size = plural(v.length, 'char', 'chars');
+      line.size = plural(v.length, 'character', 'characters');
       line.preview = JSONStringify(v.slice(0, width));
     }
     return line;

@@ -38,7 +38,7 @@ Object.defineProperty(globalThis, 'trap', { get() { console.log('RAN'); return 1
 		t.Fatalf("%+v %+v", r, r.Error)
 	}
 	want := "P:class: add:function: arr:Array:4 items buf:Buffer:3 bytes cfg:Object:2 keys d:Date: evil:Object:2 keys " +
-		"m:Map:2 keys pp:P:1 key px:Proxy: s:string:5 chars set:Set:2 items trap:getter:"
+		"m:Map:2 keys pp:P:1 key px:Proxy: s:string:5 characters set:Set:2 items trap:getter:"
 	if got := lines(r.Vars.Vars); got != want {
 		t.Errorf("the cell's look:\n%s\nwant\n%s", got, want)
 	}
@@ -76,10 +76,10 @@ under.k = 1`)
 		}
 	}
 	for _, tc := range []struct{ path, want string }{
-		{"arr", "[0]:number: [1]:string:3 chars [2]:Object:1 key [3]:Array:1 item"},
+		{"arr", "[0]:number: [1]:string:3 characters [2]:Object:1 key [3]:Array:1 item"},
 		{"arr[2]", "a:number:"},
-		{"cfg.db", "host:string:1 char port:number:"},
-		{`cfg["db"]`, "host:string:1 char port:number:"},
+		{"cfg.db", "host:string:1 character port:number:"},
+		{`cfg["db"]`, "host:string:1 character port:number:"},
 		{"m", "k:number: j:Object:1 key"},
 		{`m["j"]`, "x:number:"},
 		{"evil", "boom:getter: toString:function:"},

@@ -210,6 +210,8 @@ abbrev <- function(x) {
          NULL = "NULL", environment = "env", S4 = "S4", typeof(x))
 }
 
+chars <- function(n) if (is.na(n)) "" else if (n == 1) "1 character" else sprintf("%.0f characters", n)
+
 items <- function(n) if (is.na(n)) "" else if (n == 1) "1 item" else sprintf("%.0f items", n)
 
 # join_cut joins parts with sep until width is reached, saying the rest
@@ -361,7 +363,7 @@ vars_line <- function(name, x, o) {
     d <- attr(x, "dim")
     n <- length_of(x)
     v$size <- if (!is.null(d)) paste(d, collapse = "×") else
-      if (is.character(x) && identical(n, 1L) && !is.object(x)) sprintf("%d chars", nchar(x, "chars", allowNA = TRUE)) else items(n)
+      if (is.character(x) && identical(n, 1L) && !is.object(x)) chars(nchar(x, "chars", allowNA = TRUE)) else items(n)
     if (is.factor(x)) {
       lv <- attr(x, "levels")
       v$preview <- join_cut(lv, o$width - 12L, more = FALSE)

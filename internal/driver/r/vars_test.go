@@ -60,7 +60,7 @@ makeActiveBinding("act", function() { cat("RAN\n"); 1 }, globalenv())`)
 	for _, tc := range []struct{ name, typ, size, preview, note string }{
 		{"df", "data.frame", "150×3", "a int, b chr, f fct", ""},
 		{"x", "numeric", "3 items", "1.5 2.0 3.0", ""},
-		{"s", "character", "5 chars", `"hello"`, ""},
+		{"s", "character", "5 characters", `"hello"`, ""},
 		{"l", "list", "3 items", "a: num, b: chr, c: list", ""},
 		{"f", "function", "", "function(x, y = 2)", ""},
 		{"m", "matrix", "3×4", "integer 1 2 3 4 5 6 7 8 9 10 …", ""},
@@ -85,9 +85,9 @@ makeActiveBinding("act", function() { cat("RAN\n"); 1 }, globalenv())`)
 		{"df", "a:integer:150 items b:character:150 items f:factor:150 items"},
 		{"l$c", "d:numeric:1 item"},
 		{`l[["c"]]`, "d:numeric:1 item"},
-		{"u", "[[1]]:numeric:1 item [[2]]:character:1 chars"},
+		{"u", "[[1]]:numeric:1 item [[2]]:character:1 character"},
 		{"fit$coefficients", "(Intercept):numeric:1 item as.numeric(f):numeric:1 item"},
-		{"pp", "@name:character:1 chars @age:numeric:1 item"},
+		{"pp", "@name:character:1 character @age:numeric:1 item"},
 		{"x", "[[1]]:numeric:1 item [[2]]:numeric:1 item [[3]]:numeric:1 item"},
 	} {
 		look, err := in.Vars(driver.VarsQuery{Path: tc.path}, 20*time.Second)

@@ -107,7 +107,7 @@
       l["preview"] = v.inspect if [NilClass, TrueClass, FalseClass, Integer, Float, Symbol, Rational, Complex].include?(call(@k_class, v))
     elsif is?(v, String)
       n = call(@s_length, v)
-      l["size"] = plural(n, "char", "chars")
+      l["size"] = plural(n, "character", "characters")
       l["memory"] = call(@s_bytesize, v)
       l["preview"] = call(@s_inspect, call(@s_slice, v, 0, w))
     elsif is?(v, Array)

@@ -39,7 +39,7 @@ class Big < Array; def size; raise "no size"; end; end; big = Big.new([1, 2])`)
 		t.Fatalf("%+v %+v", r, r.Error)
 	}
 	want := "$flag:TrueClass: @count:Integer: Big:Class: Boom:Class: Pt:Class: Slow:Class: Talk:Class: add:method: " +
-		"arr:Array:4 items big:Big:2 items boom:Boom: h:Hash:2 keys pt:Pt:2 members s:String:5 chars slow:Slow: talk:Talk:"
+		"arr:Array:4 items big:Big:2 items boom:Boom: h:Hash:2 keys pt:Pt:2 members s:String:5 characters slow:Slow: talk:Talk:"
 	if got := lines(r.Vars.Vars); got != want {
 		t.Errorf("the cell's look:\n%s\nwant\n%s", got, want)
 	}
@@ -79,7 +79,7 @@ class Big < Array; def size; raise "no size"; end; end; big = Big.new([1, 2])`)
 		}
 	}
 	for _, tc := range []struct{ path, want string }{
-		{"arr", "[0]:Integer: [1]:String:3 chars [2]:Hash:1 key [3]:Array:1 item"},
+		{"arr", "[0]:Integer: [1]:String:3 characters [2]:Hash:1 key [3]:Array:1 item"},
 		{"arr[2]", ":a:Integer:"},
 		{"h", `"k":Integer: :j:Hash:1 key`},
 		{"h[:j]", ":x:Integer:"},
