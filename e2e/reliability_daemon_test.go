@@ -77,9 +77,11 @@ func TestReliabilityDiskFull(t *testing.T) {
 	if err != nil {
 		t.Skip("prlimit (util-linux) is not installed")
 	}
-	e.startDaemonUnder("the daemon under a file-size limit", prlimit, "--fsize=65536", e.bin, "daemon")
-	big := strings.Repeat("# padding\n", 8000) + "x = 42"
-	r := e.runJSON("exec", "full", big)
+	// 128 KB: the runtimes' own files fit (the Python worker is 72 KB),
+	// what the test writes past it does not.
+	e.startDaemonUnder("the daemon under a file-size limit", prlimit, "--fsize=131072", e.bin, "daemon")
+	big := strings.Repeat("# padding\n", 16000) + "x = 42"
+	r := e.runJSONWith(runOpts{stdin: big}, "exec", "full", "-") // over one argument's 128 KB
 	saves := strings.Join(r.notesOf("save"), "\n")
 	if r.Status != "done" || !strings.Contains(saves, "transcript") {
 		t.Errorf("a cell whose transcript cannot be written: %v", r)
@@ -89,7 +91,7 @@ func TestReliabilityDiskFull(t *testing.T) {
 	if r.Status != "done" || r.OutputCut == nil || !strings.Contains(saves2, "could not be saved") {
 		t.Errorf("a cell whose whole output cannot be spooled: %v", r)
 	}
-	for i := 0; i < 12; i++ {
+	for i := 0; i < 20; i++ {
 		r = e.runJSON("exec", "full", "print('w' * 9000)")
 	}
 	var saves3 string
@@ -104,7 +106,7 @@ func TestReliabilityDiskFull(t *testing.T) {
 	if r := e.runJSON("exec", "full", "x"); r.Value != "42" {
 		t.Errorf("the session after the failed writes: %v", r)
 	}
-	report(t, "4 Faults", "the state disk is full (the daemon under a 64 KB file-size limit)",
+	report(t, "4 Faults", "the state disk is full (the daemon under a 128 KB file-size limit)",
 		"cells ran and returned; replies said: %q; %q; %q", firstLine(saves), firstLine(saves2), firstLine(saves3))
 }
 
