@@ -241,7 +241,7 @@ await browser.newPage();
 console.error("chromium is open; hanging");
 await new Promise(() => setInterval(() => {}, 1000));
 `,
-		bound: 15 * time.Second,
+		bound: 10 * time.Second,
 	})
 	if err == nil || !strings.Contains(err.Error(), "no reply within") {
 		t.Errorf("a hanging script: err %v", err)

@@ -74,6 +74,7 @@ func TestVarsPython(t *testing.T) {
 			if runtime == "ipython" && ipythonMissing() != "" {
 				t.Skip(ipythonMissing())
 			}
+			t.Parallel()
 			e := newEnv(t)
 			if r := e.runJSON("exec", "s", "--runtime", runtime, pythonVarsCell); r.Status != "done" {
 				t.Fatalf("the cell: %v", r)
@@ -153,6 +154,7 @@ func TestVarsPython(t *testing.T) {
 // result carried, and says so with its cell number.
 func TestVarsPythonDuringCell(t *testing.T) {
 	needPython(t)
+	t.Parallel()
 	e := newEnv(t)
 	e.must(0, "exec", "s", "total = 41\ncfg = {'a': 1}")
 	if r := e.runJSON("exec", "s", "-t", "0.5", "import time\ntime.sleep(8)\nlate = 1"); r.Status != "running" {
