@@ -178,6 +178,7 @@ func (m *Manager) adopt(p *holder.Process) (string, error) {
 		curN = c.Cell
 		s.cur = s.takeUpCell(c)
 		s.state = Running // until its result, which its holder sends again
+		s.replaying = c.Done
 	}
 	if hi.IdleSeq != 0 && hi.IdleAfter == curN && s.entryIs(hi.IdleSeq, api.EntryIdle, 0) && s.rec.Rewrite(hi.IdleSeq, false) {
 		s.adoptIdle = hi.IdleSeq
@@ -220,6 +221,34 @@ func (m *Manager) adopt(p *holder.Process) (string, error) {
 		m.forgetDead(s)
 	}
 	return name, nil
+}
+
+// replayWait bounds how long a cell sent to a session just taken up
+// waits for the result of a cell that had ended, which the holder sends
+// again after its hello.
+const replayWait = 2 * time.Second
+
+// awaitReplayLocked waits, at most replayWait, while the session was just
+// taken up with a finished cell whose result is still on its way from
+// the holder: until it comes the session looks busy, and a client's cell
+// would be refused for a cell that had ended. s.mu is held, and let go
+// while waiting.
+func (s *Session) awaitReplayLocked() {
+	deadline := time.Now().Add(replayWait)
+	for s.replaying && s.state == Running {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return
+		}
+		ch := s.changed
+		s.mu.Unlock()
+		select {
+		case <-ch:
+		case <-time.After(left):
+		}
+		s.mu.Lock()
+	}
+	s.replaying = false
 }
 
 // takeUpCell is the cell in flight (or the last one) as its holder keeps

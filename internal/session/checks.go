@@ -91,3 +91,15 @@ func unchangedSpawn(s *Session, sp api.Spawn) []api.Note {
 	}
 	return []api.Note{{Kind: api.NoteUnchanged, Session: s.Name, Asked: asked, Next: []api.Action{{Do: api.DoKill, Session: s.Name}}}}
 }
+
+// busyError is the refusal of a cell while another runs.
+func (s *Session) busyErrorLocked(asker api.Client) error {
+	c := s.cur
+	return &Error{api.ErrorReply{
+		Code: api.CodeBusy,
+		Error: fmt.Sprintf("session %q is busy: cell %d has been running for %s, sent by %s",
+			s.Name, c.n, api.Readable(time.Since(c.started)), c.client.Label()),
+		Hint: "for parallel work use another session name",
+		Next: []api.Action{{Do: api.DoWait, Session: s.Name}, {Do: api.DoInterrupt, Session: s.Name}},
+	}}
+}

@@ -98,6 +98,7 @@ type Session struct {
 	// output from the record), so until one does it is not fed.
 	quietAsked bool
 	idleUnread bool // idle output came since the last reply to anyone
+	replaying  bool // taken up with a finished cell whose result its holder sends again (adopt.go)
 	death      *api.Death
 	dying      *api.Death    // set by Kill before the process ends
 	killer     api.Client    // who asked for it
@@ -228,21 +229,10 @@ func (s *Session) notifyLocked() {
 	s.changed = make(chan struct{})
 }
 
-// busyError is the refusal of a cell while another runs.
-func (s *Session) busyErrorLocked(asker api.Client) error {
-	c := s.cur
-	return &Error{api.ErrorReply{
-		Code: api.CodeBusy,
-		Error: fmt.Sprintf("session %q is busy: cell %d has been running for %s, sent by %s",
-			s.Name, c.n, api.Readable(time.Since(c.started)), c.client.Label()),
-		Hint: "for parallel work use another session name",
-		Next: []api.Action{{Do: api.DoWait, Session: s.Name}, {Do: api.DoInterrupt, Session: s.Name}},
-	}}
-}
-
 // Exec starts a cell and waits for it up to timeout.
 func (s *Session) Exec(ctx context.Context, code string, client api.Client, timeout time.Duration, prog Progress, every time.Duration) (api.CellResult, error) {
 	s.mu.Lock()
+	s.awaitReplayLocked()
 	switch s.state {
 	case Running:
 		err := s.busyErrorLocked(client)
