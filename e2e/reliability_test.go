@@ -106,6 +106,7 @@ Fuzz targets, with their seed corpora in the f.Add calls (run as plain tests by 
 		"`internal/driver/jupyter` FuzzDecodeSpec — a kernel.json's bytes",
 		"`internal/driver/jupyter` FuzzStreamText — a kernel's stream message read piece by piece, checked against encoding/json",
 		"`internal/driver/jupyter` FuzzDecodeSpooledWS — a gateway's frame spooled to disk, in each framing",
+		"`internal/driver/python` FuzzVarsPath — a vars path of any text: lines or an error in words, nothing run, nothing printed",
 	} {
 		b.WriteString("- " + target + "\n")
 	}
@@ -115,6 +116,8 @@ Fuzz targets, with their seed corpora in the f.Add calls (run as plain tests by 
 - Memory limits through systemd are tested against a stand-in busctl in the VM above (it makes the scope's cgroup as systemd would): no test machine runs systemd, so the real D-Bus call is not made by any test.
 - Sandboxes on other kernels: this machine's kernel offers Landlock ABI 7, so the rules for ABI 9 (unix sockets by path) and ABI 10 (UDP by Landlock itself), and the refusals of a kernel with less than ABI 6, are unit-tested against the parts table but have not run; the Seatbelt profile for macOS is unit-tested as text and has never run on a Mac.
 - A sandboxed cell can still connect to pathname unix sockets other than polyrepl's (ssh-agent's, docker.sock, the D-Bus session bus) on a kernel before Landlock ABI 9; the creation line says so.
+- The view runs in Chromium only: no Firefox that playwright can drive exists here. Its MCP App is tested in a host built on the official ext-apps bridge, not in an agent client.
+- vars: a Python ` + "`__repr__`" + ` that catches every exception in an endless loop, or stays in C code, keeps the worker past the look's time (the holder stops waiting after 10 s; the session is busy until it returns); an R promise made by ` + "`delayedAssign`" + ` is forced by a look. The terminal runtimes, Java, Julia and Jupyter kernels cannot look yet.
 `)
 	return os.WriteFile(filepath.Join(moduleRoot, "docs", "reliability.md"), []byte(b.String()), 0o644)
 }
