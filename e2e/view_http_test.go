@@ -651,3 +651,26 @@ func TestViewInASandbox(t *testing.T) {
 	wantContains(t, "polyrepl view inside a read-only session", r.Output, "exit 2", "permission denied", "may not listen on the network")
 	wantLacks(t, "polyrepl view inside a read-only session", r.Output, "give another port")
 }
+
+// TestViewCollectsItsCells: a cell the page ran is collected by the
+// view itself when it ends, so the next client's cell is told it once,
+// as another client's activity, not again as a result nobody took.
+func TestViewCollectsItsCells(t *testing.T) {
+	needPython(t)
+	t.Parallel()
+	e := newEnv(t)
+	e.must(0, "exec", "vc", "x = 1")
+	v := e.startView()
+	v.open()
+	v.post("/api/sessions/vc/exec", `{"code":"import time\ntime.sleep(0.5)\nprint('from the page')"}`)
+	if !waitFor(30*time.Second, func() bool {
+		out, _ := e.must(0, "history", "vc", "--json")
+		return strings.Contains(out, `"status":"done"`) && strings.Contains(out, "from the page") && !strings.Contains(out, `"status":"running"`)
+	}) {
+		t.Fatalf("the page's cell did not finish")
+	}
+	_, stderr := e.must(0, "exec", "vc", "y = 2")
+	wantContains(t, "the next CLI cell after the page's", stderr, "via view", "from the page")
+	wantLacks(t, "the next CLI cell after the page's", stderr, "nobody was waiting")
+	v.stop()
+}

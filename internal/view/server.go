@@ -41,6 +41,9 @@ type Server struct {
 	ln      net.Listener
 	port    int
 	g       guard
+	// served is Serve's context: what outlives one request (collecting
+	// a cell the page ran) ends with it.
+	served context.Context
 }
 
 // Listen takes port on 127.0.0.1 (0: a free one). Only loopback: with
@@ -86,6 +89,7 @@ const shutdownWait = 5 * time.Second
 // the streams the pages follow end with ctx, and nothing is left
 // listening.
 func (s *Server) Serve(ctx context.Context) error {
+	s.served = ctx
 	srv := &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -363,7 +367,12 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request, name, what string) 
 				fmt.Sprintf("the code is %s; a cell takes at most %s, and nothing was run", render.Kilobytes(int64(len(*b.Code))), render.Kilobytes(api.MaxCodeBytes)), ""})
 			return
 		}
-		out, err = s.result(s.c.Exec(ctx, name, api.ExecRequest{Code: *b.Code, Timeout: api.Seconds(0), Spawn: s.Spawn, Client: s.who, Generation: b.Generation}))
+		var res api.CellResult
+		res, err = s.c.Exec(ctx, name, api.ExecRequest{Code: *b.Code, Timeout: api.Seconds(0), Spawn: s.Spawn, Client: s.who, Generation: b.Generation})
+		if err == nil && (res.Status == api.StatusRunning || res.Status == api.StatusInput) {
+			go s.collect(name, res.Generation)
+		}
+		out, err = s.result(res, err)
 	case "input":
 		if len(b.Text) > api.MaxAnswerBytes {
 			refuse(w, r, refusal{http.StatusRequestEntityTooLarge, codeTooLarge,
@@ -383,6 +392,30 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request, name, what string) 
 		return
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// collect takes the result of a cell the page ran, as the page's own
+// client, once it ends: its sender collects it, as exec does for the CLI,
+// so it is not told to the next client's cell as a result nobody took
+// (the page shows it from the record as it runs). It ends with the view.
+func (s *Server) collect(name, gen string) {
+	ctx := s.served
+	if ctx == nil {
+		return
+	}
+	for ctx.Err() == nil {
+		r, err := s.c.Wait(ctx, name, api.WaitRequest{Timeout: api.Seconds(api.MaxTimeout.Seconds()), Client: s.who, Generation: gen})
+		switch {
+		case err != nil, r.Status != api.StatusRunning && r.Status != api.StatusInput:
+			return
+		case r.Status == api.StatusInput:
+			// The cell waits on its question: look again in a while.
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+		}
+	}
 }
 
 // result is a cell's result for the page, its notes worded.
