@@ -11,7 +11,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"os/user"
 	"strconv"
 	"strings"
 	"sync"
@@ -54,7 +53,7 @@ type env struct {
 	stdout, stderr io.Writer
 	ctx            context.Context
 	client         *client.Client
-	label          string   // from --label, else label()
+	label          string   // from --label, else client.Label
 	cmd            *command // the command running
 	// json is set when the command was given --json: its refusals and
 	// errors are then one JSON object on stdout too.
@@ -374,7 +373,7 @@ func (e *env) me() api.Client {
 func (e *env) as(how string) api.Client {
 	who := e.label
 	if who == "" {
-		who = label()
+		who = client.Label(os.Getenv)
 	}
 	return api.Client{Who: who, How: how, Quiet: activityOff()}
 }
@@ -387,19 +386,4 @@ func activityOff() bool {
 		return true
 	}
 	return false
-}
-
-// label names who sends requests from this command line, for busy messages
-// and the shared record: $POLYREPL_LABEL, else the user's name.
-func label() string {
-	if l := os.Getenv("POLYREPL_LABEL"); l != "" {
-		return l
-	}
-	if u := os.Getenv("USER"); u != "" {
-		return u
-	}
-	if u, err := user.Current(); err == nil && u.Username != "" {
-		return u.Username
-	}
-	return fmt.Sprintf("uid %d", os.Getuid())
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/user"
 	"path/filepath"
 	"sync"
 
@@ -249,4 +250,21 @@ func (c *Client) putConn(cn *conn) {
 		return
 	}
 	c.idle = append(c.idle, cn)
+}
+
+// Label names the person behind a client from its environment (getenv):
+// $POLYREPL_LABEL, else the user's name — for busy messages and the
+// shared record. The CLI labels its commands by it, and the MCP server
+// the person acting in its app.
+func Label(getenv func(string) string) string {
+	if l := getenv("POLYREPL_LABEL"); l != "" {
+		return l
+	}
+	if u := getenv("USER"); u != "" {
+		return u
+	}
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return fmt.Sprintf("uid %d", os.Getuid())
 }

@@ -97,13 +97,7 @@ func New(c *client.Client, cwd string, env []string) *Server {
 	s := &Server{client: c, cwd: cwd, env: env, conns: map[*mcp.ServerSession]string{}, MaxOutput: DefaultMaxOutput, voice: model}
 	// The person at the agent's client, for what they do in the app:
 	// labelled as the CLI labels them.
-	s.label = lookupEnv(env, "POLYREPL_LABEL")
-	if s.label == "" {
-		s.label = lookupEnv(env, "USER")
-	}
-	if s.label == "" {
-		s.label = "the person at the agent's client"
-	}
+	s.label = client.Label(func(k string) string { return lookupEnv(env, k) })
 	switch strings.ToLower(lookupEnv(env, "POLYREPL_ACTIVITY")) {
 	case "off", "0", "no", "false":
 		s.quiet = true
