@@ -260,9 +260,6 @@ func TestViewPage(t *testing.T) {
 	v := e.startView(name)
 	const secret = "hunter2-xyz-not-kept"
 	shot := filepath.Join(t.TempDir(), "view.png")
-	if s := os.Getenv("POLYREPL_VIEW_SHOT_TO"); s != "" {
-		shot = s
-	}
 	var got viewSteps
 	b.run(t, browserRun{
 		script: viewPageScript,
