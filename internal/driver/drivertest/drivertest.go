@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/proc"
 )
@@ -344,4 +345,14 @@ func BenchStart(b *testing.B, d driver.Driver, spec driver.Spec) {
 		<-rec.Exit
 		b.StartTimer()
 	}
+}
+
+// VarLines is a look's lines as "name:type:size", joined by spaces: what
+// the runtimes' vars tests compare.
+func VarLines(vars []api.Var) string {
+	out := make([]string, 0, len(vars))
+	for _, v := range vars {
+		out = append(out, v.Name+":"+v.Type+":"+v.Size)
+	}
+	return strings.Join(out, " ")
 }

@@ -10,15 +10,6 @@ import (
 	"github.com/polyrepl/polyrepl/internal/driver/drivertest"
 )
 
-// lines is a look's lines as "name:type:size", joined by spaces.
-func lines(vars []api.Var) string {
-	var out []string
-	for _, v := range vars {
-		out = append(out, v.Name+":"+v.Type+":"+v.Size)
-	}
-	return strings.Join(out, " ")
-}
-
 // A look lists the names cells defined (var, function, let/const/class),
 // each from its structure — type, size, first items or keys, a function's
 // head — goes into what a path names (a.b, a[0], a["k"], a Map's key)
@@ -39,7 +30,7 @@ Object.defineProperty(globalThis, 'trap', { get() { console.log('RAN'); return 1
 	}
 	want := "P:class: add:function: arr:Array:4 items buf:Buffer:3 bytes cfg:Object:2 keys d:Date: evil:Object:2 keys " +
 		"m:Map:2 keys pp:P:1 key px:Proxy: s:string:5 characters set:Set:2 items trap:getter:"
-	if got := lines(r.Vars.Vars); got != want {
+	if got := drivertest.VarLines(r.Vars.Vars); got != want {
 		t.Errorf("the cell's look:\n%s\nwant\n%s", got, want)
 	}
 	if strings.Join(r.Names, " ") != "P add arr buf cfg d evil m pp px s set trap" {
@@ -58,8 +49,8 @@ under.k = 1`)
 	in := p.(driver.Inspector)
 	look, err := in.Vars(driver.VarsQuery{}, 20*time.Second)
 	want = strings.Replace(want, " trap:getter:", " trap:getter: under:Object:1 key", 1)
-	if err != nil || lines(look.Vars) != want || look.Total != 14 {
-		t.Errorf("look: %s (%d), %v", lines(look.Vars), look.Total, err)
+	if err != nil || drivertest.VarLines(look.Vars) != want || look.Total != 14 {
+		t.Errorf("look: %s (%d), %v", drivertest.VarLines(look.Vars), look.Total, err)
 	}
 	previews := map[string]string{}
 	for _, v := range look.Vars {
@@ -86,8 +77,8 @@ under.k = 1`)
 		{"set", "[0]:number: [1]:number:"},
 	} {
 		look, err := in.Vars(driver.VarsQuery{Path: tc.path}, 20*time.Second)
-		if err != nil || lines(look.Vars) != tc.want {
-			t.Errorf("%s: %q, %v; want %q", tc.path, lines(look.Vars), err, tc.want)
+		if err != nil || drivertest.VarLines(look.Vars) != tc.want {
+			t.Errorf("%s: %q, %v; want %q", tc.path, drivertest.VarLines(look.Vars), err, tc.want)
 		}
 	}
 	for _, tc := range []struct{ path, want string }{

@@ -10,15 +10,6 @@ import (
 	"github.com/polyrepl/polyrepl/internal/driver/drivertest"
 )
 
-// lines is a look's lines as "name:type:size", joined by spaces.
-func lines(vars []api.Var) string {
-	var out []string
-	for _, v := range vars {
-		out = append(out, v.Name+":"+v.Type+":"+v.Size)
-	}
-	return strings.Join(out, " ")
-}
-
 // A look lists the session's names — locals, main's @ivars, the globals,
 // constants and methods its cells made — from their structure, with
 // Ruby's own methods bound (a class's own size or each is not asked);
@@ -40,7 +31,7 @@ class Big < Array; def size; raise "no size"; end; end; big = Big.new([1, 2])`)
 	}
 	want := "$flag:TrueClass: @count:Integer: Big:Class: Boom:Class: Pt:Class: Slow:Class: Talk:Class: add:method: " +
 		"arr:Array:4 items big:Big:2 items boom:Boom: h:Hash:2 keys pt:Pt:2 members s:String:5 characters slow:Slow: talk:Talk:"
-	if got := lines(r.Vars.Vars); got != want {
+	if got := drivertest.VarLines(r.Vars.Vars); got != want {
 		t.Errorf("the cell's look:\n%s\nwant\n%s", got, want)
 	}
 	for _, v := range r.Vars.Vars {
@@ -54,8 +45,8 @@ class Big < Array; def size; raise "no size"; end; end; big = Big.new([1, 2])`)
 	in := p.(driver.Inspector)
 	start := time.Now()
 	look, err := in.Vars(driver.VarsQuery{}, 20*time.Second)
-	if err != nil || lines(look.Vars) != want || look.Total != 16 {
-		t.Fatalf("look: %s (%d), %v", lines(look.Vars), look.Total, err)
+	if err != nil || drivertest.VarLines(look.Vars) != want || look.Total != 16 {
+		t.Fatalf("look: %s (%d), %v", drivertest.VarLines(look.Vars), look.Total, err)
 	}
 	if d := time.Since(start); d > 4*time.Second {
 		t.Errorf("the look took %s: the slow inspect was not cut", d)
@@ -88,8 +79,8 @@ class Big < Array; def size; raise "no size"; end; end; big = Big.new([1, 2])`)
 		{"big", "[0]:Integer: [1]:Integer:"},
 	} {
 		look, err := in.Vars(driver.VarsQuery{Path: tc.path}, 20*time.Second)
-		if err != nil || lines(look.Vars) != tc.want {
-			t.Errorf("%s: %q, %v; want %q", tc.path, lines(look.Vars), err, tc.want)
+		if err != nil || drivertest.VarLines(look.Vars) != tc.want {
+			t.Errorf("%s: %q, %v; want %q", tc.path, drivertest.VarLines(look.Vars), err, tc.want)
 		}
 	}
 	for _, tc := range []struct{ path, want string }{
