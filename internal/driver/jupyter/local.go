@@ -89,15 +89,55 @@ func writeConnection(dir string, c connection) (string, error) {
 	return f.Name(), nil
 }
 
+// startAttempts bounds how often a kernel is started with fresh ports
+// when its first start fails before it listened.
+const startAttempts = 3
+
+// pickConnection is newConnection; tests replace it to hand a kernel a
+// port another process holds.
+var pickConnection = newConnection
+
 // startLocal launches the kernel ks on this machine and connects to it.
+//
+// Its ports are free when picked and taken by the kernel a moment later,
+// and another process (often another session's kernel, starting beside
+// it) may take one between: the kernel then fails to bind and exits, and
+// a channel that reached the other process's socket is closed in its
+// greeting. A kernel that fails before all its channels connected is
+// started again on fresh ports, as jupyter_client's restarter does
+// (random_ports_until_alive), within the one start deadline; the error
+// says how often it was tried.
 func startLocal(ctx context.Context, spec driver.Spec, ks Spec, h driver.Handler) (*kernel, error) {
-	conn, err := newConnection(ks.Name)
+	ctx, cancel := context.WithTimeout(ctx, driver.StartTimeout)
+	defer cancel()
+	var err error
+	for attempt := 1; ; attempt++ {
+		var k *kernel
+		var again bool
+		k, again, err = startOnce(ctx, spec, ks, h)
+		if err == nil {
+			return k, nil
+		}
+		if !again || attempt == startAttempts || ctx.Err() != nil {
+			if attempt > 1 {
+				err = fmt.Errorf("%w (started %d times, each on fresh ports)", err, attempt)
+			}
+			return nil, err
+		}
+	}
+}
+
+// startOnce starts the kernel once on fresh ports. again says the start
+// failed before the kernel listened on all its channels, which a port
+// taken by another process explains.
+func startOnce(ctx context.Context, spec driver.Spec, ks Spec, h driver.Handler) (_ *kernel, again bool, _ error) {
+	conn, err := pickConnection(ks.Name)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	file, err := writeConnection(spec.RuntimeDir, conn)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	argv := ks.args(file)
 	if spec.Exe != "" {
@@ -124,12 +164,12 @@ func startLocal(ctx context.Context, spec driver.Spec, ks Spec, h driver.Handler
 	cmd, err := l.Command()
 	if err != nil {
 		os.Remove(file)
-		return nil, fmt.Errorf("the kernel %s cannot start: its kernel.json (in %s) runs %s: %w", ks.Name, ks.Dir, argv[0], err)
+		return nil, false, fmt.Errorf("the kernel %s cannot start: its kernel.json (in %s) runs %s: %w", ks.Name, ks.Dir, argv[0], err)
 	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		os.Remove(file)
-		return nil, fmt.Errorf("cannot create the kernel's output pipe: %w", err)
+		return nil, false, fmt.Errorf("cannot create the kernel's output pipe: %w", err)
 	}
 	cmd.Stdout, cmd.Stderr = outW, outW
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -137,7 +177,7 @@ func startLocal(ctx context.Context, spec driver.Spec, ks Spec, h driver.Handler
 		outR.Close()
 		outW.Close()
 		os.Remove(file)
-		return nil, fmt.Errorf("cannot start the kernel %s (%s): %w", ks.Name, driver.ExeOf(cmd), err)
+		return nil, false, fmt.Errorf("cannot start the kernel %s (%s): %w", ks.Name, driver.ExeOf(cmd), err)
 	}
 	outW.Close()
 
@@ -145,7 +185,7 @@ func startLocal(ctx context.Context, spec driver.Spec, ks Spec, h driver.Handler
 	if err != nil {
 		cmd.Process.Kill()
 		cmd.Wait()
-		return nil, err
+		return nil, false, err
 	}
 	k.tree, k.exe = l.TreeOf(cmd), driver.ExeOf(cmd)
 	out := &earlyOut{k: k}
@@ -176,21 +216,19 @@ func startLocal(ctx context.Context, spec driver.Spec, ks Spec, h driver.Handler
 		return fmt.Errorf("the kernel %s (%s) did not start: %w%s; is its kernel.json (in %s) right for this machine?",
 			ks.Name, driver.ExeOf(cmd), what, driver.Printed(out.early()), ks.Dir)
 	}
-	ctx, cancel := context.WithTimeout(ctx, driver.StartTimeout)
-	defer cancel()
 	t, err := dialZMQ(ctx, k, conn, ks.InterruptMode)
 	if err != nil {
-		return nil, fail(err)
+		return nil, ctx.Err() == nil, fail(err)
 	}
 	k.t = t
 	if err := k.handshake(ctx); err != nil {
-		return nil, fail(err)
+		return nil, false, fail(err)
 	}
 	k.note = joinNote(ks.DisplayName, k.note)
 	out.ready()
 	go t.heartbeat(k)
 	go k.loop()
-	return k, nil
+	return k, false, nil
 }
 
 func joinNote(a, b string) string {

@@ -2,9 +2,11 @@ package jupyter
 
 import (
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -98,5 +100,44 @@ func TestInterruptByMessage(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the interrupt_request did not end the cell")
+	}
+}
+
+// TestPortTakenBetween: a port another process takes between polyrepl
+// picking it and the kernel binding it (CI met this with two kernels
+// starting side by side: the iopub channel reached the other socket and
+// was closed in its greeting) costs a second start on fresh ports, not
+// the session.
+func TestPortTakenBetween(t *testing.T) {
+	// The other process's socket: it accepts and closes at once.
+	other, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	go func() {
+		for {
+			c, err := other.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	var picks atomic.Int32
+	pickConnection = func(name string) (connection, error) {
+		c, err := newConnection(name)
+		if picks.Add(1) == 1 {
+			c.IOPubPort = other.Addr().(*net.TCPAddr).Port
+		}
+		return c, err
+	}
+	defer func() { pickConnection = newConnection }()
+	p, rec := ipykernel(t)
+	if n := picks.Load(); n != 2 {
+		t.Errorf("the kernel was given ports %d times, want 2 (a taken port, then fresh ones)", n)
+	}
+	if r := drivertest.Run(t, p, rec, 1, "6*7"); r.Value != "42" {
+		t.Errorf("a cell after the second start: %+v", r)
 	}
 }
