@@ -3,6 +3,7 @@ package proc
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -110,8 +111,14 @@ func TestSignalGroup(t *testing.T) {
 func TestSignalGroupLeaderGone(t *testing.T) {
 	cookie := newCookie(t)
 	noLeftovers(t, cookie)
-	c := start(t, cookie, "(sleep 1011 &); exit 0")
+	// The leader ends once its identity is read (a leader that ended
+	// before it was read failed this test under load).
+	gone := filepath.Join(t.TempDir(), "gone")
+	c := start(t, cookie, "(sleep 1011 &); while [ ! -e "+gone+" ]; do sleep 0.01; done")
 	tree := c.tree(t, cookie)
+	if err := os.WriteFile(gone, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	c.waitDone(t)
 	var ms []Proc
 	eventually(t, "the orphan", func() bool { ms = tree.Members(false); return len(ms) == 1 })

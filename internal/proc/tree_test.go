@@ -106,8 +106,12 @@ func TestTreeKill(t *testing.T) {
 func TestKillLeaderGone(t *testing.T) {
 	cookie := newCookie(t)
 	noLeftovers(t, cookie)
-	leader := start(t, cookie, "(sleep 1007 &); (setsid sleep 1008 &) 2>/dev/null || true; exit 0")
+	gone := filepath.Join(t.TempDir(), "gone") // the leader ends once its identity is read
+	leader := start(t, cookie, "(sleep 1007 &); (setsid sleep 1008 &) 2>/dev/null || true; while [ ! -e "+gone+" ]; do sleep 0.01; done")
 	tree := leader.tree(t, cookie)
+	if err := os.WriteFile(gone, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	leader.waitDone(t)
 	if Alive(tree.Leader) {
 		t.Fatal("leader still alive after exit")
