@@ -70,7 +70,7 @@ def serve(start, run_cell, complete=None, look=None):
     NBYTES NONCE" command asks complete(word) for the word's completions,
     sent as a "complete" event, and a "vars NBYTES NONCE" command asks
     look(query) for a look at the session (vars.py), sent as a "vars"
-    event; nothing is printed."""
+    event, and "fork" copies the worker (fork.py); nothing is printed."""
     if sys.version_info < (3, 8):
         sys.stderr.write("polyrepl needs Python 3.8 or newer; %s is %s\n"
                          % (sys.executable, sys.version.split()[0]))
@@ -160,6 +160,14 @@ def serve(start, run_cell, complete=None, look=None):
                 event["error"] = "the look failed: " + said(e) if look else "this worker cannot look"
             untrace()
             send(event)
+            continue
+        if len(parts) == 3 and parts[0] == b"fork":
+            marker = fork_command(commands.read(int(parts[1])), parts[2], send,
+                                  (command_fd, event_fd), saved, out_fd)
+            if marker is not None:  # the copy, on its own channels
+                sentinel, worker_pid = marker, os.getpid()
+                hello.update(pid=worker_pid, forked=True)
+                send(hello)
             continue
         if len(parts) not in (4, 5) or parts[0] != b"exec":
             continue

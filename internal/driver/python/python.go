@@ -14,9 +14,10 @@ import (
 )
 
 // Protocol is the worker protocol's Python half (protocol.py, then the
-// look at a session's names and paths: vars.py, varpath.py), shared with
-// the IPython runtime: a worker is Protocol followed by its own part.
-var Protocol = bytes.Join([][]byte{protocol, vars, varpath}, nil)
+// look at a session's names and paths: vars.py, varpath.py; its fork:
+// fork.py), shared with the IPython runtime: a worker is Protocol followed
+// by its own part.
+var Protocol = bytes.Join([][]byte{protocol, vars, varpath, fork}, nil)
 
 var (
 	//go:embed protocol.py
@@ -25,6 +26,8 @@ var (
 	vars []byte
 	//go:embed varpath.py
 	varpath []byte
+	//go:embed fork.py
+	fork []byte
 )
 
 //go:embed worker.py
@@ -63,6 +66,8 @@ var Runtime = &worker.Runtime{
 	// vars: the worker looks at the session's names and paths between
 	// cells, and a cell's result carries the look at its names (vars.py).
 	Inspects: true,
+	// fork: the worker copies itself between cells (fork.py).
+	Forks: true,
 }
 
 func init() { driver.Register(worker.Driver{R: Runtime}) }

@@ -145,6 +145,9 @@ type Runtime struct {
 	// Inspects: the worker looks at its names and at what a path names
 	// between cells, on a "vars NBYTES NONCE" command (vars.go).
 	Inspects bool
+	// Forks: the worker copies itself between cells on a "fork NBYTES
+	// NONCE" command (fork.go).
+	Forks bool
 	// ConsoleInterruptLine: an interrupt of the runtime's own read also
 	// sends an empty line a moment after the signal, for a runtime that
 	// takes the interrupt only once the read returns (a JVM).
@@ -392,6 +395,7 @@ type process struct {
 	stray    int
 	comp     *completing   // the completion asked for, waiting for its event
 	look     *looking      // the look asked for, waiting for its event
+	forking  *forking      // the fork asked for, waiting for its event
 	doneSent chan struct{} // a result became pending
 	evEOF    chan struct{} // the event reader ended
 }
@@ -408,7 +412,7 @@ type flight struct {
 	before []proc.Proc
 }
 
-func (p *process) PID() int        { return p.cmd.Process.Pid }
+func (p *process) PID() int        { return p.tree.Leader.PID }
 func (p *process) Tree() proc.Tree { return p.tree }
 func (p *process) Version() string { return p.version }
 func (p *process) Exe() string     { return p.exe }
@@ -468,7 +472,7 @@ func (p *process) readEvents(r *os.File) {
 		if n > maxEvent {
 			p.tooLong(line, n)
 		} else if len(line) > 0 {
-			if p.completed(line) || p.looked(line) {
+			if p.completed(line) || p.looked(line) || p.forked(line) {
 				goto next
 			}
 			if q, nonce, flushed, ok := parseInput(line); ok {
@@ -647,7 +651,11 @@ func (p *process) cellEnded() {
 // wait reaps the worker and reports its exit once its output is read,
 // or shortly after if a surviving child still holds the pipe open.
 func (p *process) wait() {
-	driver.Reap(p.cmd, p.exited, p.outEOF, func() {
+	reap := driver.Reap
+	if p.cmd == nil {
+		reap = p.reapAdopted
+	}
+	reap(p.cmd, p.exited, p.outEOF, func() {
 		p.cmdMu.Lock()
 		p.cmds.Close()
 		for _, f := range []*os.File{p.console, p.conKeep, p.outKeep} {

@@ -1,0 +1,98 @@
+package python
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/polyrepl/polyrepl/internal/driver"
+	"github.com/polyrepl/polyrepl/internal/driver/drivertest"
+	"github.com/polyrepl/polyrepl/internal/driver/worker"
+	"github.com/polyrepl/polyrepl/internal/proc"
+	"github.com/polyrepl/polyrepl/internal/testenv"
+)
+
+// TestFork: a fork of a worker between cells is a second worker holding
+// the same names, each changing its own from then on; the copy speaks on
+// its own channels, is interrupted alone, and its end is seen though it
+// is not this process's child. The fork says which threads it did not
+// copy.
+func TestFork(t *testing.T) {
+	exe := testenv.NeedPython(t)
+	parent, prec := drivertest.StartExe(t, worker.Driver{R: Runtime}, exe)
+	drivertest.MustValue(t, parent, prec, 1, "x = [1, 2, 3]\nimport threading, time\n"+
+		"loader = threading.Thread(target=lambda: time.sleep(60), name='loader', daemon=True)\nloader.start()\nlen(x)")
+	prec.TakeOutput()
+
+	ch, err := worker.MakeChannels(t.TempDir(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Close()
+	f, err := parent.(driver.Forker).Fork(ch.Into(), 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.PID <= 0 || f.PID == parent.PID() {
+		t.Fatalf("fork: pid %d (parent %d)", f.PID, parent.PID())
+	}
+	if !strings.Contains(strings.Join(f.Threads, ","), "loader") || f.ThreadsTotal != 1 {
+		t.Errorf("the fork's threads not copied: %v (%d), want the loader", f.Threads, f.ThreadsTotal)
+	}
+	crec := drivertest.NewRecorder()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	child, err := worker.Driver{R: Runtime}.Adopt(ctx, driver.Spec{Exe: exe, ValueLimit: 10000}, ch, f.PID, crec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		child.Tree().Kill(time.Second)
+	}()
+
+	if v := drivertest.MustValue(t, child, crec, 2, "x.append(4)\nprint('in the copy')\nx"); v != "[1, 2, 3, 4]" {
+		t.Errorf("the copy's x: %s", v)
+	}
+	if out := crec.TakeOutput(); out != "in the copy\n" {
+		t.Errorf("the copy's output %q", out)
+	}
+	if v := drivertest.MustValue(t, parent, prec, 2, "x"); v != "[1, 2, 3]" {
+		t.Errorf("the parent's x after the copy changed its own: %s", v)
+	}
+	if out := prec.TakeOutput(); out != "" {
+		t.Errorf("the parent's output %q: the copy's reached it", out)
+	}
+	if v := drivertest.MustValue(t, child, crec, 3, "loader.is_alive(), threading.active_count()"); v != "(False, 1)" {
+		t.Errorf("the copy's threads: %s, want the loader not running there", v)
+	}
+
+	// An interrupt of the copy ends its cell and leaves the parent alone.
+	r := drivertest.Interrupt(t, child, crec, 4, "while True: pass", 250*time.Millisecond)
+	if r.Status != "interrupted" {
+		t.Errorf("the copy's interrupted cell: %+v", r)
+	}
+	if v := drivertest.MustValue(t, parent, prec, 3, "len(x)"); v != "3" {
+		t.Errorf("the parent after the copy's interrupt: %s", v)
+	}
+
+	// The copy's end is seen, with its status, though it is the parent
+	// worker's child and not this process's.
+	if err := child.Run(5, "import os\nos._exit(7)"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ex := <-crec.Exit:
+		if ex.Code != 7 {
+			t.Errorf("the copy's end: %+v, want status 7", ex)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the copy's end was not seen")
+	}
+	if proc.Alive(child.Tree().Leader) {
+		t.Error("the copy is alive after its end was reported")
+	}
+	if v := drivertest.MustValue(t, parent, prec, 4, "len(x)"); v != "3" {
+		t.Errorf("the parent after the copy ended: %s", v)
+	}
+}
