@@ -21,6 +21,10 @@ type Forker interface {
 type ForkInto struct {
 	Dir    string
 	Marker string
+	// Cookie is the adopting session's (KEY=VALUE): the copy's
+	// environment carries it from then on, so the processes the copy
+	// starts are that session's.
+	Cookie string
 }
 
 // Forked is a fork as its parent saw it: the copy's pid, and what the copy

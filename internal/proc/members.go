@@ -33,7 +33,7 @@ func (t Tree) members(withCookie bool) ([]Proc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list members of session %v: %w", t.Leader, err)
 	}
-	return x.members(t.Leader, t.Cookie, os.Getpid()), nil
+	return x.members(t.Leader, t.Cookie, os.Getpid(), t.Spare), nil
 }
 
 // Table is the process table as one scan read it, without environments:
@@ -55,7 +55,7 @@ func (t Tree) MembersIn(tb *Table) []Proc {
 	if tb == nil {
 		return nil
 	}
-	return tb.x.members(t.Leader, "", os.Getpid())
+	return tb.x.members(t.Leader, "", os.Getpid(), t.Spare)
 }
 
 // index is one scan's processes, arranged to find a tree's members in
@@ -87,8 +87,9 @@ func newIndex(es []entry) *index {
 // members picks the tree's live processes. self (the calling process) is
 // never a member and never a root of descendants, so a daemon that somehow
 // carried the cookie could not end up killing its own children of other
-// sessions. A cookie counts only if the scan read its key.
-func (x *index) members(leader Proc, cookie string, self int) []Proc {
+// sessions. A cookie counts only if the scan read its key. Spared
+// processes (Tree.Spare) and their descendants are left out.
+func (x *index) members(leader Proc, cookie string, self int, spare []Proc) []Proc {
 	// The group id is ours only while the leader's pid has not been reused:
 	// the kernel does not hand out a pid that still names a process group,
 	// so if another process now holds it, our group is gone and any group
@@ -104,7 +105,7 @@ func (x *index) members(leader Proc, cookie string, self int) []Proc {
 	var queue []int
 	add := func(pid int) {
 		e, ok := x.byPID[pid]
-		if _, dup := in[pid]; !ok || dup || pid <= 1 || pid == self || e.zombie() {
+		if _, dup := in[pid]; !ok || dup || pid <= 1 || pid == self || e.zombie() || x.spared(e, spare) {
 			return
 		}
 		in[pid] = e
@@ -137,6 +138,27 @@ func (x *index) members(leader Proc, cookie string, self int) []Proc {
 	}
 	slices.SortFunc(out, func(a, b Proc) int { return a.PID - b.PID })
 	return out
+}
+
+// maxSpareDepth bounds the walk up from a process to a spared ancestor.
+const maxSpareDepth = 64
+
+// spared reports whether e is one of spare or descends from one.
+func (x *index) spared(e entry, spare []Proc) bool {
+	for range maxSpareDepth {
+		if len(spare) == 0 {
+			return false
+		}
+		if slices.Contains(spare, e.proc()) {
+			return true
+		}
+		up, ok := x.byPID[e.ppid]
+		if !ok || e.ppid <= 1 {
+			return false
+		}
+		e = up
+	}
+	return false
 }
 
 // scans shares the process table among the trees asked about at once.

@@ -32,6 +32,10 @@ func (p Proc) String() string {
 type Tree struct {
 	Leader Proc
 	Cookie string
+	// Spare are processes that descend from the leader, or carry its
+	// cookie, and are not of the tree: forks of the runtime another
+	// session adopted. They and their descendants are never members.
+	Spare []Proc `json:",omitempty"`
 }
 
 // StartTime reads the start time of pid, which callers record next to the

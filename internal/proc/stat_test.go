@@ -104,15 +104,23 @@ func TestSelectMembers(t *testing.T) {
 		es     []entry
 		leader Proc
 		want   []int
+		spare  []Proc
 	}{
-		{"leader alive", append(base, e(100, self, 100, 5, 'S', false)), leader, []int{100, 101, 102, 103, 104, 105, 201}},
-		{"leader zombie", append(base, e(100, self, 100, 5, 'Z', false)), leader, []int{101, 102, 103, 104, 105, 201}},
-		{"leader gone", base, leader, []int{101, 102, 103, 104, 105, 201}},
-		{"leader pid reused", append(base, e(100, 1, 100, 50, 'S', false)), leader, []int{104, 105}},
-		{"no leader", base, Proc{}, []int{104, 105}},
+		{"leader alive", append(base, e(100, self, 100, 5, 'S', false)), leader, []int{100, 101, 102, 103, 104, 105, 201}, nil},
+		{"leader zombie", append(base, e(100, self, 100, 5, 'Z', false)), leader, []int{101, 102, 103, 104, 105, 201}, nil},
+		{"leader gone", base, leader, []int{101, 102, 103, 104, 105, 201}, nil},
+		{"leader pid reused", append(base, e(100, 1, 100, 50, 'S', false)), leader, []int{104, 105}, nil},
+		{"no leader", base, Proc{}, []int{104, 105}, nil},
+		// A fork another session adopted: its own group, the leader's
+		// cookie, and children of its own; none of them is the tree's.
+		{"spared fork", append(base, e(100, self, 100, 5, 'S', false),
+			e(110, 100, 110, 20, 'S', true), e(111, 110, 110, 21, 'S', false), e(112, 111, 112, 22, 'S', true)),
+			leader, []int{100, 101, 102, 103, 104, 105, 201}, []Proc{{PID: 110, Start: 20}}},
+		{"a spared pid reused", append(base, e(100, self, 100, 5, 'S', false), e(110, 100, 110, 20, 'S', true)),
+			leader, []int{100, 101, 102, 103, 104, 105, 110, 201}, []Proc{{PID: 110, Start: 19}}},
 	}
 	for _, c := range cases {
-		got := newIndex(c.es).members(c.leader, "K=v", self)
+		got := newIndex(c.es).members(c.leader, "K=v", self, c.spare)
 		var pids []int
 		for _, p := range got {
 			pids = append(pids, p.PID)

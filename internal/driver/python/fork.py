@@ -20,13 +20,16 @@ def fork_command(body, nonce, send, channels, saved, out_fd):
     nonce = nonce.decode("ascii", "replace")
     try:
         into = loads(body.decode("utf-8", "replace"))
-        dirpath, marker = into["dir"], into["sentinel"].encode()
+        dirpath, marker, cookie = into["dir"], into["sentinel"].encode(), into.get("cookie") or ""
     except (ValueError, KeyError, TypeError, AttributeError):
         send({"op": "fork", "nonce": nonce, "error": "a fork needs a directory and an end marker"})
         return None
-    if fork_worker(dirpath, nonce, send, channels, saved, out_fd):
-        return marker
-    return None
+    if not fork_worker(dirpath, nonce, send, channels, saved, out_fd):
+        return None
+    key, eq, value = cookie.partition("=")
+    if key and eq:
+        os.environ[key] = value  # what the copy starts is its session's
+    return marker
 
 
 def fork_facts(own):

@@ -30,7 +30,9 @@ func TestFork(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ch.Close()
-	f, err := parent.(driver.Forker).Fork(ch.Into(), 10*time.Second)
+	into := ch.Into()
+	into.Cookie = drivertest.Cookie("copy")
+	f, err := parent.(driver.Forker).Fork(into, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,18 +59,29 @@ func TestFork(t *testing.T) {
 	if out := crec.TakeOutput(); out != "in the copy\n" {
 		t.Errorf("the copy's output %q", out)
 	}
+	// The copy is not of the parent's tree, and what it starts carries
+	// its own cookie.
+	for _, m := range parent.Tree().Members(true) {
+		if m.PID == f.PID {
+			t.Errorf("the copy %d is a member of the parent's tree", f.PID)
+		}
+	}
+	key, _, _ := strings.Cut(into.Cookie, "=")
+	if v := drivertest.MustValue(t, child, crec, 3, "import subprocess\nsubprocess.run(['sh', '-c', 'echo $"+key+"'], capture_output=True, text=True).stdout.strip()"); v != "'"+strings.TrimPrefix(into.Cookie, key+"=")+"'" {
+		t.Errorf("a process the copy started has cookie %s, want %s", v, into.Cookie)
+	}
 	if v := drivertest.MustValue(t, parent, prec, 2, "x"); v != "[1, 2, 3]" {
 		t.Errorf("the parent's x after the copy changed its own: %s", v)
 	}
 	if out := prec.TakeOutput(); out != "" {
 		t.Errorf("the parent's output %q: the copy's reached it", out)
 	}
-	if v := drivertest.MustValue(t, child, crec, 3, "loader.is_alive(), threading.active_count()"); v != "(False, 1)" {
+	if v := drivertest.MustValue(t, child, crec, 4, "loader.is_alive(), threading.active_count()"); v != "(False, 1)" {
 		t.Errorf("the copy's threads: %s, want the loader not running there", v)
 	}
 
 	// An interrupt of the copy ends its cell and leaves the parent alone.
-	r := drivertest.Interrupt(t, child, crec, 4, "while True: pass", 250*time.Millisecond)
+	r := drivertest.Interrupt(t, child, crec, 5, "while True: pass", 250*time.Millisecond)
 	if r.Status != "interrupted" {
 		t.Errorf("the copy's interrupted cell: %+v", r)
 	}
@@ -78,7 +91,7 @@ func TestFork(t *testing.T) {
 
 	// The copy's end is seen, with its status, though it is the parent
 	// worker's child and not this process's.
-	if err := child.Run(5, "import os\nos._exit(7)"); err != nil {
+	if err := child.Run(6, "import os\nos._exit(7)"); err != nil {
 		t.Fatal(err)
 	}
 	select {

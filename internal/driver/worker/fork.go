@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
@@ -18,12 +19,15 @@ import (
 )
 
 // A worker of a runtime with Forks copies itself between cells: the
-// driver writes "fork NBYTES NONCE\n" and {"dir": DIR} on the command
-// channel; the worker forks, and the copy points its channels at DIR's
-// named pipes — cmd (commands), out (fds 1 and 2), ev (events) and con
-// (its console, for a Console runtime) — which the side adopting it made
-// and opened first (Channels), and says hello there as a worker that just
-// started. The parent answers on its own event channel, printing nothing:
+// driver writes "fork NBYTES NONCE\n" and {"dir": DIR, "sentinel":
+// MARKER, "cookie": KEY=VALUE} on the command channel; the worker forks,
+// and the copy points its channels at DIR's named pipes — cmd
+// (commands), out (fds 1 and 2), ev (events) and con (its console, for a
+// Console runtime) — which the side adopting it made and opened first
+// (Channels), and says hello there as a worker that just started, with
+// MARKER as its end marker and the cookie in its environment (so what it
+// starts is the adopting session's). The parent answers on its own event
+// channel, printing nothing:
 //
 //	{"op": "fork", "nonce": NONCE, "pid": PID, "threads": […],
 //	 "threads_total": N, "shared": […], "shared_total": N,
@@ -152,7 +156,7 @@ func (p *process) Fork(into driver.ForkInto, wait time.Duration) (driver.Forked,
 		}
 		p.evMu.Unlock()
 	}()
-	args, err := json.Marshal(map[string]string{"dir": into.Dir, "sentinel": into.Marker})
+	args, err := json.Marshal(map[string]string{"dir": into.Dir, "sentinel": into.Marker, "cookie": into.Cookie})
 	if err != nil {
 		return driver.Forked{}, err
 	}
@@ -169,11 +173,25 @@ func (p *process) Fork(into driver.ForkInto, wait time.Duration) (driver.Forked,
 		if ev.PID <= 0 {
 			return driver.Forked{}, errors.New("the worker forked but did not say the copy's pid")
 		}
+		p.giveAway(ev.PID)
 		return ev.Forked.Bounded(), nil
 	case <-time.After(wait):
 		return driver.Forked{}, fmt.Errorf("the %s runtime did not fork within %s", p.r.Name, wait)
 	case <-p.evEOF:
 		return driver.Forked{}, fmt.Errorf("the %s runtime ended", p.r.Name)
+	}
+}
+
+// giveAway leaves the copy pid out of the worker's tree from now on (it
+// is its child, and carries its cookie until it takes another), and
+// forgets the copies that have ended.
+func (p *process) giveAway(pid int) {
+	start, err := proc.StartTime(pid)
+	p.evMu.Lock()
+	defer p.evMu.Unlock()
+	p.spare = slices.DeleteFunc(p.spare, func(c proc.Proc) bool { return !proc.Alive(c) })
+	if err == nil {
+		p.spare = append(p.spare, proc.Proc{PID: pid, Start: start})
 	}
 }
 

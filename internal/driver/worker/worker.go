@@ -42,6 +42,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -396,6 +397,7 @@ type process struct {
 	comp     *completing   // the completion asked for, waiting for its event
 	look     *looking      // the look asked for, waiting for its event
 	forking  *forking      // the fork asked for, waiting for its event
+	spare    []proc.Proc   // forks given away: not of the tree
 	doneSent chan struct{} // a result became pending
 	evEOF    chan struct{} // the event reader ended
 }
@@ -412,8 +414,17 @@ type flight struct {
 	before []proc.Proc
 }
 
-func (p *process) PID() int        { return p.tree.Leader.PID }
-func (p *process) Tree() proc.Tree { return p.tree }
+func (p *process) PID() int { return p.tree.Leader.PID }
+
+// Tree is the worker's process tree, without the forks it gave away
+// (fork.go).
+func (p *process) Tree() proc.Tree {
+	t := p.tree
+	p.evMu.Lock()
+	t.Spare = slices.Clone(p.spare)
+	p.evMu.Unlock()
+	return t
+}
 func (p *process) Version() string { return p.version }
 func (p *process) Exe() string     { return p.exe }
 
