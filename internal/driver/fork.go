@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"context"
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
@@ -70,4 +71,25 @@ func boundNames(names []string, total int) ([]string, int) {
 		out = nil
 	}
 	return out, total
+}
+
+// Adopter is a Driver whose runtime's forks another holder can take on:
+// it makes the channels a copy will speak on (in dir, where the forked
+// runtime may open them), and adopts the copy once it forked into them.
+type Adopter interface {
+	ForkChannels(dir string) (ForkChannels, error)
+}
+
+// ForkChannels are a fork's channels, made before the fork and held by
+// the side that adopts the copy.
+type ForkChannels interface {
+	// Into is where the copy goes (ForkInto.Cookie is the caller's to
+	// set).
+	Into() ForkInto
+	// Adopt takes the copy, process pid, on as this side's Process once
+	// it speaks on the channels, handing its events to h.
+	Adopt(ctx context.Context, spec Spec, pid int, h Handler) (Process, error)
+	// Close removes the channels' directory and whatever of them was
+	// not adopted.
+	Close()
 }

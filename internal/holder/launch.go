@@ -264,6 +264,15 @@ func Start(ctx context.Context, l Launcher, sp Brief) (*Process, error) {
 	c.SetReadDeadline(deadline)
 	stop := context.AfterFunc(ctx, func() { c.SetReadDeadline(time.Now()) })
 	typ, b, err := w.read()
+	if err == nil && typ == frameForkReady {
+		// A fork's holder made the copy's channels: the parent's holder
+		// forks into them, and the new holder goes on to its hello.
+		if ferr := forkThrough(w, b, sp.ForkFrom); ferr != nil {
+			stop()
+			return fail(ferr)
+		}
+		typ, b, err = w.read()
+	}
 	stop()
 	c.SetReadDeadline(time.Time{})
 	switch {

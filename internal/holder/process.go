@@ -8,6 +8,7 @@ import (
 	"io"
 	"log"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -53,6 +54,7 @@ type Process struct {
 	exited  atomic.Bool // the runtime's exit came
 
 	mu      sync.Mutex
+	spare   []proc.Proc // forks other sessions adopted: the hello's, then this daemon's
 	nextID  uint64
 	waiting map[uint64]chan replyMsg
 	raw     chan []byte
@@ -68,7 +70,7 @@ type Process struct {
 }
 
 func newProcess(w *wire, hello Hello, socket string, holder proc.Proc) *Process {
-	return &Process{w: w, hello: hello, socket: socket, holder: holder, pumped: make(chan struct{}),
+	return &Process{w: w, hello: hello, socket: socket, holder: holder, pumped: make(chan struct{}), spare: hello.Spare,
 		waiting: map[uint64]chan replyMsg{}, ctlWake: make(chan struct{}, 1)}
 }
 
@@ -79,7 +81,11 @@ func (p *Process) Hello() Hello { return p.hello }
 func (p *Process) PID() int { return p.hello.Leader.PID }
 
 // Tree is the runtime's process tree.
-func (p *Process) Tree() proc.Tree { return proc.Tree{Leader: p.hello.Leader, Cookie: p.hello.Cookie} }
+func (p *Process) Tree() proc.Tree {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return proc.Tree{Leader: p.hello.Leader, Cookie: p.hello.Cookie, Spare: slices.Clone(p.spare)}
+}
 
 // Version is the runtime's version.
 func (p *Process) Version() string { return p.hello.Version }

@@ -115,11 +115,18 @@ func (s *server) start(ctx context.Context, w *wire) error {
 	drv, err := driver.Lookup(s.sp.Spawn.Runtime)
 	var enforced *api.Enforced
 	bySandbox := false
-	if err == nil {
+	if err == nil && s.sp.Fork == nil {
 		enforced, err = s.confine(&spec)
 		bySandbox = err != nil
 	}
-	if err == nil {
+	var forked *ForkAnswer
+	switch {
+	case err != nil:
+	case s.sp.Fork != nil:
+		// The copy inherited the parent's confinement.
+		enforced, spec.Sandbox, spec.RuntimeDir = s.sp.Fork.Enforced, nil, s.sp.Fork.Dir
+		s.p, forked, err = s.adoptFork(ctx, w, drv, spec)
+	default:
 		s.p, err = drv.Start(ctx, spec, s)
 	}
 	if err != nil {
@@ -134,6 +141,7 @@ func (s *server) start(ctx context.Context, w *wire) error {
 		Name: s.sp.Name, Generation: s.sp.Generation, Runtime: s.sp.Spawn.Runtime,
 		Cookie: tree.Cookie, Leader: tree.Leader, Created: s.sp.Created, Spawn: s.sp.Spawn,
 		Version: s.p.Version(), Exe: s.p.Exe(), Note: s.p.Note(), Facts: drv.Info(), Enforced: enforced,
+		ForkDir: spec.RuntimeDir, Forked: forked,
 	}
 	if r, ok := s.p.(driver.Remote); ok {
 		s.hi.Where = r.Where()
@@ -161,6 +169,7 @@ func (s *server) attachLocked(w *wire) error {
 		hi.Cur = &cs
 	}
 	hi.IdleAfter, hi.IdleSeq, hi.Exited = s.idleAfter, s.idleSeq, s.exit
+	hi.Spare = s.p.Tree().Spare
 	err := w.sendJSON(frameHello, hi)
 	out := func(b []byte) error { return w.send(frameOutput, b) }
 	if c := s.cur; err == nil && c != nil {

@@ -50,6 +50,9 @@ type Service interface {
 	Complete(CompleteArgs) (Completion, error)
 	// Vars looks at what the session holds, without a cell (vars.go).
 	Vars(VarsArgs) (VarsAnswer, error)
+	// Fork copies the runtime between cells, into another holder's
+	// channels (fork.go).
+	Fork(ForkArgs) (ForkAnswer, error)
 }
 
 // InterruptArgs are an interrupt's.
@@ -186,6 +189,7 @@ var ops = map[string]op{
 	"end":        handle(Service.End, false),
 	"complete":   alone(handleData(Service.Complete, true)),
 	"vars":       alone(handleData(Service.Vars, true)),
+	"fork":       alone(handleData(Service.Fork, true)),
 }
 
 // noInput is the refusal of an answer by a runtime that takes none.

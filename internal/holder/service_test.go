@@ -64,6 +64,9 @@ func (r *recorder) Complete(CompleteArgs) (Completion, error) {
 func (r *recorder) Vars(VarsArgs) (VarsAnswer, error) {
 	return VarsAnswer{}, r.note("Vars")
 }
+func (r *recorder) Fork(ForkArgs) (ForkAnswer, error) {
+	return ForkAnswer{}, r.note("Fork")
+}
 func (r *recorder) EndRemote(struct{}) error     { return r.note("EndRemote") }
 func (r *recorder) Sync(struct{}) error          { return r.note("Sync") }
 func (r *recorder) AttachRaw(struct{}) error     { return r.note("AttachRaw") }

@@ -44,12 +44,17 @@ const (
 	frameRawOut  = 'T' // what the runtime's terminal printed, for a person attached raw
 	frameRawEnd  = 'U' // the raw attachment ended
 	frameReply   = 'r' // replyMsg: the answer to a call
+	// A fork's holder, after the brief: where the copy is to go
+	// (driver.ForkInto), answered by frameForkFrom (fork.go).
+	frameForkReady = 'K'
 
 	// daemon → holder
 	frameBrief = 'S' // Brief: what to start (the first frame only)
 	frameCall  = 'q' // callMsg: one of the Service's operations
 	frameRun   = 'R' // CellMeta as JSON, a newline, then the code
 	frameRawIn = 'W' // a person's typing
+	// ForkAnswer: the copy the parent's holder made, for a fork's holder
+	frameForkFrom = 'P'
 )
 
 // maxFrame bounds a frame's payload: a cell's code is at most
@@ -77,6 +82,11 @@ type Brief struct {
 	SpoolDir string `json:"spool_dir"`
 	Socket   string `json:"socket"`
 	Log      string `json:"log"`
+	// Fork, for a fork of another session: its runtime is adopted from
+	// that session's, not started (fork.go). ForkFrom is the daemon's
+	// side: how it asks the parent's holder for the copy.
+	Fork     *ForkBrief                                `json:"fork,omitempty"`
+	ForkFrom func(driver.ForkInto) (ForkAnswer, error) `json:"-"`
 }
 
 // Hello is the session as a holder keeps it, sent to each daemon that
@@ -100,13 +110,21 @@ type Hello struct {
 	// Enforced is what the kernel enforces of the session's sandbox
 	// (Spawn.Sandbox), as the holder found when it started the runtime;
 	// nil for a session without one.
-	Enforced   *api.Enforced `json:"enforced,omitempty"`
-	Note       string        `json:"note,omitempty"`
-	Where      string        `json:"where,omitempty"` // where a remote runtime runs (driver.Remote)
-	Limit      *limit.Held   `json:"limit,omitempty"`
-	Cells      int           `json:"cells"`
-	Names      []string      `json:"names,omitempty"`
-	LastActive time.Time     `json:"last_active"`
+	Enforced *api.Enforced `json:"enforced,omitempty"`
+	Note     string        `json:"note,omitempty"`
+	Where    string        `json:"where,omitempty"` // where a remote runtime runs (driver.Remote)
+	// ForkDir is where a fork's channels go: the runtime's driver
+	// directory, which its sandbox lets it open. Forked says, for a
+	// fork, how its copy was made.
+	ForkDir string      `json:"fork_dir,omitempty"`
+	Forked  *ForkAnswer `json:"forked,omitempty"`
+	// Spare are the forks of the runtime other sessions adopted: not of
+	// its tree (proc.Tree.Spare).
+	Spare      []proc.Proc `json:"spare,omitempty"`
+	Limit      *limit.Held `json:"limit,omitempty"`
+	Cells      int         `json:"cells"`
+	Names      []string    `json:"names,omitempty"`
+	LastActive time.Time   `json:"last_active"`
 	// Cur is the cell in flight, or the last cell.
 	Cur *CellState `json:"cur,omitempty"`
 	// IdleAfter and IdleSeq say whose idle output is replayed: output

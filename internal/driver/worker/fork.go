@@ -222,6 +222,31 @@ func (p *process) forked(line []byte) bool {
 // Into is where a fork's copy goes to speak on these channels.
 func (c *Channels) Into() driver.ForkInto { return driver.ForkInto{Dir: c.Dir, Marker: c.Marker} }
 
+// ForkChannels implements driver.Adopter: the channels of a copy of a
+// worker of d's runtime, with a console if the runtime has one.
+func (d Driver) ForkChannels(dir string) (driver.ForkChannels, error) {
+	if !d.R.Forks {
+		return nil, fmt.Errorf("the %s runtime cannot fork", d.R.Name)
+	}
+	c, err := MakeChannels(dir, d.R.ConsoleFirst != nil || (d.R.Console && proc.SeesStdinReads()))
+	if err != nil {
+		return nil, err
+	}
+	return adoption{d, c}, nil
+}
+
+// adoption is a driver.ForkChannels of the worker family.
+type adoption struct {
+	d Driver
+	c *Channels
+}
+
+func (a adoption) Into() driver.ForkInto { return a.c.Into() }
+func (a adoption) Close()                { a.c.Close() }
+func (a adoption) Adopt(ctx context.Context, spec driver.Spec, pid int, h driver.Handler) (driver.Process, error) {
+	return a.d.Adopt(ctx, spec, a.c, pid, h)
+}
+
 // Adopt makes the copy a fork left on c's channels a Process of this
 // runtime, once it says hello: pid is the copy's, and its parent the
 // forked runtime, so its end is watched through the kernel
