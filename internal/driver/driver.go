@@ -227,6 +227,11 @@ type Info struct {
 	// value, "{n}" the cell number, "{name}" the name the runtime gave the
 	// value (jshell's $1); "" means the value alone.
 	ValueFormat string `json:"value_format,omitempty"`
+	// Forks: a session of the runtime can be forked between cells
+	// (Forker, Adopter); NoFork says why one cannot, in words ("" for
+	// the plain refusal).
+	Forks  bool   `json:"forks,omitempty"`
+	NoFork string `json:"no_fork,omitempty"`
 }
 
 // Display shows value v of cell n, which the runtime named name, as the

@@ -62,6 +62,7 @@ func (i Info) Bounded() Info {
 	i.AlsoEnvVar = api.Clip(i.AlsoEnvVar, FactLimit, "variable")
 	i.Needs = api.Clip(i.Needs, FactTextLimit, "needs")
 	i.Limits = api.Clip(i.Limits, FactTextLimit, "limits")
+	i.NoFork = api.Clip(i.NoFork, FactTextLimit, "why it cannot fork")
 	i.VersionArgs = boundList(i.VersionArgs, "version argument")
 	i.Exit = api.Clip(i.Exit, FactLimit, "exit")
 	i.ConsoleLines = api.Clip(i.ConsoleLines, FactLimit, "console lines")

@@ -2,6 +2,7 @@ package driver_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -56,6 +57,9 @@ func TestFactsBounded(t *testing.T) {
 		{"long limits", driver.Info{Limits: long}, func(i driver.Info) bool {
 			return strings.HasPrefix(i.Limits, strings.Repeat("é", driver.FactTextLimit)+"… [limits cut")
 		}},
+		{"long reason it cannot fork", driver.Info{NoFork: long}, func(i driver.Info) bool {
+			return strings.HasPrefix(i.NoFork, strings.Repeat("é", driver.FactTextLimit)+"… [why it cannot fork cut")
+		}},
 		{"invalid UTF-8", driver.Info{ConsoleLines: "c\xffq"}, func(i driver.Info) bool { return i.ConsoleLines == "c\uFFFDq" }},
 		{"many executables", driver.Info{Exes: many}, func(i driver.Info) bool {
 			return len(i.Exes) == driver.FactItems && i.Exes[0] == "exe" &&
@@ -74,7 +78,7 @@ func TestFactsBounded(t *testing.T) {
 		{"no ext", driver.Info{}, func(i driver.Info) bool { return i.Ext == ".txt" }},
 	} {
 		if got := tc.in.Bounded(); !tc.ok(got) {
-			t.Errorf("%s: %.300q", tc.name, got)
+			t.Errorf("%s: %.300q", tc.name, fmt.Sprintf("%+v", got))
 		}
 	}
 }

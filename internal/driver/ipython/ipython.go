@@ -35,6 +35,9 @@ var Runtime = &worker.Runtime{
 			"starting takes as long as importing IPython",
 		VersionArgs: []string{"-c", "import IPython; print('IPython', IPython.__version__)"},
 		ValueFormat: "Out[{n}]: {v}",
+		// fork: the Python worker's (fork.py); IPython keeps no history
+		// database here, so no thread or file of its own is lost.
+		Forks: true,
 	},
 	Prefix:   python.Protocol,
 	Source:   own,

@@ -33,7 +33,8 @@ var Runtime = &worker.Runtime{
 		Exit: "process.exit()",
 		Name: "node", Family: "worker", Ext: ".js", Lang: "javascript",
 		Exes: []string{"node", "nodejs"}, EnvVar: "POLYREPL_NODE",
-		Needs: "Node.js 18 or newer (Debian: nodejs)",
+		Needs:  "Node.js 18 or newer (Debian: nodejs)",
+		NoFork: "Node runs its event loop, its libuv pool and V8 on threads, which a fork does not copy",
 		Limits: "code that runs after a cell's first await, or in a timer or callback, cannot be " +
 			"interrupted mid-loop (an await itself can; kill a stuck loop); process.exit() ends the " +
 			"session; import statements are refused (use await import(), which needs Node 20.12 or " +

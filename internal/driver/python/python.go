@@ -43,6 +43,8 @@ var Runtime = &worker.Runtime{
 		Limits:      "a cell stuck in C code that never checks for signals cannot be interrupted (kill it)",
 		VersionArgs: []string{"--version"},
 		ValueFormat: "Out[{n}]: {v}",
+		// fork: the worker copies itself between cells (fork.py).
+		Forks: true,
 	},
 	Prefix:   Protocol,
 	Source:   own,
@@ -66,8 +68,6 @@ var Runtime = &worker.Runtime{
 	// vars: the worker looks at the session's names and paths between
 	// cells, and a cell's result carries the look at its names (vars.py).
 	Inspects: true,
-	// fork: the worker copies itself between cells (fork.py).
-	Forks: true,
 }
 
 func init() { driver.Register(worker.Driver{R: Runtime}) }

@@ -146,9 +146,6 @@ type Runtime struct {
 	// Inspects: the worker looks at its names and at what a path names
 	// between cells, on a "vars NBYTES NONCE" command (vars.go).
 	Inspects bool
-	// Forks: the worker copies itself between cells on a "fork NBYTES
-	// NONCE" command (fork.go).
-	Forks bool
 	// ConsoleInterruptLine: an interrupt of the runtime's own read also
 	// sends an empty line a moment after the signal, for a runtime that
 	// takes the interrupt only once the read returns (a JVM).
