@@ -323,6 +323,9 @@ type SessionInfo struct {
 	// the kernel enforces of it, part by part.
 	Sandbox  *Sandbox  `json:"sandbox,omitempty"`
 	Enforced *Enforced `json:"enforced,omitempty"`
+	// Fork says which session this one is a fork of, and after which
+	// of its cells.
+	Fork *Fork `json:"fork,omitempty"`
 }
 
 // Running describes the cell a session is running.

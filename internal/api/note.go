@@ -14,8 +14,12 @@ const (
 	// anything; Again when it was started as the life before it (its
 	// runtime, executable, directory, …), which died unasked or was
 	// ended as Ended says (a Death's By: kill, stop); Replaced is the
-	// runtime of the life before it when the call named another.
+	// runtime of the life before it when the call named another; Fork
+	// when it was made as a fork of another session.
 	NoteCreated = "created"
+	// NoteForked: a record entry of the session a fork was taken from.
+	// Session, Fork (Into, Cell).
+	NoteForked = "forked"
 	// NoteRestarted: a fresh process replaced the session's. Session,
 	// Runtime, Version, Cwd, PID; Names are the names that are gone (as
 	// the loss note of a death says them); Cell is the cell the restart
@@ -252,6 +256,8 @@ type Note struct {
 	// sandbox note.
 	Sandbox  *Sandbox  `json:"sandbox,omitempty"`
 	Enforced *Enforced `json:"enforced,omitempty"`
+	// Fork is how a session was forked, in a created or forked note.
+	Fork *Fork `json:"fork,omitempty"`
 	// Text is the note in words, filled only where a note leaves as JSON
 	// for a person's scripts (the CLI's --json); everywhere else the
 	// edges word the fields.

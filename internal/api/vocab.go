@@ -31,6 +31,7 @@ const (
 	CodeInput      = "input"       // the running cell waits for input: answer it, or interrupt it
 	CodeNoInput    = "no-input"    // an answer was sent, and no cell waits for one
 	CodeNoLook     = "no-look"     // the runtime cannot look at its names without a cell, or not now (a cell runs): the error says why
+	CodeNoFork     = "no-fork"     // the runtime cannot fork, or not now: the error says why
 	// Codes a client gives, for the errors no daemon sent.
 	CodeUsage       = "usage"       // the command line was wrong; nothing was sent
 	CodeUnreachable = "unreachable" // no daemon could be reached or started
@@ -71,6 +72,7 @@ const (
 	DoSessions  = "sessions"  // list the sessions (Session: that one's state: alive, running, with a result to collect)
 	DoAttach    = "attach"    // follow the session's record and send it cells, with no terminal of its own
 	DoVars      = "vars"      // look at the session's names, without a cell
+	DoFork      = "fork"      // a new session from a copy of this one's runtime
 	// DoKernels lists the Jupyter kernels of the gateway the call named:
 	// a person's step (no tool lists a gateway's kernels).
 	DoKernels = "kernels"
@@ -93,6 +95,7 @@ const (
 	FieldSince   = "since"
 	FieldEOF     = "eof"
 	FieldPath    = "path" // what a look is asked to look inside (vars)
+	FieldNew     = "new"  // the name a fork is asked for
 	// FieldSandbox is the session's policy (Spawn.Sandbox); FieldCeiling
 	// the client's declared ceiling (HeaderCeiling).
 	FieldSandbox = "sandbox"

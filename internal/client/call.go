@@ -84,6 +84,8 @@ func (r request) changes() string {
 		return api.DoKill
 	case api.PathRestart:
 		return api.DoRestart
+	case api.PathFork:
+		return api.DoFork
 	}
 	return ""
 }

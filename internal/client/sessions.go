@@ -51,6 +51,12 @@ func (c *Client) Restart(ctx context.Context, name string, req api.ControlReques
 	return call[api.KillReply](ctx, c, request{method: http.MethodPost, path: api.PathRestart, session: name, body: req})
 }
 
+// Fork makes req.New a new session whose runtime is a fork of the
+// session's, taken between cells.
+func (c *Client) Fork(ctx context.Context, name string, req api.ForkRequest) (api.ForkReply, error) {
+	return call[api.ForkReply](ctx, c, request{method: http.MethodPost, path: api.PathFork, session: name, body: req})
+}
+
 // Kill ends the session and its whole process tree.
 func (c *Client) Kill(ctx context.Context, name string, req api.ControlRequest) (api.KillReply, error) {
 	return call[api.KillReply](ctx, c, request{method: http.MethodPost, path: api.PathKill, session: name, body: req})

@@ -42,6 +42,7 @@ func (d *Daemon) routes() http.Handler {
 	mux.HandleFunc("POST "+api.PathInput, d.input)
 	mux.HandleFunc("POST "+api.PathInterrupt, d.interrupt)
 	mux.HandleFunc("POST "+api.PathRestart, d.restart)
+	mux.HandleFunc("POST "+api.PathFork, d.fork)
 	mux.HandleFunc("POST "+api.PathKill, d.kill)
 	mux.HandleFunc("GET "+api.PathRecord, d.history)
 	mux.HandleFunc("GET "+api.PathRecordEntry, d.entry)
@@ -247,6 +248,21 @@ func (d *Daemon) restart(w http.ResponseWriter, r *http.Request) {
 	req.Client = req.Client.Bounded()
 	req.Client.Reach = reachOf(r)
 	res, err := d.sessions.Restart(r.Context(), r.PathValue("name"), req)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	reply(w, res)
+}
+
+func (d *Daemon) fork(w http.ResponseWriter, r *http.Request) {
+	var req api.ForkRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	req.Client = req.Client.Bounded()
+	req.Client.Reach = reachOf(r)
+	res, err := d.sessions.Fork(r.Context(), r.PathValue("name"), req)
 	if err != nil {
 		fail(w, err)
 		return

@@ -43,6 +43,7 @@ type ForkArgs struct {
 // and the parent's generation.
 type ForkAnswer struct {
 	driver.Forked
+	From       string `json:"from,omitempty"` // the parent session, as the fork's holder says it
 	Cell       int    `json:"cell"`
 	Generation string `json:"generation"`
 	Err        string `json:"err,omitempty"` // on frameForkFrom: why there is no copy
@@ -151,6 +152,7 @@ func (s *server) adoptFork(ctx context.Context, w *wire, drv driver.Driver, spec
 	if err != nil {
 		return nil, nil, err
 	}
+	fa.From = s.sp.Fork.From
 	return p, &fa, nil
 }
 

@@ -2,6 +2,7 @@ package holder
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -41,7 +42,7 @@ func TestDecodeHello(t *testing.T) {
 			continue
 		}
 		if !tc.want(h.Facts) {
-			t.Errorf("%s: facts %.300q", tc.name, h.Facts)
+			t.Errorf("%s: facts %.300q", tc.name, fmt.Sprintf("%+v", h.Facts))
 		}
 	}
 	if _, err := decodeHello([]byte(`{"proto":`)); err == nil {

@@ -148,6 +148,9 @@ func (s *server) start(ctx context.Context, w *wire) error {
 	}
 	s.mu.Lock()
 	s.last = time.Now()
+	if forked != nil {
+		s.cells = forked.Cell // a fork's cells go on from its parent's
+	}
 	err = s.attachLocked(w)
 	s.mu.Unlock()
 	if err != nil {

@@ -31,7 +31,16 @@ func Note(n api.Note, v Voice) string {
 		if sandbox != "" {
 			sandbox = " " + upperFirst(sandbox) + "."
 		}
+		if n.Fork != nil {
+			return fmt.Sprintf("Created session '%s' as a fork of '%s' after its cell %d (%s, pid %d, cwd %s).%s%s",
+				n.Session, n.Fork.From, n.Fork.Cell, runtimeVersion(n), n.PID, n.Cwd, sandbox, ForkApart(*n.Fork))
+		}
 		return fmt.Sprintf("Created session '%s'%s (%s, cwd %s%s).%s%s", n.Session, again, runtimeVersion(n), n.Cwd, start, sandbox, replaced)
+	case api.NoteForked:
+		if n.Fork == nil {
+			return fmt.Sprintf("Session '%s' was forked.", n.Session)
+		}
+		return fmt.Sprintf("Session '%s' was forked into '%s' after cell %d: '%s' goes on from here with a copy of these names.", n.Session, n.Fork.Into, n.Fork.Cell, n.Fork.Into)
 	case api.NoteRestarted:
 		text := fmt.Sprintf("Restarted session '%s' (%s, cwd %s): a fresh process (pid %d).", n.Session, runtimeVersion(n), n.Cwd, n.PID)
 		if n.PID == 0 {
@@ -218,6 +227,27 @@ func Note(n api.Note, v Voice) string {
 		return n.Said
 	}
 	return n.Kind
+}
+
+// ForkApart says what a fork's copy did not get or shares, each kind a
+// sentence: "" when it got everything and shares nothing.
+func ForkApart(f api.Fork) string {
+	var b strings.Builder
+	say := func(lead string, names []string, total int, what string) {
+		if total == 0 && len(names) == 0 {
+			return
+		}
+		total = max(total, len(names))
+		list := strings.Join(names, ", ")
+		if more := total - len(names); more > 0 {
+			list += fmt.Sprintf(" and %d more", more)
+		}
+		fmt.Fprintf(&b, " %s %s: %s.", lead, Plural(total, what), list)
+	}
+	say("Not copied (a fork copies only the thread that forks):", f.Threads, f.ThreadsTotal, "thread")
+	say("Shared with '"+f.From+"':", f.Shared, f.SharedTotal, "open file")
+	say("Not carried over (they stay '"+f.From+"''s):", f.Children, f.ChildrenTotal, "child process")
+	return b.String()
 }
 
 // Worded is notes with each one's words in Text, in v's terms, for JSON

@@ -37,6 +37,8 @@ func (people) Input(field string) string {
 		return "the code argument (or `-` to read it from standard input)"
 	case api.FieldPath:
 		return "a PATH after the session's name"
+	case api.FieldNew:
+		return "the NEW session's name"
 	case "":
 		return ""
 	}

@@ -212,11 +212,16 @@ func (m *Manager) start(ctx context.Context, s *Session) error {
 	}
 	sp := s.Spawn
 	sp.Runtime = s.Runtime
-	p, err := holder.Start(ctx, m.launcher, holder.Brief{
+	brief := holder.Brief{
 		Name: s.Name, Generation: s.Generation, Created: s.Created, Spawn: sp,
 		Cookie: CookieVar + "=" + s.Generation, RuntimeDir: m.runtimeDir, ValueLimit: api.ValueLimit,
 		SpoolDir: m.outputDir, Socket: holder.SocketName(m.holdersDir, s.Generation), Log: m.log,
-	})
+	}
+	if f := s.forking; f != nil {
+		brief.Fork, brief.ForkFrom = &f.brief, f.from.Fork
+		s.forking = nil
+	}
+	p, err := holder.Start(ctx, m.launcher, brief)
 	if err != nil {
 		refusal := &Error{api.ErrorReply{Code: api.CodeBadRequest, Error: fmt.Sprintf("cannot start %s session: %v", article(s.Runtime), err),
 			Field: api.FieldExe, Hint: "choose the executable"}}
@@ -236,6 +241,9 @@ func (m *Manager) start(ctx context.Context, s *Session) error {
 	s.mu.Lock()
 	s.p = p
 	s.setFacts(p.Hello().Facts)
+	if f := p.Hello().Forked; f != nil {
+		s.cells = f.Cell // a fork's cells go on from its parent's
+	}
 	s.mu.Unlock()
 	p.Start(s)
 	var lim *limit.Limit

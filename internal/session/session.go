@@ -82,6 +82,9 @@ type Session struct {
 
 	m  *Manager
 	rt driver.Info // the runtime's facts, as its holder told them (see facts)
+	// forking, for a life that starts as a fork of another session's
+	// runtime, is how (fork.go); nil once it started.
+	forking *forkStart
 
 	mu         sync.Mutex
 	changed    chan struct{}   // closed and replaced on every state change
@@ -641,6 +644,7 @@ func (s *Session) info(full, withMemory bool, tb *proc.Table) api.SessionInfo {
 	}
 	if s.p != nil {
 		info.Enforced = s.p.Hello().Enforced
+		info.Fork = forkOf(s.p.Hello().Forked, false)
 	}
 	if s.p != nil && full {
 		info.PID = s.p.PID()
