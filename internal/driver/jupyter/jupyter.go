@@ -54,20 +54,29 @@ func (d Driver) Info() driver.Info {
 	return driver.Info{
 		Name: runtimePrefix + d.kernel, Family: Family, Ext: extOf(d.language), Lang: strings.ToLower(d.language),
 		Needs:  "the Jupyter kernel " + d.kernel + " installed (jupyter kernelspec list), or a gateway that offers it",
-		Limits: "names are listed only by ipykernel; a gateway's kernel has no memory limit of polyrepl's",
+		Limits: "names are listed, and vars looks, only in ipykernel and IRkernel; a gateway's kernel has no memory limit of polyrepl's",
 	}
 }
 
 // Start implements driver.Driver: on the gateway the spec names, or here.
 func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (driver.Process, error) {
+	var k *kernel
+	var err error
 	if spec.Gateway != "" {
-		return startGateway(ctx, spec, d.kernel, h)
+		k, err = startGateway(ctx, spec, d.kernel, h)
+	} else {
+		var ks Spec
+		if ks, err = FindSpec(d.kernel, spec.Env, spec.Cwd); err == nil {
+			k, err = startLocal(ctx, spec, ks, h)
+		}
 	}
-	ks, err := FindSpec(d.kernel, spec.Env, spec.Cwd)
 	if err != nil {
 		return nil, err
 	}
-	return startLocal(ctx, spec, ks, h)
+	k.mu.Lock()
+	k.name = runtimePrefix + d.kernel
+	k.mu.Unlock()
+	return k, nil
 }
 
 // survey lists the installed kernels for `polyrepl runtimes`.

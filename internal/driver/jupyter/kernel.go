@@ -28,13 +28,6 @@ const (
 	controlCh = "control"
 )
 
-// namesExpr asks ipykernel for the namespace's names after each cell, in
-// the same request: %who_ls, as a person would.
-const (
-	namesKey  = "polyrepl_names"
-	namesExpr = "get_ipython().run_line_magic('who_ls', '')"
-)
-
 // lateWait bounds how long a cell whose reply came waits for the end of
 // its output on iopub, counted from the last message for it there. The
 // protocol promises that end; iopub lags the shell channel by as long as
@@ -112,13 +105,16 @@ type kernel struct {
 	done   chan struct{}    // closed when the loop has returned
 
 	tree             proc.Tree
+	name             string // the runtime: jupyter:KERNEL
 	version, exe     string
 	note, where      string
 	language, impl   string
-	names            bool    // the kernel lists its names (ipykernel)
-	ipython          bool    // input_reply "\x04" is end of file to it
-	hbLost           bool    // ended for its heartbeat
-	asked            *Header // the input_request waiting for an Answer
+	lookKind         int        // how the kernel is looked at (look.go)
+	lookInstalled    bool       // ipykernel has the look's module
+	look             *lookState // the look Vars asked for, until it is answered
+	ipython          bool       // input_reply "\x04" is end of file to it
+	hbLost           bool       // ended for its heartbeat
+	asked            *Header    // the input_request waiting for an Answer
 	asking           *driver.Prompt
 	askTimer         *time.Timer // passes asking on once iopub is quiet
 	endedBy          func(time.Duration) error
@@ -138,7 +134,9 @@ type cellState struct {
 	rich        []api.Rich
 	richMore    int
 	err         *api.CellError
-	names       []string
+	look        *lookAnswer // the look its own user_expressions carried
+	after       *lookState  // the look sent after it, before it is told
+	lookDone    bool        // after answered
 	notes       []string
 	interrupted bool
 	late        *time.Timer
@@ -250,9 +248,9 @@ func (k *kernel) handshake(ctx context.Context) error {
 		k.version += ", " + li.Name + " " + li.Version
 	}
 	k.ipython = info.Implementation == "ipython"
-	k.names = k.ipython
-	if !k.names {
-		k.note = "this kernel cannot list its names (only ipykernel's %who_ls can say them)"
+	k.lookKind = lookKindOf(info.Implementation, li.Name)
+	if k.lookKind == lookNone {
+		k.note = "this kernel cannot list its names or look at them (polyrepl looks in ipykernel's and IRkernel's)"
 	}
 	return nil
 }
@@ -272,9 +270,6 @@ func (k *kernel) Run(cell int, code string) error {
 		"code": code, "silent": false, "store_history": true,
 		"allow_stdin": true, "stop_on_error": false, "user_expressions": map[string]string{},
 	}
-	if k.names {
-		content["user_expressions"] = map[string]string{namesKey: namesExpr}
-	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.closed {
@@ -282,6 +277,10 @@ func (k *kernel) Run(cell int, code string) error {
 	}
 	if k.cur != nil {
 		return fmt.Errorf("cell %d is still running", k.cur.n)
+	}
+	if k.lookKind == lookIPython {
+		// The look at its names rides in the cell's own request.
+		content["user_expressions"] = map[string]string{lookKey: k.pyModule() + ".cell()"}
 	}
 	m, err := k.id.request("execute_request", content)
 	if err != nil {
@@ -370,6 +369,11 @@ func (k *kernel) take(in inbound) {
 		} else {
 			c.notes = append(c.notes, in.note)
 		}
+		return
+	}
+	if k.isLook(m) {
+		// A look's: never the session's output.
+		k.tookLook(in.ch, m, c)
 		return
 	}
 	mine := c != nil && m.ParentID() == c.msgID
@@ -517,10 +521,7 @@ func (k *kernel) boundError(r *driver.Result) {
 func (k *kernel) replied(m *Msg, c *cellState) {
 	var r struct {
 		errorContent
-		UserExpressions map[string]struct {
-			Status string            `json:"status"`
-			Data   map[string]string `json:"data"`
-		} `json:"user_expressions"`
+		UserExpressions map[string]userExpression `json:"user_expressions"`
 	}
 	if err := m.Decode(&r); err != nil {
 		r.Status = "error"
@@ -530,8 +531,9 @@ func (k *kernel) replied(m *Msg, c *cellState) {
 	if c.err == nil && r.Status == "error" {
 		c.err = r.cellError()
 	}
-	if ue, ok := r.UserExpressions[namesKey]; ok && ue.Status == "ok" {
-		c.names = parseNameList(ue.Data["text/plain"])
+	if ue, ok := r.UserExpressions[lookKey]; ok {
+		a := k.expressionAnswer(ue)
+		c.look = &a
 	}
 	k.maybeFinish(c)
 }
@@ -540,7 +542,18 @@ func (k *kernel) replied(m *Msg, c *cellState) {
 // output came, or starts the wait for the one missing.
 func (k *kernel) maybeFinish(c *cellState) {
 	if c.replied && c.idle {
-		k.finish(false)
+		if !k.afterLook(c) {
+			k.finish(false)
+			return
+		}
+		// Told once the look after it answers, or afterCellWait.
+		k.mu.Lock()
+		if c.late == nil {
+			c.late = time.NewTimer(afterCellWait)
+		} else {
+			c.late.Reset(afterCellWait)
+		}
+		k.mu.Unlock()
 		return
 	}
 	k.mu.Lock()
@@ -568,7 +581,12 @@ func (k *kernel) finish(late bool) {
 	if c.late != nil {
 		c.late.Stop()
 	}
-	r := driver.Result{Cell: c.n, Rich: c.rich, RichMore: c.richMore, Names: c.names, OutputLate: late && c.replied}
+	looking := c.after != nil && !c.lookDone
+	r := driver.Result{Cell: c.n, Rich: c.rich, RichMore: c.richMore, OutputLate: late && c.replied && !looking}
+	r.Vars, r.Names = c.cellLook()
+	if late && looking {
+		c.notes = append(c.notes, fmt.Sprintf("the kernel did not answer the look at its names after the cell within %s", afterCellWait))
+	}
 	switch {
 	case !c.replied:
 		r.Status = api.StatusError
@@ -620,24 +638,6 @@ func (k *kernel) save(what, ext string, data []byte) (string, string) {
 		return "", err.Error()
 	}
 	return f.Name(), ""
-}
-
-// parseNameList reads the repr of a list of identifiers: ['a', 'b'].
-func parseNameList(s string) []string {
-	s = strings.TrimSpace(s)
-	if !strings.HasPrefix(s, "[") || !strings.HasSuffix(s, "]") {
-		return nil
-	}
-	names := []string{}
-	for f := range strings.SplitSeq(s[1:len(s)-1], ",") {
-		if len(names) == maxNames {
-			break
-		}
-		if f = strings.Trim(strings.TrimSpace(f), `'"`); f != "" {
-			names = append(names, api.Clip(f, api.NameLimit, "name"))
-		}
-	}
-	return names
 }
 
 // maxNames bounds the names a kernel may report for one cell, as a

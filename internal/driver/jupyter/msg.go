@@ -103,6 +103,12 @@ type identity struct {
 // request builds a message of type typ with content, a new msg_id of
 // the session, as the protocol wants every request.
 func (id *identity) request(typ string, content any) (*Msg, error) {
+	return id.requestTagged(typ, content, "_")
+}
+
+// requestTagged is request with tag between the session and the number
+// in its msg_id, so that what answers it is known by its parent's id.
+func (id *identity) requestTagged(typ string, content any, tag string) (*Msg, error) {
 	c, err := json.Marshal(content)
 	if err != nil {
 		return nil, fmt.Errorf("cannot encode a %s: %w", typ, err)
@@ -110,7 +116,7 @@ func (id *identity) request(typ string, content any) (*Msg, error) {
 	id.seq++
 	return &Msg{
 		Header: Header{
-			MsgID: fmt.Sprintf("%s_%d", id.session, id.seq), Session: id.session, Username: id.username,
+			MsgID: fmt.Sprintf("%s%s%d", id.session, tag, id.seq), Session: id.session, Username: id.username,
 			Date: time.Now().UTC().Format(time.RFC3339Nano), MsgType: typ, Version: protocolVersion,
 		},
 		Metadata: json.RawMessage("{}"),

@@ -249,17 +249,8 @@ func TestGatewayRules(t *testing.T) {
 	}
 }
 
-// TestMIMEAndNames: the helpers that read what kernels send.
-func TestMIMEAndNames(t *testing.T) {
-	if got := parseNameList("['a', 'b_2', \"c\"]"); !slices.Equal(got, []string{"a", "b_2", "c"}) {
-		t.Errorf("names %v", got)
-	}
-	if got := parseNameList("[]"); got == nil || len(got) != 0 {
-		t.Errorf("no names: %#v, want an empty list (not nil: nil says nothing)", got)
-	}
-	if got := parseNameList("NameError"); got != nil {
-		t.Errorf("not a list: %v", got)
-	}
+// TestMIMEAndErrors: the helpers that read what kernels send.
+func TestMIMEAndErrors(t *testing.T) {
 	if s := str(json.RawMessage(`["a\n", "b"]`)); s != "a\nb" {
 		t.Errorf("a text in lines: %q", s)
 	}

@@ -33,6 +33,13 @@ var (
 //go:embed worker.py
 var own []byte
 
+// VarsSource is the Python worker's look (vars.py, varpath.py) as the
+// worker embeds it, for a runtime that runs it inside another program:
+// the Jupyter driver installs it in ipykernel as a module. It needs from
+// its surroundings what protocol.py defines for it: os, sys, serve (any
+// function), high_fd, _dup2 and _libc.
+func VarsSource() string { return string(vars) + string(varpath) }
+
 // Runtime is Python's worker runtime.
 var Runtime = &worker.Runtime{
 	Info: driver.Info{

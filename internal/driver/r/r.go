@@ -20,6 +20,12 @@ var serve []byte
 //go:embed vars.R
 var looks []byte
 
+// VarsSource is the R worker's looks (vars.R) as the worker sources
+// them, for a runtime that evaluates them inside another program: the
+// Jupyter driver runs them in IRkernel. They need from their
+// surroundings an environment st, as worker.R makes it.
+func VarsSource() string { return string(looks) }
+
 var source = append(append(append([]byte(nil), looks...), '\n'), serve...)
 
 // loader is the first line R reads from its console (its standard input,
