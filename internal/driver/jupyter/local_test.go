@@ -17,7 +17,7 @@ import (
 
 // ipykernel starts Debian's python3 kernel, or skips saying what to
 // install.
-func ipykernel(t *testing.T) (driver.Process, *drivertest.Recorder) {
+func ipykernel(t testing.TB) (driver.Process, *drivertest.Recorder) {
 	t.Helper()
 	if _, err := FindSpec("python3", os.Environ(), "/"); err != nil {
 		t.Skipf("no Jupyter kernel python3 (Debian: apt-get install python3-ipykernel): %v", err)

@@ -61,6 +61,9 @@ const (
 	// lookTimeout is how long an object of unknown type may take to make
 	// its preview, in seconds (the worker protocol's timeout).
 	lookTimeout = 0.2
+	// lookStale is how long an unanswered look keeps the next one from
+	// being asked.
+	lookStale = 30 * time.Second
 	// afterCellWait bounds the wait for the look after a cell: the cell
 	// is told without its look past it.
 	afterCellWait = 30 * time.Second
@@ -140,9 +143,9 @@ func (a lookAnswer) names() []string {
 // looked at.
 func lookKindOf(impl, language string) int {
 	switch {
-	case impl == "ipython" || (strings.EqualFold(language, "python") && strings.EqualFold(impl, "ipython")):
+	case strings.EqualFold(impl, "ipython") && strings.EqualFold(language, "python"):
 		return lookIPython
-	case impl == "IRkernel" || (strings.EqualFold(language, "R") && strings.EqualFold(impl, "irkernel")):
+	case strings.EqualFold(impl, "IRkernel") && strings.EqualFold(language, "R"):
 		return lookIR
 	}
 	return lookNone
@@ -277,11 +280,13 @@ func (k *kernel) askLook(q driver.VarsQuery, wait time.Duration) (lookAnswer, er
 	case k.cur != nil:
 		k.mu.Unlock()
 		return lookAnswer{}, driver.ErrCellRuns
-	case k.look != nil:
+	case k.look != nil && time.Since(k.look.sent) < lookStale:
 		since := time.Since(k.look.sent).Round(time.Second)
 		k.mu.Unlock()
 		return lookAnswer{}, fmt.Errorf("the kernel has not answered the look sent %s ago yet: ask again later", since)
 	}
+	// (A look unanswered for lookStale is given up: its answer, lost
+	// with a gateway's connection or never coming, is dropped by its id.)
 	m, err := k.lookRequest(q, false)
 	if err == nil {
 		err = k.t.send(shellCh, m)

@@ -2,6 +2,7 @@ package jupyter
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -188,7 +189,48 @@ func TestVarsDuringCell(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the interrupt did not end the cell")
 	}
-	drivertest.Run(t, p, rec, 2, "class Hang:\n    def __repr__(self):\n        import os; os._exit(3)\nh = Hang()")
+	// A cell sent while a look runs waits for it in the kernel's queue:
+	// the look (a repr that sleeps, stopped after 0.2 s) answers, and
+	// then the cell runs, each taking only its own messages.
+	drivertest.Run(t, p, rec, 2, "import time\nclass Slow:\n    def __repr__(self):\n        time.sleep(5)\n        return 'slow'\nslow = Slow()")
+	looked := make(chan error, 1)
+	var during driver.Look
+	go func() {
+		var err error
+		during, err = p.(driver.Inspector).Vars(driver.VarsQuery{}, lookWait)
+		looked <- err
+	}()
+	k := p.(*kernel)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		k.mu.Lock()
+		asked := k.look != nil
+		k.mu.Unlock()
+		if asked {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the look was never sent")
+		}
+	}
+	if err := p.Run(3, "print('cell-mark')\n6 * 7"); err != nil {
+		t.Fatalf("a cell sent during a look: %v", err)
+	}
+	if err := <-looked; err != nil || varNames(during.Vars) != "Slow slow" || during.Vars[1].Note != "repr took over 0.2 s" {
+		t.Errorf("the look a cell was sent behind: %+v, %v", during, err)
+	}
+	select {
+	case r := <-rec.Done:
+		if r.Value != "42" || r.Cell != 3 {
+			t.Errorf("the cell sent during a look: %+v", r)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the cell sent during a look did not end")
+	}
+	if out := rec.TakeOutput(); out != "cell-mark\n" {
+		t.Errorf("output %q, want the cell's alone", out)
+	}
+
+	drivertest.Run(t, p, rec, 4, "class Hang:\n    def __repr__(self):\n        import os; os._exit(3)\nh = Hang()")
 	_, err := p.(driver.Inspector).Vars(driver.VarsQuery{}, lookWait)
 	if err == nil || !strings.Contains(err.Error(), "the kernel ended during the look") {
 		t.Errorf("a look whose repr ends the kernel: %v, want the look ended with it", err)
@@ -274,4 +316,101 @@ func varNames(vars []api.Var) string {
 		names[i] = v.Name
 	}
 	return strings.Join(names, " ")
+}
+
+// TestLookKind: which kernels look, and how.
+func TestLookKind(t *testing.T) {
+	for _, c := range []struct {
+		impl, language string
+		want           int
+	}{
+		{"ipython", "python", lookIPython},
+		{"IRkernel", "R", lookIR},
+		{"xeus-python", "python", lookNone},
+		{"ipython", "julia", lookNone},
+		{"IJulia", "julia", lookNone},
+		{"", "", lookNone},
+	} {
+		if got := lookKindOf(c.impl, c.language); got != c.want {
+			t.Errorf("%s %s: %d, want %d", c.impl, c.language, got, c.want)
+		}
+	}
+}
+
+// TestLookAnswers: what a kernel's look says, read and bounded.
+func TestLookAnswers(t *testing.T) {
+	a := decodeAnswer(`{"vars":[{"name":"x","type":"int","memory":1.5e3,"members":false},{"name":"` + strings.Repeat("n", 5000) + `","type":"t","preview":"` + strings.Repeat("p", 500) + `"}],"total":7,"names":["x"]}`)
+	l := a.look()
+	if a.Error != "" || len(l.Vars) != 2 || l.Total != 7 || l.Vars[0].Memory != 1500 || len([]rune(l.Vars[1].Preview)) > api.VarPreview+100 || len(l.Vars[1].Name) > api.VarNameLimit+100 {
+		t.Errorf("decoded %+v (%v)", l, a.Error)
+	}
+	if a := decodeAnswer(`{"error":"name 'x' is not defined"}`); a.Error != "name 'x' is not defined" || a.Failed {
+		t.Errorf("a path's error: %+v", a)
+	}
+	if a := decodeAnswer(`<html>`); a.Error == "" || !a.Failed {
+		t.Errorf("not JSON: %+v", a)
+	}
+	if a := decodeAnswer(`{"vars":[],"total":0}`); a.look().Vars == nil {
+		t.Error("an empty look has nil lines")
+	}
+}
+
+// FuzzLookAnswer: no answer a kernel sends makes a look of more lines or
+// longer fields than a reply carries.
+func FuzzLookAnswer(f *testing.F) {
+	f.Add(`{"vars":[{"name":"x","type":"int"}],"total":1,"names":["x"]}`)
+	f.Add(`{"error":"e","failed":true}`)
+	f.Add(`{"vars":[{"memory":-1e300}],"total":-5}`)
+	f.Fuzz(func(t *testing.T, text string) {
+		a := decodeAnswer(text)
+		l := a.look()
+		if len(l.Vars) > api.VarsLimit || l.Total < len(l.Vars) {
+			t.Fatalf("%d lines, total %d", len(l.Vars), l.Total)
+		}
+		for _, v := range l.Vars {
+			if v.Memory < 0 || len([]rune(v.Preview)) > api.VarPreview+100 {
+				t.Fatalf("line %+v", v)
+			}
+		}
+		if len(a.names()) > maxNames {
+			t.Fatalf("%d names", len(a.names()))
+		}
+	})
+}
+
+// TestRString: the R look's source travels as one R string literal,
+// read back by R whole.
+func TestRString(t *testing.T) {
+	rscript, err := exec.LookPath("Rscript")
+	if err != nil {
+		t.Skip("no Rscript (Debian: r-base-core)")
+	}
+	s := "a \"quoted\" \\ back\nline\ttab\x01\x7f é × 🎉 `tick` 'single'"
+	code := "x <- " + rString(s) + "; cat(nchar(x), utf8ToInt(x), sep = ' ')"
+	out, err := exec.Command(rscript, "-e", code).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	want := []string{fmt.Sprint(len([]rune(s)))}
+	for _, c := range s {
+		want = append(want, fmt.Sprint(c))
+	}
+	if got := strings.TrimSpace(string(out)); got != strings.Join(want, " ") {
+		t.Errorf("R read %s\nwant %s", got, strings.Join(want, " "))
+	}
+}
+
+// BenchmarkVarsIPyKernel measures a look at 1,000 names in ipykernel.
+func BenchmarkVarsIPyKernel(b *testing.B) {
+	p, rec := ipykernel(b)
+	if r := drivertest.Run(b, p, rec, 1, "class K: pass\nfor i in range(1000): globals()['v%04d' % i] = [i, 'text', {'k': i}, K()][i % 4]"); r.Status != "done" {
+		b.Fatalf("cell: %+v", r)
+	}
+	in := p.(driver.Inspector)
+	b.ResetTimer()
+	for range b.N {
+		if l, err := in.Vars(driver.VarsQuery{}, lookWait); err != nil || l.Total < 1000 {
+			b.Fatal(l.Total, err)
+		}
+	}
 }
