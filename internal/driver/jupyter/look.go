@@ -38,6 +38,13 @@ import (
 //     look before its result is told.
 //   - Any other kernel cannot look, and says so.
 //
+// Two things a silent request still does, by the kernels' design:
+// IPython's run_cell fires its post_execute event (matplotlib's inline
+// backend then shows only figures drawn since the last cell: none), and
+// what a thread of the user's prints while a look runs is sent as the
+// look's (ipykernel parents its streams by the request in hand) and is
+// dropped with it.
+//
 // A look is refused while a cell runs (ErrCellRuns: the holder answers
 // from the last look); a cell sent while a look runs waits for it in the
 // kernel's own queue of shell requests, which the kernel serves in order.
