@@ -79,6 +79,7 @@ class Slow:
         return 'slow'
 boom, slow = Boom(), Slow()
 s = 'hello'
+odd = {'<é>"': {'k': 1}}
 41`
 	if frame {
 		setup = "import numpy as np, pandas as pd\narr = np.arange(12).reshape(3, 4)\ndf = pd.DataFrame({'a': range(150), 'b': ['x'] * 150})\n" + setup
@@ -88,9 +89,9 @@ s = 'hello'
 		t.Fatalf("the first cell: %+v %+v", r, r.Error)
 	}
 	rec.TakeOutput()
-	own := "Boom Slow area boom cfg s slow"
+	own := "Boom Slow area boom cfg odd s slow"
 	if frame {
-		own = "Boom Slow area arr boom cfg df s slow"
+		own = "Boom Slow area arr boom cfg df odd s slow"
 	}
 	if r.Vars == nil || varNames(r.Vars.Vars) != own || strings.Join(r.Names, " ") != own {
 		t.Errorf("the cell's look: %+v, names %v; want %s", r.Vars, r.Names, own)
@@ -124,6 +125,9 @@ s = 'hello'
 	if varNames(in.Vars) != "'host' 'port'" {
 		t.Errorf(`cfg["db"]: %s`, drivertest.VarLines(in.Vars))
 	}
+	if in := look(t, p, `odd['<é>"']`, false); varNames(in.Vars) != "'k'" {
+		t.Errorf("a key the query's JSON escapes: %s", drivertest.VarLines(in.Vars))
+	}
 	if frame {
 		cols := look(t, p, "df", false)
 		if varNames(cols.Vars) != "a b" || cols.Vars[0].Type != "int64" {
@@ -149,9 +153,9 @@ s = 'hello'
 		t.Errorf("the looks printed %q", out)
 	}
 	r = drivertest.Run(t, p, rec, 2, "'%s|%s|%d|%d|%d' % (' '.join(sorted(k for k in globals() if not k.startswith('_') and k not in ('In', 'Out', 'get_ipython', 'exit', 'quit', 'open'))), _, len(In), len(Out), get_ipython().execution_count)")
-	wantNames := "Boom Slow area boom cfg s slow time"
+	wantNames := "Boom Slow area boom cfg odd s slow time"
 	if frame {
-		wantNames = "Boom Slow area arr boom cfg df np pd s slow time"
+		wantNames = "Boom Slow area arr boom cfg df np odd pd s slow time"
 	}
 	if want := "'" + wantNames + "|41|3|1|2'"; r.Value != want {
 		t.Errorf("after the looks: %s\nwant %s: no name, Out, _, history entry or count from a look", r.Value, want)
@@ -272,12 +276,13 @@ func TestVarsIRkernel(t *testing.T) {
 cfg <- list(db = list(host = "h", port = 5432), tags = c("x", "y"))
 f <- function(x, y = 2) x + y
 boom <- structure(list(), class = "boom"); print.boom <- function(x, ...) stop("no printing")
+odd <- list("<é>\"" = list(k = 1))
 41`)
 	if r.Status != api.StatusDone {
 		t.Fatalf("the first cell: %+v %+v", r, r.Error)
 	}
 	rec.TakeOutput()
-	own := "boom cfg df f print.boom"
+	own := "boom cfg df f odd print.boom"
 	if r.Vars == nil || varNames(r.Vars.Vars) != own || strings.Join(r.Names, " ") != own {
 		t.Errorf("the cell's look: %+v, names %v; want %s", r.Vars, r.Names, own)
 	}
@@ -292,6 +297,9 @@ boom <- structure(list(), class = "boom"); print.boom <- function(x, ...) stop("
 	if varNames(in.Vars) != "host port" {
 		t.Errorf("cfg$db: %s", drivertest.VarLines(in.Vars))
 	}
+	if in := look(t, p, `odd[["<é>\""]]`, false); varNames(in.Vars) != "k" {
+		t.Errorf("a name the query's JSON escapes: %s", drivertest.VarLines(in.Vars))
+	}
 	_, err := p.(driver.Inspector).Vars(driver.VarsQuery{Path: "dfx"}, lookWait)
 	var pe *driver.PathError
 	if !errors.As(err, &pe) || pe.Msg != "object 'dfx' not found" {
@@ -304,7 +312,7 @@ boom <- structure(list(), class = "boom"); print.boom <- function(x, ...) stop("
 		t.Errorf("the looks printed %q", out)
 	}
 	r = drivertest.Run(t, p, rec, 2, `c(paste(ls(), collapse = " "), format(.Last.value))`)
-	if out := rec.TakeOutput(); !strings.Contains(out, `"boom cfg df f print.boom" "41"`) {
+	if out := rec.TakeOutput(); !strings.Contains(out, `"boom cfg df f odd print.boom" "41"`) {
 		t.Errorf("after the looks: %q %+v; want the same names and .Last.value 41", out, r)
 	}
 }
