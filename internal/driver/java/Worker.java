@@ -3,6 +3,7 @@
 // polyrepl's worker protocol (see internal/driver/worker): cells on fd 3,
 // events on fd 4, everything printed on fd 1 and fd 2, then the sentinel.
 import java.io.*;
+import java.lang.reflect.*;
 import java.nio.charset.StandardCharsets;
 import java.util.*;
 import java.util.stream.*;
@@ -28,8 +29,9 @@ class PolyreplWorker {
         // a cell's child processes inherit it, but ps does not show it.
         String sentinel = System.getenv("POLYREPL_WORKER_SENTINEL");
         if (sentinel == null || sentinel.isEmpty()) sentinel = args[args.length - 1];
-        out = new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8);
-        err = new PrintStream(new FileOutputStream(FileDescriptor.err), true, StandardCharsets.UTF_8);
+        // What a look's threads print goes nowhere (PolyreplQuiet, Vars.java).
+        out = new PrintStream(new PolyreplQuiet(new FileOutputStream(FileDescriptor.out)), true, StandardCharsets.UTF_8);
+        err = new PrintStream(new PolyreplQuiet(new FileOutputStream(FileDescriptor.err)), true, StandardCharsets.UTF_8);
         System.setOut(out);
         System.setErr(err);
         // Standard input is the session's console: a cell's read of it
@@ -39,7 +41,9 @@ class PolyreplWorker {
         InputStream cmds = new BufferedInputStream(new FileInputStream("/dev/fd/3"));
         events = new FileOutputStream("/dev/fd/4");
 
-        js = JShell.builder().executionEngine("local").out(out).err(err)
+        // JShell's local engine, which also hands a look the objects the
+        // variables hold (PolyreplEngine, Vars.java).
+        js = JShell.builder().executionEngine(new PolyreplEngineProvider(), null).out(out).err(err)
             .in(in).build();
         for (String imp : IMPORTS) js.eval("import " + imp + ";");
         // A first evaluation loads the compiler, so the first cell is quick.
@@ -59,6 +63,18 @@ class PolyreplWorker {
             String header = readLine(cmds);
             if (header == null) return;
             String[] f = header.split(" ");
+            if (f.length == 3 && f[0].equals("vars")) {
+                // A look between cells (polyrepl vars): it prints nothing.
+                String query = new String(cmds.readNBytes(Integer.parseInt(f[1])), StandardCharsets.UTF_8);
+                String body;
+                try {
+                    body = PolyreplLook.answer(js, query);
+                } catch (Throwable t) {
+                    body = "\"error\":" + json("the look failed: " + t);
+                }
+                send("{\"op\":\"vars\",\"nonce\":" + json(f[2]) + "," + body + "}");
+                continue;
+            }
             if ((f.length != 4 && f.length != 5) || !f[0].equals("exec")) continue;
             // The exec's nonce, echoed so the daemon takes no event a cell forged.
             String nonce = f.length == 5 && f[4].matches("[0-9A-Za-z]+") ? f[4] : null;
@@ -154,11 +170,18 @@ class PolyreplWorker {
                 b.append(",\"value\":").append(json(value));
             }
         }
-        List<String> names = new ArrayList<>();
-        js.variables().filter(v -> js.status(v).isActive()).map(VarSnippet::name).filter(s -> !s.startsWith("$")).forEach(names::add);
-        js.methods().filter(m -> js.status(m).isActive()).map(MethodSnippet::name).distinct().forEach(names::add);
-        js.types().filter(t -> js.status(t).isActive()).map(TypeDeclSnippet::name).forEach(names::add);
-        b.append(",\"names\":[").append(names.stream().map(PolyreplWorker::json).collect(Collectors.joining(","))).append(']');
+        // The names, and the look at them they come from (Vars.java).
+        try {
+            b.append(PolyreplLook.cell(js));
+        } catch (Throwable t) {
+            String names = "";
+            try {
+                names = PolyreplLook.own(js, false).stream().map(n -> json(n.name())).distinct().collect(Collectors.joining(","));
+            } catch (Throwable u) {
+                // no names rather than no result
+            }
+            b.append(",\"names\":[").append(names).append(']');
+        }
         return "{\"op\":\"done\",\"cell\":" + cell + (nonce != null ? ",\"nonce\":\"" + nonce + "\"" : "")
             + ",\"status\":\"" + status + "\"" + b;
     }

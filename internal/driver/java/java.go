@@ -14,7 +14,16 @@ import (
 )
 
 //go:embed Worker.java
-var source []byte
+var serve []byte
+
+// Vars.java is the worker's looks (Inspects): more classes of the same
+// program, appended to Worker.java (a program run in source-file mode is
+// one file), using its imports.
+//
+//go:embed Vars.java
+var looks []byte
+
+var source = append(append(append([]byte(nil), serve...), '\n'), looks...)
 
 // Runtime is Java's worker runtime. It keeps the worker family's default
 // interrupt: SIGINT, which the worker turns into JShell's stop.
@@ -46,6 +55,9 @@ var Runtime = &worker.Runtime{
 	Console:              true,
 	ConsoleThreads:       true,
 	ConsoleInterruptLine: true,
+	// polyrepl vars: JShell's variables, methods and types, and what a
+	// path (a.b, a[0], m["k"]) names, from their structure (Vars.java).
+	Inspects: true,
 }
 
 func init() { driver.Register(worker.Driver{R: Runtime}) }
