@@ -7,6 +7,7 @@
 package java
 
 import (
+	"bytes"
 	_ "embed"
 
 	"github.com/polyrepl/polyrepl/internal/driver"
@@ -16,14 +17,17 @@ import (
 //go:embed Worker.java
 var serve []byte
 
-// Vars.java is the worker's looks (Inspects): more classes of the same
-// program, appended to Worker.java (a program run in source-file mode is
-// one file), using its imports.
-//
-//go:embed Vars.java
-var looks []byte
+// Vars.java and VarPath.java are the worker's looks (Inspects): more
+// classes of the same program, appended to Worker.java (a program run in
+// source-file mode is one file), using its imports.
+var (
+	//go:embed Vars.java
+	looks []byte
+	//go:embed VarPath.java
+	paths []byte
+)
 
-var source = append(append(append([]byte(nil), serve...), '\n'), looks...)
+var source = bytes.Join([][]byte{serve, looks, paths}, []byte("\n"))
 
 // Runtime is Java's worker runtime. It keeps the worker family's default
 // interrupt: SIGINT, which the worker turns into JShell's stop.
@@ -36,7 +40,9 @@ var Runtime = &worker.Runtime{
 		Limits: "cells run in the worker's JVM (JShell's local engine), so System.exit ends " +
 			"the session; System.in reads ask (status input); an " +
 			"interrupt stops the cell with Thread.stop, which Java 20 and " +
-			"later no longer allow (kill the session there); jshell's /commands are not " +
+			"later no longer allow (kill the session there); a look's toString (polyrepl vars) " +
+			"past its 0.2 s is stopped the same way, and on Java 20 and later left running, its " +
+			"output dropped; jshell's /commands are not " +
 			"available; starting takes seconds (a JVM and the compiler)",
 		VersionArgs: []string{"-version"},
 		ValueFormat: "{name} ==> {v}", // as jshell shows it

@@ -41,7 +41,8 @@ Map<String, Object> cfg = new LinkedHashMap<>();
 cfg.put("db", new TreeMap<>(Map.of("host", "h", "port", 5432)));
 cfg.put("tags", new ArrayList<>(List.of("x", "y")));
 Boom boom = new Boom();
-Slow slow = new Slow();
+Slow slow;
+if (true) slow = new Slow(); // (jshell shows a declared value by its toString)
 Talk talk = new Talk();
 Plain plain = new Plain();
 Sized sized = new Sized();
@@ -162,5 +163,53 @@ long big = 1L << 40;
 	}
 	if r.Vars == nil || r.Vars.Total != 18 {
 		t.Errorf("after the looks: %+v", r.Vars)
+	}
+}
+
+// The toString calls of one look take at most about a second in all:
+// past that, the objects left get none, and their note says why. What a
+// toString prints goes nowhere, even from a thread left running after its
+// time (Java 20 and later cannot stop it).
+func TestVarsBudget(t *testing.T) {
+	exe := drivertest.Exe(t, "POLYREPL_TEST_JAVA", "java", "a JDK (Debian: apt-get install openjdk-17-jdk-headless)")
+	p, rec := drivertest.StartExe(t, worker.Driver{R: Runtime}, exe)
+	var b strings.Builder
+	// (jshell shows each declared value: the toString is slow only after)
+	b.WriteString(`class Slow { static boolean now; public String toString() { while (now) { System.out.print("X");
+  System.err.print("Y"); try { Thread.sleep(10); } catch (InterruptedException e) {} } return "fast"; } }` + "\n")
+	for i := 1; i <= 12; i++ {
+		b.WriteString("Slow s" + strconv.Itoa(100 + i)[1:] + " = new Slow();\n")
+	}
+	b.WriteString("Slow.now = true;")
+	if r := drivertest.Run(t, p, rec, 1, b.String()); r.Status != "done" {
+		t.Fatalf("%+v", r)
+	}
+	rec.TakeOutput()
+	start := time.Now()
+	look, err := p.(driver.Inspector).Vars(driver.VarsQuery{}, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 6*time.Second {
+		t.Errorf("the look took %s", d)
+	}
+	took, out := 0, 0
+	for _, v := range look.Vars {
+		switch {
+		case v.Note == "toString took over 0.2 s":
+			took++
+		case strings.HasPrefix(v.Note, "the look's time for previews (1.0 s) ran out"):
+			out++
+		}
+	}
+	if took < 2 || took > 6 || took+out != 12 {
+		t.Errorf("%d toString calls cut at 0.2 s, %d left without: %+v", took, out, look.Vars)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if out := rec.TakeOutput(); out != "" {
+		t.Errorf("the look's toString printed %q", out)
+	}
+	if r := drivertest.Run(t, p, rec, 20, `System.out.println("still here")`); r.Status != "done" || !strings.Contains(rec.TakeOutput(), "still here") {
+		t.Errorf("after the look: %+v", r)
 	}
 }
