@@ -114,7 +114,12 @@ function run(cell::Int, limit::Int, code::String)
         end
     end
     push!(fields, "status" => "\"$status\"")
-    push!(fields, "names" => "[" * join(jsonstr.(usernames()), ",") * "]")
+    # The names, and the look at them they come from (vars.jl).
+    try
+        append!(fields, Base.invokelatest(celllook))
+    catch
+        push!(fields, "names" => "[" * join(jsonstr.(usernames()), ",") * "]")
+    end
     fields
 end
 
@@ -142,6 +147,18 @@ function main()
         end
         isempty(header) && eof(CMDS) && return
         f = split(header, ' ')
+        if length(f) == 3 && f[1] == "vars"
+            # A look between cells (polyrepl vars, vars.jl): it prints nothing.
+            text = String(read(CMDS, parse(Int, f[2])))
+            fields = Pair{String,String}["op" => "\"vars\"", "nonce" => jsonstr(String(f[3]))]
+            try
+                append!(fields, Base.invokelatest(look, text))
+            catch err
+                push!(fields, "error" => jsonstr("the look failed: " * string(nameof(typeof(err)))))
+            end
+            send(fields)
+            continue
+        end
         (length(f) == 4 && f[1] == "exec") || continue
         cell, limit, n = parse(Int, f[2]), parse(Int, f[3]), parse(Int, f[4])
         code = String(read(CMDS, n))
