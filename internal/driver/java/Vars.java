@@ -92,7 +92,16 @@ class PolyreplQuiet extends FilterOutputStream {
 // (its output dropped), within 0.2 s and 1 s for the whole look: its
 // exception or its time goes in note.
 class PolyreplLook {
-    static final ThreadGroup GROUP = new ThreadGroup("polyrepl look");
+    // The look's threads' group, under the JVM's top group: not under a
+    // cell's (JShell's engine waits for, and stops, its cell's group), as
+    // it would be were this class first used by a cell's print.
+    static final ThreadGroup GROUP = new ThreadGroup(top(), "polyrepl look");
+
+    static ThreadGroup top() {
+        ThreadGroup g = Thread.currentThread().getThreadGroup();
+        while (g.getParent() != null) g = g.getParent();
+        return g;
+    }
     // The seconds all the toString calls of one look may take together:
     // the holder waits 10 s for a look.
     static final double BUDGET = 1.0;

@@ -164,6 +164,10 @@ long big = 1L << 40;
 	if r.Vars == nil || r.Vars.Total != 18 {
 		t.Errorf("after the looks: %+v", r.Vars)
 	}
+	// JShell's variables (/vars) are those before and the new $N.
+	if again, err := in.Vars(driver.VarsQuery{All: true}, 20*time.Second); err != nil || again.Total != all.Total+1 {
+		t.Errorf("all after a cell: %d names, %v; before it %d", again.Total, err, all.Total)
+	}
 }
 
 // The toString calls of one look take at most about a second in all:
