@@ -102,6 +102,7 @@ class PolyreplLook {
         while (g.getParent() != null) g = g.getParent();
         return g;
     }
+
     // The seconds all the toString calls of one look may take together:
     // the holder waits 10 s for a look.
     static final double BUDGET = 1.0;
