@@ -42,16 +42,19 @@ var Profile = &terminal.Profile{
 		return fmt.Sprintf(`:set prompt %q`, h+t+"\n")
 	},
 	ThreadReads: true,
+	// A mark is printed by a bind statement, not an expression: GHCi
+	// binds `it` to an expression's value, () included, so the end mark
+	// took the cell's `it` and every look would.
 	Print: func(head, tail string) string {
-		return fmt.Sprintf(`System.IO.hFlush System.IO.stderr >> Prelude.putStrLn (%q Prelude.++ %q) >> System.IO.hFlush System.IO.stdout`, head, tail)
+		return fmt.Sprintf(`() <- System.IO.hFlush System.IO.stderr >> Prelude.putStrLn (%q Prelude.++ %q) >> System.IO.hFlush System.IO.stdout`, head, tail)
 	},
-	Version:    `Prelude.putStrLn (Data.Version.showVersion System.Info.fullCompilerVersion)`,
-	File:       Blocks,
-	Load:       func(path string) string { return ":script " + path },
-	Names:      ":show bindings",
-	ParseNames: parseBindings,
-	Binds:      binds,
-	Error:      terminal.Pattern(`^(<interactive>|<cell \d+>|.*\.hs):\d+:\d+: error|^\*\*\* Exception: |^Exception: |^IO error: `),
+	Version:   `Prelude.putStrLn (Data.Version.showVersion System.Info.fullCompilerVersion)`,
+	File:      Blocks,
+	Load:      func(path string) string { return ":script " + path },
+	Vars:      vars,
+	ParseVars: parseVars,
+	Binds:     binds,
+	Error:     terminal.Pattern(`^(<interactive>|<cell \d+>|.*\.hs):\d+:\d+: error|^\*\*\* Exception: |^Exception: |^IO error: `),
 }
 
 func init() { driver.Register(terminal.Driver{P: Profile}) }
@@ -144,22 +147,4 @@ func binds(code string) bool {
 		}
 	}
 	return false
-}
-
-// parseBindings takes names from :show bindings ("x :: Int = 1"), leaving
-// out GHCi's own `it`.
-func parseBindings(out string) []string {
-	var names []string
-	seen := map[string]bool{"it": true}
-	for _, l := range strings.Split(out, "\n") {
-		if l == "" || unicode.IsSpace(rune(l[0])) {
-			continue
-		}
-		name, _, ok := strings.Cut(l, " ::")
-		if f := strings.Fields(name); ok && len(f) == 1 && !seen[f[0]] {
-			seen[f[0]] = true
-			names = append(names, f[0])
-		}
-	}
-	return names
 }

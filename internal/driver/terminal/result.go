@@ -71,7 +71,9 @@ func (p *process) finish() {
 			r.Value, r.ValueCut = bound.HeadTail(v, p.valueLim)
 		}
 	}
-	if p.listNames { // else the names are as they were (nil says so)
+	if p.listNames && p.pr.Vars != nil {
+		r.Vars, r.Names = p.cellLook(p.names.String())
+	} else if p.listNames { // else the names are as they were (nil says so)
 		parse := p.pr.ParseNames
 		if parse == nil {
 			parse = lines

@@ -21,6 +21,7 @@
 //	         it ("error exit status 2") are the error's message
 //	end      the cell's output ends here
 //	names    what came since "end" lists the defined names
+//	look     what follows, up to "looked", is a look's (vars.go)
 //
 // A mark's command is sent as two halves joined by the runtime, so that a
 // terminal echoing the command never shows the mark itself.
@@ -77,6 +78,14 @@ type Profile struct {
 	// (nil: one name per line); "" if the runtime cannot list them.
 	Names      string
 	ParseNames func(out string) []string
+	// Vars, if set, is the command that looks at the session's own
+	// names (q.Path ""; q.All: the runtime's too) or at the members of
+	// what q.Path names, printing what ParseVars reads (vars.go). It
+	// never evaluates the path: a path its grammar does not take is a
+	// *driver.PathError before anything is sent. A profile with Vars
+	// lists a cell's names with its look at them (Names is not used).
+	Vars      func(q driver.VarsQuery) (string, error)
+	ParseVars func(out string, q driver.VarsQuery) (driver.Look, error)
 	// Binds reports whether a cell may change the defined names, so that
 	// cells that only evaluate skip the names command, whose cost grows
 	// with the names; nil: every cell may.
@@ -232,6 +241,7 @@ const (
 	modeOutput              // a cell's output, or output while idle
 	modeValue               // a cell's value
 	modeNames               // the names command's output
+	modeLook                // a look's output (vars.go)
 )
 
 // process is one running REPL. Its handler is called under mu.
@@ -270,6 +280,7 @@ type process struct {
 	names       bytes.Buffer
 	cellNames   *cellNames // rewrites the cell files' paths in output
 	listNames   bool       // the running cell's names are listed after it
+	look        *look      // a look under way (vars.go), or nil
 
 	raw chan []byte // a person's terminal attached raw, or nil
 
@@ -325,6 +336,7 @@ func (p *process) sendFor(s string, reader int) error {
 // Run writes the cell to its file and sends the loader line, the end mark
 // and the names command.
 func (p *process) Run(cell int, code string) error {
+	p.awaitLook()
 	var msg strings.Builder
 	file := ""
 	if p.pr.Load == nil {
@@ -358,9 +370,16 @@ func (p *process) Run(cell int, code string) error {
 		}
 	}
 	trailer := p.print("end") + "\n"
-	names := p.pr.Names != "" && (p.pr.Binds == nil || p.pr.Binds(code))
+	names := (p.pr.Names != "" || p.pr.Vars != nil) && (p.pr.Binds == nil || p.pr.Binds(code))
 	if names {
-		trailer += p.pr.Names + "\n" + p.print("names") + "\n"
+		list := p.pr.Names
+		if p.pr.Vars != nil {
+			var err error
+			if list, err = p.pr.Vars(driver.VarsQuery{}); err != nil {
+				return err
+			}
+		}
+		trailer += strings.TrimRight(list, "\n") + "\n" + p.print("names") + "\n"
 	}
 	p.mu.Lock()
 	if p.watch != nil {
@@ -459,7 +478,7 @@ func (p *process) readOutput(r *os.File) {
 func (p *process) running() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.cell != 0
+	return p.cell != 0 || p.look != nil
 }
 
 // take passes bytes to where the current mode sends them.
@@ -489,9 +508,11 @@ func (p *process) take(b []byte) {
 			p.value.Write(b[:min(len(b), 4<<20-p.value.Len())])
 		}
 	case modeNames:
-		if p.names.Len() < 1<<20 {
-			p.names.Write(b)
+		if p.names.Len() < lookMax {
+			p.names.Write(b[:min(len(b), lookMax-p.names.Len())])
 		}
+	case modeLook:
+		p.takeLookLocked(b)
 	}
 }
 
@@ -557,6 +578,15 @@ func (p *process) marked(kind string) {
 		p.finish()
 	case "names":
 		p.finish()
+	case "look":
+		if p.look != nil {
+			p.mode = modeLook
+		}
+	case "looked":
+		if p.mode == modeLook {
+			p.mode = modeOutput
+		}
+		p.endLookLocked(p.look)
 	}
 }
 
