@@ -27,13 +27,14 @@ var Profile = &terminal.Profile{
 			"never ends (polyrepl reads the prompt); exit ends the session",
 		VersionArgs: []string{"--version"},
 	},
-	Args: []string{"--interactive", "--no-line-editing", "--quiet", "--no-window-system"},
-	Setup: func(terminal.Mark) []string {
+	Args:  []string{"--interactive", "--no-line-editing", "--quiet", "--no-window-system"},
+	Files: map[string]string{"polyrepl_look.m": lookFile},
+	Setup: func(m terminal.Mark) []string {
 		// Figures are drawn off screen (there is no display) and shown at
 		// a cell's end as its plot; gnuplot's own warning about itself is
 		// not the cell's.
 		return []string{`PS1(""); PS2(""); more off; page_screen_output(false); ` +
-			`set(0, "defaultfigurevisible", "off"); warning("off", "Octave:gnuplot-graphics");`}
+			`set(0, "defaultfigurevisible", "off"); warning("off", "Octave:gnuplot-graphics"); addpath(` + terminal.SingleQuoted(m.Dir()) + `);`}
 	},
 	// The prompt says the REPL waits for a command: a cell that reads
 	// standard input (input, keyboard, a subprocess) asks.
@@ -47,13 +48,17 @@ var Profile = &terminal.Profile{
 		return []string{""}, []string{`if !isempty(get(0, "children")), polyrepl_w = warning(); warning("off", "all"); try, print(gcf(), ` + terminal.SingleQuoted(file) +
 			`, "-dpngcairo", "-S640,480"); catch polyrepl_err, disp(["polyrepl: the figure could not be saved: " polyrepl_err.message]); end, warning(polyrepl_w); close all; clear polyrepl_w polyrepl_err; end`}
 	},
+	// fflush's result is dropped by an assignment: as a statement it set
+	// ans (to 0), so the end mark took the cell's ans and a look would.
 	Print: func(head, tail string) string {
-		return fmt.Sprintf(`fflush(stderr); printf("%%s%%s\n", %s, %s); fflush(stdout);`, terminal.SingleQuoted(head), terminal.SingleQuoted(tail))
+		return fmt.Sprintf(`[~] = fflush(stderr); printf("%%s%%s\n", %s, %s); [~] = fflush(stdout);`, terminal.SingleQuoted(head), terminal.SingleQuoted(tail))
 	},
 	Version: `disp(OCTAVE_VERSION)`,
 	Load:    func(path string) string { return "eval(fileread(" + terminal.SingleQuoted(path) + "));" },
-	Names:   `printf("%s\n", who(){:});`,
-	Error:   terminal.Pattern(`^error: `),
+	// A look (vars.go) is also a cell's names.
+	Vars:      vars,
+	ParseVars: parseVars,
+	Error:     terminal.Pattern(`^error: `),
 }
 
 func init() { driver.Register(terminal.Driver{P: Profile}) }

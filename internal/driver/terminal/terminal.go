@@ -61,6 +61,9 @@ type Profile struct {
 	// behave interactively on one. Echo is turned off and output is not
 	// translated (no \r added), so what the cell prints arrives as is.
 	PTY bool
+	// Files are written to the session's directory of cell files at
+	// start (Mark.Dir), by name: helpers the REPL loads, such as a look's.
+	Files map[string]string
 	// Setup returns lines sent once at start: prompts off, helpers the
 	// loader uses. They may print marks with m.
 	Setup func(m Mark) []string
@@ -131,7 +134,11 @@ type Profile struct {
 }
 
 // Mark makes the marks of one session.
-type Mark struct{ nonce string }
+type Mark struct{ nonce, dir string }
+
+// Dir is the session's directory of cell files, where the profile's Files
+// are, for a setup line that reads them.
+func (m Mark) Dir() string { return m.dir }
 
 // Halves is the mark of kind, split in two for a Print command.
 func (m Mark) Halves(kind string) (head, tail string) {
@@ -164,7 +171,13 @@ func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (
 	if err != nil {
 		return nil, fmt.Errorf("cannot make a directory for %s cell files in %s: %w", pr.Name, spec.RuntimeDir, err)
 	}
-	mark := Mark{nonce: nonce}
+	mark := Mark{nonce: nonce, dir: cells}
+	for name, content := range pr.Files {
+		if err := paths.WriteFile(filepath.Join(cells, name), []byte(content)); err != nil {
+			os.RemoveAll(cells)
+			return nil, fmt.Errorf("cannot write %s's helper %s in %s: %w", pr.Name, name, cells, err)
+		}
+	}
 	p := &process{
 		pr:        pr,
 		cmd:       cmd,
