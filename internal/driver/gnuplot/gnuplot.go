@@ -6,7 +6,6 @@ package gnuplot
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/driver/terminal"
@@ -35,9 +34,10 @@ var Profile = &terminal.Profile{
 	Load:    func(path string) string { return "load " + terminal.SingleQuoted(path) },
 	// gnuplot prompts only on a terminal, and load keeps the file open.
 	LoadHoldsFile: true,
-	Names:         "show variables",
-	ParseNames:    parseVariables,
-	Error:         terminal.Pattern(`^\s*(".*" )?line \d+: `),
+	// A look (vars.go) is also a cell's names.
+	Vars:      vars,
+	ParseVars: parseVars,
+	Error:     terminal.Pattern(`^\s*(".*" )?line \d+: `),
 	// A cell's plots go to a 640×480 PNG while the terminal is gnuplot's
 	// own default (no display: "unknown"), and it is put back after; a
 	// cell that sets a terminal or an output, and every cell once the user
@@ -60,16 +60,3 @@ var setsTerminal = terminal.Pattern(`(?m)(^|;)\s*set\s+(t|te|ter|term|termi|term
 
 // predefined are the variables gnuplot defines itself.
 var predefined = map[string]bool{"pi": true, "I": true, "NaN": true, "VoxelDistance": true, "ARGC": true, "ARG0": true, "ARGV": true}
-
-// parseVariables takes names from `show variables` ("\tx = 1"), leaving
-// out gnuplot's own.
-func parseVariables(out string) []string {
-	var names []string
-	for _, l := range strings.Split(out, "\n") {
-		name, _, ok := strings.Cut(strings.TrimSpace(l), " = ")
-		if ok && !predefined[name] && !strings.ContainsAny(name, " :") {
-			names = append(names, name)
-		}
-	}
-	return names
-}

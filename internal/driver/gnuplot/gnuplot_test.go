@@ -29,8 +29,8 @@ func TestGnuplot(t *testing.T) {
 	if b, err := os.ReadFile(svg); err != nil || !strings.Contains(string(b), "<svg") {
 		t.Errorf("the plot was not written: %v", err)
 	}
-	if r := drivertest.Run(t, p, rec, 6, "x = 1"); !slices.Equal(r.Names, []string{"x"}) {
-		t.Errorf("names %q, want [x] (gnuplot's own left out)", r.Names)
+	if r := drivertest.Run(t, p, rec, 6, "x = 1"); !slices.Equal(r.Names, []string{"f", "x"}) {
+		t.Errorf("names %q, want [f x] (gnuplot's own left out)", r.Names)
 	}
 	if r := drivertest.InterruptAt(t, p, rec, 7, "print \"looping\"\npause 100", "looping", 500*time.Millisecond); r.Status != "interrupted" {
 		t.Errorf("interrupt: %s", r.Status)
