@@ -21,8 +21,8 @@ var Profile = &terminal.Profile{
 		Needs: "a POSIX shell (Debian: dash, always installed)",
 		Limits: "runs on a terminal: programs see a tty, and a terminal's line discipline " +
 			"applies (a typed line is cut at 4,095 bytes, but cells arrive as files); no " +
-			"values: output, and the exit status (non-zero is an error); defined names are " +
-			"not listed; read, and a program reading the terminal as its stdin, ask (status input; " +
+			"values: output, and the exit status (non-zero is an error); the names listed are " +
+			"variables (dash lists no functions); read, and a program reading the terminal as its stdin, ask (status input; " +
 			"end of file is the terminal's Ctrl-D); a cell that changes PS1 never ends (polyrepl reads the " +
 			"prompt); exec PROGRAM replaces the shell and ends the session",
 		VersionArgs: []string{"-c", "echo POSIX sh"},
@@ -35,6 +35,8 @@ var Profile = &terminal.Profile{
 			"PS1=''; PS2=''",
 			// Says the last status, if it was a failure, as an error mark.
 			fmt.Sprintf(`__polyrepl_status() { [ "$1" -eq 0 ] || printf '%%s%%s exit status %%s\n' '%s' '%s' "$1"; }`, eh, et),
+			// The names the shell starts with: not the session's own.
+			baseSetup,
 		}
 	},
 	// The prompt says the shell waits for a command: a cell whose read
@@ -48,6 +50,9 @@ var Profile = &terminal.Profile{
 		return fmt.Sprintf(`__polyrepl_status $?; printf '%%s%%s\n' '%s' '%s'`, head, tail)
 	},
 	Load: func(path string) string { return ". " + path },
+	// A look (vars.go) is also a cell's names.
+	Vars:      vars,
+	ParseVars: parseVars,
 }
 
 func init() { driver.Register(terminal.Driver{P: Profile}) }
