@@ -2,7 +2,7 @@
 // terminal family over pipes. Setup starts a nested REPL whose reader,
 // printer and error handler are polyrepl's: the printer marks the value,
 // the error handler marks the failure, and the reader answers polyrepl's
-// own forms (marks, names) without evaluating them, so *1, *2, *3 and *e
+// own forms (marks, looks) without evaluating them, so *1, *2, *3 and *e
 // keep the cells' values. SIGINT stops the REPL thread as nREPL does.
 package clojure
 
@@ -32,13 +32,13 @@ var Profile = &terminal.Profile{
 		eh, et := m.Halves("error")
 		return []string{
 			// One line: the nested REPL reads every later line.
-			fmt.Sprintf(`(let [t (Thread/currentThread)] (sun.misc.Signal/handle (sun.misc.Signal. "INT") (reify sun.misc.SignalHandler (handle [_ _] (try (.stop t) (catch Throwable _ (.interrupt t)))))) `+
+			fmt.Sprintf(`(let [t (Thread/currentThread) look %s] (sun.misc.Signal/handle (sun.misc.Signal. "INT") (reify sun.misc.SignalHandler (handle [_ _] (try (.stop t) (catch Throwable _ (.interrupt t)))))) `+
 				`(clojure.main/repl :prompt (fn [] (when-let [p (System/getProperty "polyrepl.prompt")] (println p) (flush))) `+
 				`:read (fn [rp re] (let [f (clojure.main/repl-read rp re)] (if (and (seq? f) (= 'polyrepl/mark (first f))) (do (flush) (.flush *err*) (println (str (eval (second f)) (eval (nth f 2)))) (flush) rp) `+
-				`(if (= f '(polyrepl/names)) (do (doseq [s (keys (ns-interns *ns*))] (println s)) rp) f)))) `+
+				`(if (and (seq? f) (= 'polyrepl/vars (first f))) (do (apply look *ns* (rest f)) rp) f)))) `+
 				`:print (fn [v] (flush) (.flush *err*) (println (str %s %s)) (prn v) (flush)) `+
 				`:caught (fn [e] (if (instance? ThreadDeath e) (binding [*out* *err*] (println "Interrupted.")) (clojure.main/repl-caught e)) (.flush *err*) (flush) (println (str %s %s)) (flush))))`,
-				strconv.Quote(vh), strconv.Quote(vt), strconv.Quote(eh), strconv.Quote(et)),
+				oneLine(lookFn), strconv.Quote(vh), strconv.Quote(vt), strconv.Quote(eh), strconv.Quote(et)),
 		}
 	},
 	// The nested REPL's prompt says it waits for a form: a cell that
@@ -54,8 +54,10 @@ var Profile = &terminal.Profile{
 	},
 	Version: `(polyrepl/mark (clojure-version) "")`,
 	Load:    func(path string) string { return "(load-file " + strconv.Quote(path) + ")" },
-	Names:   "(polyrepl/names)",
-	Error:   terminal.Pattern(`^(Execution error|Syntax error|Unexpected error|Error printing return value)`),
+	// A look (vars.go) is also a cell's names.
+	Vars:      vars,
+	ParseVars: parseVars,
+	Error:     terminal.Pattern(`^(Execution error|Syntax error|Unexpected error|Error printing return value)`),
 }
 
 func init() { driver.Register(terminal.Driver{P: Profile}) }
