@@ -1,6 +1,8 @@
 package sh
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -106,5 +108,39 @@ func TestVars(t *testing.T) {
 	drivertest.Run(t, p, rec, 2, "echo $x")
 	if out := rec.TakeOutput(); out != "hello\n" {
 		t.Errorf("after the looks: %q", out)
+	}
+
+	// A look during a cell is refused: the runtime looks between cells.
+	if err := p.Run(3, "sleep 1; echo slept"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := in.Vars(driver.VarsQuery{}, 20*time.Second); !errors.Is(err, driver.ErrCellRuns) {
+		t.Errorf("a look during a cell: %v", err)
+	}
+	if r := <-rec.Done; r.Status != "done" || rec.TakeOutput() != "slept\n" {
+		t.Errorf("the cell: %+v", r)
+	}
+
+	// A cell sent as a look is under way runs after it, whole, and
+	// neither's output reaches the other; looks asked together are
+	// refused but one, never mixed.
+	looks := make(chan error, 3)
+	for range 3 {
+		go func() {
+			l, err := in.Vars(driver.VarsQuery{}, 20*time.Second)
+			if err == nil && varLines(l.Vars) != want {
+				err = fmt.Errorf("a look beside a cell: %s", varLines(l.Vars))
+			}
+			looks <- err
+		}()
+	}
+	r = drivertest.Run(t, p, rec, 4, "echo after")
+	if out := rec.TakeOutput(); r.Status != "done" || out != "after\n" {
+		t.Errorf("a cell beside looks: %s %q", r.Status, out)
+	}
+	for range 3 {
+		if err := <-looks; err != nil && !errors.Is(err, driver.ErrCellRuns) && !strings.Contains(err.Error(), "another look") {
+			t.Error(err)
+		}
 	}
 }
