@@ -14,13 +14,14 @@ func TestVarsRefusals(t *testing.T) {
 	e := newEnv(t)
 	_, stderr := e.must(2, "vars", "nosuch")
 	wantContains(t, "vars on no session", stderr, "no live session named")
-	e.must(0, "exec", "shv", "x=1", "--runtime", "sh")
-	out, _ := e.must(1, "vars", "shv", "--json")
+	needRuntime(t, e, "java", "openjdk-17-jdk-headless")
+	e.must(0, "exec", "jv", "int x = 1;", "--runtime", "java")
+	out, _ := e.must(1, "vars", "jv", "--json")
 	var r struct{ Code, Error string }
 	if err := json.Unmarshal([]byte(out), &r); err != nil || r.Code != "no-look" {
-		t.Errorf("vars on sh: %s (%v)", out, err)
+		t.Errorf("vars on java: %s (%v)", out, err)
 	}
-	wantContains(t, "vars on sh", r.Error, "cannot look at its names without a cell")
-	hist, _ := e.must(0, "history", "shv", "--json")
+	wantContains(t, "vars on java", r.Error, "cannot look at its names without a cell")
+	hist, _ := e.must(0, "history", "jv", "--json")
 	wantLacks(t, "the record after a look", hist, `"cell":2`)
 }
