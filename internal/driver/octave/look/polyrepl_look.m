@@ -10,23 +10,33 @@ function polyrepl_look(path, all, limit)
   w = evalin("base", "polyrepl_look_w__");
   evalin("base", "clear polyrepl_look_w__");
   names = {w.name};
-  keep = true(1, numel(w));
-  for i = 1:numel(w)
-    n = w(i).name;
-    if strncmp(n, "polyrepl_", 9) || (!all && strcmp(n, "ans"))
-      keep(i) = false;
-    end
+  keep = !strncmp(names, "polyrepl_", 9);
+  if !all
+    keep = keep & !strcmp(names, "ans");
   end
   w = w(keep);
   if isempty(path)
-    printf("total\t%d\n", numel(w));
-    for i = 1:numel(w)
+    % The lines go out in one write: Octave's printf to a pipe costs
+    % about 0.1 ms a call.
+    n = numel(w);
+    k = min(n, limit);
+    out = cell(1, k + 2);
+    out{1} = sprintf("total\t%d\n", n);
+    for i = 1:k
       pv = "";
-      if i <= limit && builtin_class(w(i).class)
+      if builtin_class(w(i).class)
         pv = preview(evalin("base", w(i).name), w(i).class);
       end
-      printf("%s\t%s\t%s\t%d\t%d\t%s\n", w(i).name, w(i).class, dims(w(i).size), w(i).bytes, has_members(w(i).class), pv);
+      out{i + 1} = sprintf("%s\t%s\t%s\t%d\t%d\t%s\n", w(i).name, w(i).class, dims(w(i).size), w(i).bytes, has_members(w(i).class), pv);
     end
+    out{k + 2} = "";
+    if n > k
+      % The rest only for their names: no preview.
+      rest = w(k+1:end);
+      C = [{rest.name}; {rest.class}; {rest.bytes}];
+      out{k + 2} = sprintf("%s\t%s\t\t%d\t0\t\n", C{:});
+    end
+    fputs(stdout, [out{:}]);
     return;
   end
   root = path{1};
