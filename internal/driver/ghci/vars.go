@@ -99,7 +99,7 @@ func binding(e string) (api.Var, bool) {
 		}
 	}
 	name, rest, ok := strings.Cut(e, " :: ")
-	if !ok || strings.ContainsAny(strings.TrimSpace(name), " \t") {
+	if n := strings.TrimSpace(name); !ok || n == "" || strings.ContainsAny(n, " \t") {
 		return api.Var{}, false
 	}
 	typ, val, hasVal := strings.Cut(rest, " = ")
