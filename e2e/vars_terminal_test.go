@@ -204,3 +204,29 @@ func TestVarsTerminal(t *testing.T) {
 		})
 	}
 }
+
+// TestVarsWhileAttachedRaw: a person attached raw to an sh session sees
+// nothing of a look another client takes — not its command (the
+// terminal's echo is off while it runs), not its output, not a second
+// prompt — and their typing after it echoes and runs as before.
+func TestVarsWhileAttachedRaw(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.must(0, "exec", "term", "--runtime", "sh", "x=41")
+	con := e.onTerminal("attach", "term", "--raw", "--label", "dana")
+	con.expect("start", "Attached to the terminal of session 'term' as dana", "running).\r\n$ ")
+	before := con.scr.String()
+	if look := e.look("term"); look.Total != 1 || look.Vars[0].Name != "x" {
+		t.Errorf("the look: %+v", look)
+	}
+	con.send("echo typed-$((x+1))\r")
+	con.expect("a typed command after the look", "typed-42\r\n$ ")
+	seen := strings.TrimPrefix(con.scr.String(), before)
+	if seen != "echo typed-$((x+1))\r\ntyped-42\r\n$ " {
+		t.Errorf("the person saw %q after the look, want only their command", seen)
+	}
+	con.send("\x1d")
+	if err := con.exit("Ctrl-]"); err != nil {
+		t.Errorf("attach --raw ended with %v after Ctrl-], want exit 0", err)
+	}
+}

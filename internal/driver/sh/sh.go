@@ -43,7 +43,10 @@ var Profile = &terminal.Profile{
 	// (read, a program reading the terminal as its stdin) waits asks.
 	PromptMark: func(m terminal.Mark) string {
 		h, t := m.Halves("prompt")
-		return fmt.Sprintf(`PS1="$(printf '%%s%%s\n_' '%s' '%s')"; PS1="${PS1%%_}"`, h, t)
+		// PS1 holds the mark's halves by name, expanded as the shell
+		// prints it: its value never holds the mark whole, so set (a
+		// look's, or a cell's) prints no prompt mark.
+		return fmt.Sprintf(`__polyrepl_ph='%s'; __polyrepl_pt='%s'; PS1="$(printf '%%s\n_' '${__polyrepl_ph}${__polyrepl_pt}')"; PS1="${PS1%%_}"`, h, t)
 	},
 	RawPrompt: "$ ",
 	Print: func(head, tail string) string {

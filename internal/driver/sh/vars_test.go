@@ -110,8 +110,31 @@ func TestVars(t *testing.T) {
 		t.Errorf("after the looks: %q", out)
 	}
 
+	// PS1 holds no mark whole: set prints none, in a cell or a look,
+	// and a person attached raw sees no prompt from a look.
+	drivertest.Run(t, p, rec, 3, "set | grep -A1 '^PS1='; echo after")
+	if out := rec.TakeOutput(); out != "PS1='${__polyrepl_ph}${__polyrepl_pt}\n'\nafter\n" {
+		t.Errorf("set in a cell: %q", out)
+	}
+	_, raw, detach, err := p.(driver.RawTerminal).Raw()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := <-raw; string(b) != "$ " {
+		t.Errorf("attached raw: %q", b)
+	}
+	if _, err := in.Vars(driver.VarsQuery{}, 20*time.Second); err != nil {
+		t.Error(err)
+	}
+	select {
+	case b := <-raw:
+		t.Errorf("a look showed %q to the person attached raw", b)
+	case <-time.After(300 * time.Millisecond):
+	}
+	detach()
+
 	// A look during a cell is refused: the runtime looks between cells.
-	if err := p.Run(3, "sleep 1; echo slept"); err != nil {
+	if err := p.Run(4, "sleep 1; echo slept"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := in.Vars(driver.VarsQuery{}, 20*time.Second); !errors.Is(err, driver.ErrCellRuns) {
@@ -134,7 +157,7 @@ func TestVars(t *testing.T) {
 			looks <- err
 		}()
 	}
-	r = drivertest.Run(t, p, rec, 4, "echo after")
+	r = drivertest.Run(t, p, rec, 5, "echo after")
 	if out := rec.TakeOutput(); r.Status != "done" || out != "after\n" {
 		t.Errorf("a cell beside looks: %s %q", r.Status, out)
 	}

@@ -294,6 +294,7 @@ type process struct {
 	cellNames   *cellNames // rewrites the cell files' paths in output
 	listNames   bool       // the running cell's names are listed after it
 	look        *look      // a look under way (vars.go), or nil
+	lookPrompt  bool       // the next prompt is a look's last: not shown to a person attached raw
 
 	raw chan []byte // a person's terminal attached raw, or nil
 
@@ -565,7 +566,9 @@ func (p *process) marked(kind string) {
 	switch kind {
 	case "prompt":
 		p.promptedLocked()
-		if p.owed == 0 && p.cell == 0 {
+		if p.lookPrompt {
+			p.lookPrompt = false // the person saw the prompt before the look
+		} else if p.owed == 0 && p.cell == 0 {
 			p.rawPromptLocked()
 		}
 	case "loaded":
@@ -599,6 +602,7 @@ func (p *process) marked(kind string) {
 		if p.mode == modeLook {
 			p.mode = modeOutput
 		}
+		p.lookPrompt = p.watch != nil && p.pr.PromptMark != nil && p.cell == 0
 		p.endLookLocked(p.look)
 	}
 }
