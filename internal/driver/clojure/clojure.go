@@ -20,7 +20,8 @@ var Profile = &terminal.Profile{
 		Exit: "(System/exit n)",
 		Name: "clojure", Family: "terminal", Ext: ".clj",
 		Exes: []string{"clojure", "clj"}, EnvVar: "POLYREPL_CLOJURE",
-		Needs: "Clojure and a JDK (Debian: clojure)",
+		Needs:  "Clojure and a JDK (Debian: clojure)",
+		NoFork: "the JVM's garbage collector and compilers run on threads, which a fork does not copy",
 		Limits: "a cell's value is its last form's; an interrupt stops the cell's thread " +
 			"with Thread.stop, which Java 20 and later no longer allow (kill the session " +
 			"there); read-line and other reads of *in*, and a subprocess reading stdin, ask " +

@@ -20,7 +20,8 @@ var Profile = &terminal.Profile{
 		Exit: ":quit",
 		Name: "ghci", Family: "terminal", Ext: ".hs", Lang: "haskell",
 		Exes: []string{"ghci"}, EnvVar: "POLYREPL_GHCI",
-		Needs: "GHC's ghci (Debian: ghc)",
+		Needs:  "GHC's ghci (Debian: ghc)",
+		NoFork: "GHC's runtime system runs on threads, which a fork does not copy",
 		Limits: "values are printed by GHCi as output (there is no separate value); a cell " +
 			"stops at its first error, as :script does; lines starting at column 0 are " +
 			"separate GHCi inputs unless they continue the definition above them (same " +

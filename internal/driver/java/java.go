@@ -36,7 +36,8 @@ var Runtime = &worker.Runtime{
 		Exit: "System.exit()",
 		Name: "java", Family: "worker", Ext: ".jsh",
 		Exes: []string{"java"}, EnvVar: "POLYREPL_JAVA",
-		Needs: "a JDK 17 or newer, with jshell (Debian: openjdk-17-jdk-headless)",
+		Needs:  "a JDK 17 or newer, with jshell (Debian: openjdk-17-jdk-headless)",
+		NoFork: "the JVM's garbage collector and compilers run on threads, which a fork does not copy",
 		Limits: "cells run in the worker's JVM (JShell's local engine), so System.exit ends " +
 			"the session; System.in reads ask (status input); an " +
 			"interrupt stops the cell with Thread.stop, which Java 20 and " +

@@ -50,7 +50,8 @@ var Runtime = &worker.Runtime{
 		Exit: "exit()",
 		Name: "julia", Family: "worker", Ext: ".jl",
 		Exes: []string{"julia"}, EnvVar: "POLYREPL_JULIA",
-		Needs: "Julia 1.9 or newer (juliaup or julialang.org; not in Debian)",
+		Needs:  "Julia 1.9 or newer (juliaup or julialang.org; not in Debian)",
+		NoFork: "Julia's scheduler and garbage collector run on threads, which a fork does not copy",
 		Limits: "profile-tested only (Julia cannot be installed where polyrepl is tested): " +
 			"polyrepl vars has never run on a julia; a look's show of an object that never yields " +
 			"(a loop with no I/O or sleep) holds the worker until an interrupt reaches it; " +

@@ -54,6 +54,7 @@ func (d Driver) Info() driver.Info {
 	return driver.Info{
 		Name: runtimePrefix + d.kernel, Family: Family, Ext: extOf(d.language), Lang: strings.ToLower(d.language),
 		Needs:  "the Jupyter kernel " + d.kernel + " installed (jupyter kernelspec list), or a gateway that offers it",
+		NoFork: "a kernel's ZeroMQ sockets and I/O threads do not survive a fork (and a gateway's kernel runs on another machine)",
 		Limits: "names are listed, and vars looks, only in ipykernel and IRkernel; a gateway's kernel has no memory limit of polyrepl's",
 	}
 }
