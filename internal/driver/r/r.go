@@ -4,6 +4,7 @@
 package r
 
 import (
+	"bytes"
 	_ "embed"
 
 	"github.com/polyrepl/polyrepl/internal/api"
@@ -26,7 +27,12 @@ var looks []byte
 // surroundings an environment st, as worker.R makes it.
 func VarsSource() string { return string(looks) }
 
-var source = append(append(append([]byte(nil), looks...), '\n'), serve...)
+// fork.R is the worker's fork (Forks), sourced after the looks.
+//
+//go:embed fork.R
+var fork []byte
+
+var source = bytes.Join([][]byte{looks, fork, serve}, []byte{'\n'})
 
 // loader is the first line R reads from its console (its standard input,
 // a pipe the driver keeps): it sources the worker, whose path arrives
@@ -57,6 +63,9 @@ var Runtime = &worker.Runtime{
 			"checks for interrupts cannot be interrupted (kill it); traceback() shows " +
 			"nothing after an error, whose stack is in the error itself",
 		VersionArgs: []string{"--version"},
+		// fork: the worker copies itself between cells, through libc's
+		// fork() and setsid() (fork.R; Linux).
+		Forks: true,
 	},
 	Source:   source,
 	FileName: "r-worker.R",

@@ -28,6 +28,8 @@
 # SIGINT between cells only leaves a pending interrupt, which is drained
 # just before the next cell starts.
 #
+# Between cells, "fork NBYTES NONCE" copies the worker (fork.R).
+#
 # Start stays fast: nothing is attached beyond R's default packages, only
 # parallel's namespace is loaded (for closing two descriptors), and there is
 # no jsonlite: the few JSON shapes sent are written by hand.
@@ -92,6 +94,13 @@ read_command <- function() {
     word <- if (size > 0) readBin(con, "raw", size) else raw(0L)
     if (length(word) < size) return(NULL)
     return(list(complete = TRUE, nonce = parts[3L], word = word))
+  }
+  if (length(parts) == 3L && parts[1L] == "fork") {
+    size <- suppressWarnings(as.numeric(parts[2L]))
+    if (is.na(size)) return("skip")
+    args <- if (size > 0) readBin(con, "raw", size) else raw(0L)
+    if (length(args) < size) return(NULL)
+    return(list(fork = TRUE, nonce = parts[3L], args = args))
   }
   if (length(parts) == 3L && parts[1L] == "vars") {
     size <- suppressWarnings(as.numeric(parts[2L]))
@@ -440,12 +449,13 @@ plots_close <- function(res, cell) {
 }
 
 # flush_all pushes out what the cell wrote, then marks the end of its
-# output on fd 1 itself (a sink the cell left open diverts stdout()).
-flush_all <- function() {
+# output on fd 1 itself (a sink the cell left open diverts stdout()),
+# unless mark is FALSE.
+flush_all <- function(mark = TRUE) {
   tryCatch({
     flush(stdout())
     flush(stderr())
-    writeBin(st$sentinel, st$out)
+    if (mark) writeBin(st$sentinel, st$out)
     flush(st$out)
     TRUE
   }, error = function(e) FALSE)
@@ -479,13 +489,18 @@ main <- function() {
   st$commands <- file("/dev/fd/3", "reb", raw = TRUE)
   st$events <- file("/dev/fd/4", "web", raw = TRUE)
   st$out <- file("/dev/fd/1", "aeb", raw = TRUE)
+  # What the channels are, to a fork's account of what it shares (not
+  # them): their pipes, as /proc/self/fd names them (Linux).
+  st$channels <- Sys.readlink(sprintf("/proc/self/fd/%d", 0:4))
   try(get("closeFD", envir = asNamespace("parallel"))(c(3L, 4L)), silent = TRUE)
   # As at the prompt: functions keep their source, for printing and srcrefs;
   # and prompts are shown (browser()'s "Browse[1]> " is the question's text).
   options(keep.source = TRUE, echo = TRUE)
   version <- paste(R.version$major, R.version$minor, sep = ".")
-  send(list(op = "hello", version = version, implementation = "R",
-            executable = file.path(R.home("bin"), "R"), pid = Sys.getpid()))
+  st$pid <- Sys.getpid()
+  st$hello <- list(op = "hello", version = version, implementation = "R",
+                   executable = file.path(R.home("bin"), "R"), pid = st$pid)
+  send(st$hello)
   # How the worker comes back after Q in browser() (see come_back).
   options(polyrepl.resume = resume)
   run_loop()
@@ -569,10 +584,23 @@ serve <- function() {
       send(c(list(op = "vars", nonce = cmd$nonce), look(vars_args(cmd$args))))
       next
     }
+    if (isTRUE(cmd$fork)) {
+      # A copy of the worker (fork.R): the copy goes on here, on its own
+      # channels; the parent answered and goes on too.
+      fork_command(cmd)
+      next
+    }
     st$cell <- cmd$cell
     st$nonce <- cmd$nonce
     res <- run_cell(cmd$cell, cmd$code, cmd$limit)
     st$cell <- NULL
+    if (Sys.getpid() != st$pid) {
+      # A child forked by the cell ran off its end: it must not answer
+      # for the session or read its commands.
+      flush_all(mark = FALSE)
+      tryCatch(get("mcexit", envir = asNamespace("parallel"))(0L),
+               error = function(e) tools::pskill(Sys.getpid(), tools::SIGKILL))
+    }
     # The exec's nonce, so the daemon takes no event a cell forged; with
     # the cell and status first, which the daemon reads from the head of
     # an event too long to take.
