@@ -22,10 +22,15 @@ var serve []byte
 //go:embed vars.rb
 var looks []byte
 
-var source = withLooks(serve, looks)
+// fork.rb is the worker's fork (Forks): more of the same module's body.
+//
+//go:embed fork.rb
+var fork []byte
 
-// withLooks is worker.rb with vars.rb inside its module, before the line
-// that starts it.
+var source = withLooks(serve, bytes.Join([][]byte{looks, fork}, []byte{'\n'}))
+
+// withLooks is worker.rb with vars.rb (and fork.rb) inside its module,
+// before the line that starts it.
 func withLooks(serve, looks []byte) []byte {
 	last := []byte("end.main(ARGV)")
 	i := bytes.LastIndex(serve, last)
@@ -53,6 +58,8 @@ var Runtime = &worker.Runtime{
 			"laid out by pp as irb does, values longer than the value limit by inspect",
 		VersionArgs: []string{"--version"},
 		ValueFormat: "=> {v}", // as irb shows it
+		// fork: the worker copies itself between cells (fork.rb; Linux).
+		Forks: true,
 	},
 	Source:   source,
 	FileName: "ruby-worker.rb",

@@ -10,6 +10,8 @@
 #         writes SENTINEL to fd 1 so the daemon knows that all of that cell's
 #         output has arrived before it reports the cell done.
 #
+# Between cells, "fork NBYTES NONCE" copies the worker (fork.rb).
+#
 # Cells run in a copy of TOPLEVEL_BINDING, as in irb: self is main, local
 # variables persist from cell to cell and `def` makes private methods of
 # Object. This file therefore has no top-level local variables (they would
@@ -84,8 +86,9 @@ Module.new do
 
     install_stdin
 
-    send_event("op" => "hello", "version" => RUBY_VERSION, "implementation" => RUBY_ENGINE,
-               "executable" => executable, "pid" => @pid)
+    @hello = { "op" => "hello", "version" => RUBY_VERSION, "implementation" => RUBY_ENGINE,
+               "executable" => executable, "pid" => @pid }
+    send_event(@hello)
 
     while (header = @commands.gets)
       parts = header.split(" ")
@@ -107,6 +110,15 @@ Module.new do
         break if args.nil?
         # A look between cells (vars.rb): nothing printed, nothing assigned.
         send_event({ "op" => "vars", "nonce" => parts[2] }.merge(look(args.force_encoding(Encoding::UTF_8))))
+        next
+      end
+      if parts.length == 3 && parts[0] == "fork"
+        size = parts[1].to_i
+        args = size > 0 ? @commands.read(size) : "".b
+        break if args.nil?
+        # A copy of the worker between cells (fork.rb): the copy goes on
+        # here, on its own channels, and says hello there.
+        send_event(@hello.merge("pid" => @pid, "forked" => true)) if fork_command(args, parts[2])
         next
       end
       next unless (parts.length == 4 || parts.length == 5) && parts[0] == "exec"
@@ -476,5 +488,6 @@ Module.new do
   rescue StandardError
     s.dup.force_encoding(Encoding::UTF_8).scrub("?")
   end
-  # vars.rb's methods, the looks, come here (ruby.go).
+  # vars.rb's methods, the looks, and fork.rb's, the fork, come here
+  # (ruby.go).
 end.main(ARGV)
