@@ -86,6 +86,15 @@ fork_children <- function() {
   unique(found)
 }
 
+# fork_pool says which threaded BLAS or OpenMP library is loaded, if any:
+# whose pool an unnamed thread most likely is.
+fork_pool <- function() {
+  maps <- tryCatch(readLines("/proc/self/maps", warn = FALSE), error = function(e) character(0L))
+  libs <- unique(basename(sub("^[^/]*", "", maps[grepl(" /", maps, fixed = TRUE)])))
+  libs <- libs[grepl("^lib(openblas|mkl_|blis|gomp|iomp|omp)", libs)]
+  if (length(libs) == 0L) "" else sprintf(" (BLAS? %s is loaded)", libs[1L])
+}
+
 # fork_facts is what a fork taken now leaves behind or shares, as data:
 # the threads besides this one (a BLAS pool: not copied), the open
 # sockets, pipes and files (shared with the copy), the child processes
@@ -93,9 +102,17 @@ fork_children <- function() {
 fork_facts <- function() {
   me <- as.character(Sys.getpid())
   threads <- character(0L)
+  own <- fork_read(sprintf("/proc/self/task/%s/comm", me))
+  pool <- NULL
   for (tid in setdiff(list.files("/proc/self/task"), me)) {
     name <- fork_read(sprintf("/proc/self/task/%s/comm", tid))
-    threads <- c(threads, if (is.na(name)) "?" else name)
+    if (is.na(name) || identical(name, own)) {
+      # Unnamed (it kept the process's name): most likely a threaded
+      # BLAS's or OpenMP's pool, named by the library if one is loaded.
+      if (is.null(pool)) pool <- fork_pool()
+      name <- sprintf("unnamed thread %s%s", tid, pool)
+    }
+    threads <- c(threads, name)
   }
   shared <- character(0L)
   fds <- list.files("/proc/self/fd")
@@ -148,7 +165,7 @@ fork_command <- function(cmd) {
   facts <- tryCatch(fork_facts(), error = function(e) list())
   flush_all(mark = FALSE)
   tmp <- tempdir()
-  aside <- paste0(tmp, "-forking")
+  aside <- paste0(tmp, "-fork-", Sys.getpid())
   moved <- isTRUE(suppressWarnings(file.rename(tmp, aside)))
   me <- Sys.getpid()
   before <- fork_children()
@@ -178,6 +195,12 @@ fork_command <- function(cmd) {
       suppressWarnings(as.numeric(f[20L]))
     }, 0)
     new <- new[which.max(start)]
+  }
+  if (!moved) {
+    # The copy could not be given its own: said first among what both hold.
+    facts$shared <- c(list(fork_cut(paste("tempdir(), removed by the first to end:", tmp))),
+                      facts$shared)[seq_len(min(fork_list, length(facts$shared) + 1L))]
+    facts$shared_total <- max(0L, facts$shared_total) + 1L
   }
   send(c(list(op = "fork", nonce = cmd$nonce, pid = as.numeric(new)), facts))
   FALSE

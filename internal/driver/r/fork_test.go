@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -29,6 +30,12 @@ func TestFork(t *testing.T) {
 	drivertest.MustValue(t, parent, prec, 2, "cat(tempdir())")
 	ptmp := prec.TakeOutput()
 
+	// R starts no thread of its own; a threaded BLAS does (OpenBLAS's
+	// pool, at start).
+	tasks, err := os.ReadDir("/proc/" + strconv.Itoa(parent.PID()) + "/task")
+	if err != nil {
+		t.Fatal(err)
+	}
 	ch, err := worker.MakeChannels(t.TempDir(), true)
 	if err != nil {
 		t.Fatal(err)
@@ -40,6 +47,14 @@ func TestFork(t *testing.T) {
 	}
 	if f.PID <= 0 || f.PID == parent.PID() {
 		t.Fatalf("fork: pid %d (parent %d)", f.PID, parent.PID())
+	}
+	if f.ThreadsTotal != len(tasks)-1 || len(f.Threads) != min(len(tasks)-1, driver.ForkList) {
+		t.Errorf("the fork's threads not copied: %q (%d), want the parent's %d besides its first", f.Threads, f.ThreadsTotal, len(tasks)-1)
+	}
+	for _, name := range f.Threads {
+		if !strings.HasPrefix(name, "unnamed thread ") {
+			t.Errorf("the fork's thread %q: R names none of its own", name)
+		}
 	}
 	if !strings.Contains(strings.Join(f.Children, ","), "sh (pid") || f.ChildrenTotal != 1 {
 		t.Errorf("the fork's children: %v (%d), want the pipe's shell", f.Children, f.ChildrenTotal)
@@ -75,6 +90,9 @@ func TestFork(t *testing.T) {
 	}
 	if out := prec.TakeOutput(); out != "" {
 		t.Errorf("the parent's output %q: the copy's reached it", out)
+	}
+	if v := drivertest.MustValue(t, child, crec.Recorder, 10, "m <- matrix(1, 300, 300)\n(m %*% m)[1, 1]"); v != "[1] 300" {
+		t.Errorf("the copy's matrix product (its BLAS without the parent's threads): %s", v)
 	}
 	if v := drivertest.MustValue(t, child, crec.Recorder, 4, "tempdir() != "+strconv.Quote(ptmp)+" && dir.exists(tempdir())"); v != "[1] TRUE" {
 		t.Errorf("the copy's temporary directory is its parent's (%s): %s", ptmp, v)
@@ -168,6 +186,35 @@ func TestForkRefused(t *testing.T) {
 	}
 	if v := drivertest.MustValue(t, p, rec, 2, "x + 1"); v != "[1] 2" {
 		t.Errorf("the worker after a refused fork: %s", v)
+	}
+}
+
+// TestForkSharedTempDir: a copy that cannot be given its own temporary
+// directory (the parent's cannot be moved aside for a moment) is made all
+// the same, and the fork says that the two share it and that the first
+// to end removes it.
+func TestForkSharedTempDir(t *testing.T) {
+	p, rec := start(t)
+	// What the parent's directory would be moved to is taken, and not empty.
+	drivertest.MustValue(t, p, rec, 1, "aside <- paste0(tempdir(), '-fork-', Sys.getpid())\n"+
+		"dir.create(aside)\nfile.create(file.path(aside, 'taken'))\ncat(aside)")
+	aside := rec.TakeOutput()
+	defer os.RemoveAll(aside)
+	ch, err := worker.MakeChannels(t.TempDir(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Close()
+	f, err := p.(driver.Forker).Fork(ch.Into(), 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Ended before it is adopted, without R's clean-up (which would
+	// remove the directory the two share).
+	defer syscall.Kill(f.PID, syscall.SIGKILL)
+	if len(f.Shared) == 0 || !strings.HasPrefix(f.Shared[0], "tempdir(), removed by the first to end: /") ||
+		f.SharedTotal != len(f.Shared) {
+		t.Errorf("the fork's shared: %q (%d), want the temporary directory first", f.Shared, f.SharedTotal)
 	}
 }
 
