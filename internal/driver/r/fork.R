@@ -179,9 +179,14 @@ fork_command <- function(cmd) {
   }
   new <- setdiff(fork_children(), before)
   if (moved) {
-    # The copy gives the directory back once it has its own.
+    # The copy gives the directory back once it has its own, unless it
+    # ended first.
     until <- Sys.time() + fork_wait
-    while (length(new) && !dir.exists(tmp) && Sys.time() < until) Sys.sleep(0.005)
+    live <- function() {
+      s <- fork_read(sprintf("/proc/%s/stat", new[1L]))
+      !is.na(s) && !grepl("^.*[)] [ZX]", s)
+    }
+    while (length(new) && !dir.exists(tmp) && Sys.time() < until && live()) Sys.sleep(0.005)
     if (!dir.exists(tmp)) suppressWarnings(file.rename(aside, tmp))
   }
   if (inherits(forked, "error")) return(fail(paste("fork failed:", conditionMessage(forked))))

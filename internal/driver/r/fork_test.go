@@ -3,6 +3,8 @@ package r
 import (
 	"context"
 	"os"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -77,6 +79,12 @@ func TestFork(t *testing.T) {
 	}
 	if g := pgid(t, parent.PID()); g != parent.PID() {
 		t.Errorf("the parent's process group %d, want its own (%d)", g, parent.PID())
+	}
+
+	// The copy holds none of its parent's channels: the pipes both hold
+	// are those the fork said it shares.
+	if held, said := heldPipes(t, parent.PID(), f.PID), pipesSaid(f.Shared); !slices.Equal(held, said) {
+		t.Errorf("the pipes the copy shares with its parent: %q, the fork said %q", held, said)
 	}
 
 	if v := drivertest.MustValue(t, child, crec.Recorder, 3, "x <- c(x, 4)\ncat('in the copy\\n')\nx"); v != "[1] 1 2 3 4" {
@@ -240,4 +248,48 @@ func pgid(t *testing.T, pid int) int {
 		t.Fatal(err)
 	}
 	return g
+}
+
+// heldPipes are the copy's descriptors on pipes its parent holds too, as
+// the fork says them ("pipe (fd N)").
+func heldPipes(t *testing.T, parent, copy int) []string {
+	t.Helper()
+	targets := func(pid int) map[string]string {
+		dir := "/proc/" + strconv.Itoa(pid) + "/fd"
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]string{}
+		for _, e := range ents {
+			if target, err := os.Readlink(dir + "/" + e.Name()); err == nil && strings.HasPrefix(target, "pipe:") {
+				m[e.Name()] = target
+			}
+		}
+		return m
+	}
+	held := map[string]bool{}
+	for _, target := range targets(parent) {
+		held[target] = true
+	}
+	var out []string
+	for fd, target := range targets(copy) {
+		if held[target] {
+			out = append(out, "pipe (fd "+fd+")")
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// pipesSaid are the pipes among what a fork says it shares.
+func pipesSaid(shared []string) []string {
+	var out []string
+	for _, s := range shared {
+		if strings.HasPrefix(s, "pipe (fd ") {
+			out = append(out, s)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
