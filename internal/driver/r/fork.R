@@ -65,9 +65,16 @@ fork_libc <- function() {
   st$libc
 }
 
+# fork_cut holds names to fork_words characters, saying the cut with an
+# ellipsis (the driver bounds them again where they enter).
 fork_cut <- function(s) {
   s <- enc2utf8(as.character(s))
-  ifelse(nchar(s, allowNA = TRUE) > fork_words, paste0(substr(s, 1L, fork_words - 1L), "\u2026"), s)
+  bad <- !validUTF8(s)
+  s[bad] <- iconv(s[bad], "UTF-8", "UTF-8", sub = "byte")
+  n <- nchar(s, allowNA = TRUE)
+  long <- !is.na(n) & n > fork_words
+  s[long] <- paste0(substr(s[long], 1L, fork_words - 1L), "\u2026")
+  s
 }
 
 fork_read <- function(path) {
