@@ -301,3 +301,37 @@ func pipesSaid(shared []string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// TestCellForkRunsOff: a child a cell forks that runs off the cell's end
+// (parallel's mcfork, not left by mcexit) ends there, rather than answer
+// for the session and read its commands: the cells after count on.
+func TestCellForkRunsOff(t *testing.T) {
+	p, rec := start(t)
+	drivertest.MustValue(t, p, rec, 1, "n <- 0\nchild <- parallel:::mcfork()\nn <- n + 1\nn")
+	for i := 2; i <= 6; i++ {
+		if v := drivertest.MustValue(t, p, rec, i, "n <- n + 1\nn"); v != "[1] "+strconv.Itoa(i) {
+			t.Fatalf("cell %d after a cell's fork ran off: %s", i, v)
+		}
+	}
+	select {
+	case r := <-rec.Done:
+		t.Errorf("a result no cell asked for: %+v", r)
+	case <-time.After(200 * time.Millisecond):
+	}
+	if v := drivertest.MustValue(t, p, rec, 7, "dir.exists(tempdir())"); v != "[1] TRUE" {
+		t.Errorf("the session's temporary directory after its cell's child ended: %s", v)
+	}
+	// The child ended: the session's only child is it, a zombie, if any.
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.PID()) + "/task/" + strconv.Itoa(p.PID()) + "/children")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kid := range strings.Fields(string(b)) {
+		if st, err := os.ReadFile("/proc/" + kid + "/stat"); err == nil {
+			s := string(st)
+			if state := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])[0]; state != "Z" {
+				t.Errorf("the cell's child %s lives on (state %s)", kid, state)
+			}
+		}
+	}
+}

@@ -596,10 +596,12 @@ serve <- function() {
     st$cell <- NULL
     if (Sys.getpid() != st$pid) {
       # A child forked by the cell ran off its end: it must not answer
-      # for the session or read its commands.
+      # for the session or read its commands. It ends at once, without
+      # R's clean-up, which would remove the temporary directory it
+      # shares with the session (parallel's mcexit would wait for a
+      # signal from the session that never comes).
       flush_all(mark = FALSE)
-      tryCatch(get("mcexit", envir = asNamespace("parallel"))(0L),
-               error = function(e) tools::pskill(Sys.getpid(), tools::SIGKILL))
+      tools::pskill(Sys.getpid(), tools::SIGKILL)
     }
     # The exec's nonce, so the daemon takes no event a cell forged; with
     # the cell and status first, which the daemon reads from the head of
