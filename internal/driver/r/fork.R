@@ -2,8 +2,8 @@
 # cells. Sourced after vars.R, before worker.R, into the same private
 # environment.
 #
-# "fork NBYTES NONCE" and {"dir": DIR, "sentinel": MARKER} ask for a copy
-# of the worker. Base R has neither fork() that says the child's pid nor
+# "fork NBYTES NONCE" and {"dir": DIR, "sentinel": MARKER, "cookie":
+# KEY=VALUE} ask for a copy of the worker. Base R has neither fork() that says the child's pid nor
 # dup2() nor setpgid(): libc itself is loaded (dyn.load of the libc the
 # process already maps, on the first fork) and its fork() and setsid()
 # are called through .C, which calls a function without arguments as C
@@ -32,13 +32,15 @@
 # BLAS pool; what it shares: open sockets, pipes and files; what it does
 # not carry: the parent's child processes) and goes on; the copy says
 # hello on its own channels, as a worker that just started, with
-# "forked": true.
+# "forked": true, and the cookie in its environment: what it starts is
+# the adopting session's.
 
 fork_list <- 8L    # names given of each kind; the rest counted
 fork_words <- 80L  # characters of each name
 fork_wait <- 10    # seconds the parent waits for the copy to give its temporary directory back
 
-# fork_args reads a fork's arguments: list(dir, sentinel), or NULL.
+# fork_args reads a fork's arguments: list(dir, sentinel, cookie), or
+# NULL.
 fork_args <- function(raw) {
   text <- tryCatch(rawToChar(raw), error = function(e) "")
   Encoding(text) <- "UTF-8"
@@ -49,7 +51,8 @@ fork_args <- function(raw) {
   dir <- field("dir")
   marker <- field("sentinel")
   if (is.null(dir) || is.null(marker) || !nzchar(dir) || !nzchar(marker)) return(NULL)
-  list(dir = dir, sentinel = marker)
+  cookie <- field("cookie")
+  list(dir = dir, sentinel = marker, cookie = if (is.null(cookie)) "" else cookie)
 }
 
 # fork_libc is libc's fork() and setsid(), from the libc this process
@@ -240,6 +243,11 @@ fork_copy <- function(into, libc, tmp, aside, moved) {
   }
   st$sentinel <- charToRaw(into$sentinel)
   st$pid <- Sys.getpid()
+  key <- sub("=.*$", "", into$cookie)
+  if (nzchar(key) && grepl("=", into$cookie, fixed = TRUE)) {
+    # What the copy starts is its session's.
+    do.call(Sys.setenv, stats::setNames(list(sub("^[^=]*=", "", into$cookie)), key))
+  }
   hello <- st$hello
   hello$pid <- st$pid
   hello$forked <- TRUE

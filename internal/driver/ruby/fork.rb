@@ -3,8 +3,8 @@
 
   # ---- fork: a copy of the session, taken between cells --------------------
   #
-  # "fork NBYTES NONCE" and {"dir": DIR, "sentinel": MARKER} ask for a copy
-  # of the worker: Process.fork, and the copy's channels re-made from the
+  # "fork NBYTES NONCE" and {"dir": DIR, "sentinel": MARKER, "cookie":
+  # KEY=VALUE} ask for a copy of the worker: Process.fork, and the copy's channels re-made from the
   # named pipes DIR holds (cmd, out, ev, and con for the console), which
   # the session adopting the copy made and opened first, onto the same
   # descriptor numbers (IO#reopen: commands on fd 3, events on fd 4, fds 1
@@ -14,7 +14,8 @@
   # parent's other threads; what it shares: open sockets, pipes and files;
   # what it does not carry: the parent's child processes) and goes on; the
   # copy says hello on its own channels, as a worker that just started,
-  # with "forked": true.
+  # with "forked": true, and the cookie in its environment: what it starts
+  # is the adopting session's.
 
   @fork_list = 8   # names given of each kind; the rest counted
   @fork_words = 80 # characters of each name
@@ -25,6 +26,7 @@
     text = args.dup.force_encoding(Encoding::UTF_8)
     dir = json_str(text, "dir")
     marker = json_str(text, "sentinel")
+    cookie = json_str(text, "cookie").to_s
     if dir.nil? || marker.nil? || dir.empty? || marker.empty?
       send_event("op" => "fork", "nonce" => nonce, "error" => "a fork needs a directory and an end marker")
       return false
@@ -48,6 +50,8 @@
     end
     @sentinel = marker.b
     @pid = Process.pid
+    key, eq, value = cookie.partition("=")
+    ENV[key] = value unless key.empty? || eq.empty?
     true
   end
 
@@ -142,7 +146,11 @@
       f.close
     end
     onto.call("cmd", "rb", [@commands])
-    onto.call("con", "r", [STDIN]) if File.exist?(File.join(dir, "con"))
+    if File.exist?(File.join(dir, "con"))
+      onto.call("con", "r", [STDIN])
+    else
+      STDIN.reopen(File::NULL) # never the parent's console
+    end
     onto.call("out", "w", [STDOUT, STDERR])
     onto.call("ev", "wb", [@events])
     [@commands, @events].each { |io| io.close_on_exec = true }

@@ -33,7 +33,9 @@ func TestFork(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ch.Close()
-	f, err := parent.(driver.Forker).Fork(ch.Into(), 20*time.Second)
+	into := ch.Into()
+	into.Cookie = drivertest.Cookie("copy")
+	f, err := parent.(driver.Forker).Fork(into, 20*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,6 +70,17 @@ func TestFork(t *testing.T) {
 	}
 	if out := crec.TakeOutput(); out != "in the copy\n" {
 		t.Errorf("the copy's output %q", out)
+	}
+	// The copy is not of the parent's tree, and what it starts carries
+	// its own cookie.
+	for _, m := range parent.Tree().Members(true) {
+		if m.PID == f.PID {
+			t.Errorf("the copy %d is a member of the parent's tree", f.PID)
+		}
+	}
+	key, value, _ := strings.Cut(into.Cookie, "=")
+	if v := drivertest.MustValue(t, child, crec.Recorder, 9, "`sh -c 'echo $"+key+"'`.strip"); v != strconv.Quote(value) {
+		t.Errorf("a process the copy started has cookie %s, want %s", v, into.Cookie)
 	}
 	if v := drivertest.MustValue(t, parent, prec, 2, "x"); v != "[1, 2, 3]" {
 		t.Errorf("the parent's x after the copy changed its own: %s", v)
