@@ -81,9 +81,10 @@ func rRow(runtime, name string) conformanceRow {
 }
 
 // irRow is the suite for IRkernel, which sends values as displays (they
-// come as output, as a notebook shows them) and lists no names.
+// come as output, as a notebook shows them); its names come from a look
+// after each cell.
 func irRow() conformanceRow {
-	row := rRow("jupyter:ir", "")
+	row := rRow("jupyter:ir", "x")
 	for _, c := range []*check{&row.value, &row.use} {
 		c.output, c.value = c.value+"\n", ""
 	}

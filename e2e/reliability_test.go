@@ -107,6 +107,12 @@ Fuzz targets, with their seed corpora in the f.Add calls (run as plain tests by 
 		"`internal/driver/jupyter` FuzzStreamText — a kernel's stream message read piece by piece, checked against encoding/json",
 		"`internal/driver/jupyter` FuzzDecodeSpooledWS — a gateway's frame spooled to disk, in each framing",
 		"`internal/driver/python` FuzzVarsPath — a vars path of any text: lines or an error in words, nothing run, nothing printed",
+		"`internal/driver/jupyter` FuzzLookAnswer — a kernel's answer to a look: at most the lines a look carries, each bounded, or an error",
+		"`internal/driver/ghci` FuzzParseVars — GHCi's `:show bindings`: lines bounded, a thunk never read as a value",
+		"`internal/driver/octave` FuzzParseVars — Octave's `whos` and previews as the look prints them",
+		"`internal/driver/clojure` FuzzParseVars — the Clojure look's lines",
+		"`internal/driver/gnuplot` FuzzParseVars — gnuplot's `show variables` and `show functions`",
+		"`internal/driver/sh` FuzzParseVars — dash's `set` and `export -p`, quoted as dash quotes them",
 	} {
 		b.WriteString("- " + target + "\n")
 	}
@@ -117,7 +123,7 @@ Fuzz targets, with their seed corpora in the f.Add calls (run as plain tests by 
 - Sandboxes on other kernels: this machine's kernel offers Landlock ABI 7, so the rules for ABI 9 (unix sockets by path) and ABI 10 (UDP by Landlock itself), and the refusals of a kernel with less than ABI 6, are unit-tested against the parts table but have not run; the Seatbelt profile for macOS is unit-tested as text and has never run on a Mac.
 - A sandboxed cell can still connect to pathname unix sockets other than polyrepl's (ssh-agent's, docker.sock, the D-Bus session bus) on a kernel before Landlock ABI 9; the creation line says so.
 - The view runs in Chromium only: no Firefox that playwright can drive exists here. Its MCP App is tested in a host built on the official ext-apps bridge, not in an agent client.
-- vars: a Python ` + "`__repr__`" + ` that catches every exception in an endless loop, or stays in C code, keeps the worker past the look's time (the holder stops waiting after 10 s; the session is busy until it returns); an R promise made by ` + "`delayedAssign`" + ` is forced by a look. The terminal runtimes, Java, Julia and Jupyter kernels cannot look yet.
+- vars: a Python ` + "`__repr__`" + ` that catches every exception in an endless loop, or stays in C code, keeps the worker past the look's time (the holder stops waiting after 10 s; the session is busy until it returns); an R promise made by ` + "`delayedAssign`" + ` is forced by a look. Julia's look has never run (no Julia here); cpp, lfortran and matlab, and Jupyter kernels other than ipykernel and IRkernel, cannot look.
 `)
 	return os.WriteFile(filepath.Join(moduleRoot, "docs", "reliability.md"), []byte(b.String()), 0o644)
 }

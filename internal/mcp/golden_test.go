@@ -144,6 +144,17 @@ func TestGolden(t *testing.T) {
 			{"a", "vars", map[string]any{"session": "g", "path": "items"}, false},
 			{"a", "vars", map[string]any{"session": "nosuch"}, false},
 		}, 0, nil},
+		// A fork: the copy named, a change in it leaves the parent's,
+		// and the refusals — a live name, a cell running.
+		{"fork", []exchange{
+			{"a", "exec", map[string]any{"session": "g", "code": "rows = [1, 2, 3]"}, false},
+			{"a", "fork", map[string]any{"session": "g", "new": "try"}, false},
+			{"a", "exec", map[string]any{"session": "try", "code": "rows.append(4); rows"}, false},
+			{"b", "exec", map[string]any{"session": "g", "code": "rows"}, false},
+			{"a", "fork", map[string]any{"session": "g", "new": "try"}, false},
+			{"a", "exec", map[string]any{"session": "g", "code": "import time\ntime.sleep(2)", "timeout": 0}, false},
+			{"a", "fork", map[string]any{"session": "g", "new": "other"}, false},
+		}, 0, nil},
 		{"sessions", []exchange{
 			{"a", "sessions", map[string]any{}, false},
 			{"a", "exec", map[string]any{"session": "g", "code": "names = 1"}, false},

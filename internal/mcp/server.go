@@ -185,6 +185,10 @@ type (
 	runtimesIn struct {
 		Name string `json:"name,omitempty" jsonschema:"one to show whole"`
 	}
+	forkIn struct {
+		Session string `json:"session" jsonschema:"session to copy"`
+		New     string `json:"new" jsonschema:"the copy's session name"`
+	}
 	varsIn struct {
 		Session string `json:"session" jsonschema:"session name"`
 		Path    string `json:"path,omitempty" jsonschema:"an object to look inside"`
@@ -199,6 +203,7 @@ func (s *Server) addTools() {
 	addTool(s, tool("interrupt"), s.interrupt)
 	addTool(s, tool("restart"), s.restart)
 	addTool(s, tool("kill"), s.kill)
+	addTool(s, tool("fork"), s.fork)
 	addTool(s, tool("history"), s.history)
 	addTool(s, tool("sessions"), s.sessions)
 	addTool(s, tool("vars"), s.vars)
@@ -586,6 +591,16 @@ func (s *Server) kill(ctx context.Context, req *mcp.CallToolRequest, in sessionI
 	}
 	r.Notes = s.withoutOwnCalls(req, start, r.Notes)
 	return r, strings.TrimRight(s.notesText(render.Killed(r.Info)+"\n", r.Notes), "\n") + s.versionNote(), nil
+}
+
+func (s *Server) fork(ctx context.Context, req *mcp.CallToolRequest, in forkIn) (api.ForkReply, string, error) {
+	start := time.Now()
+	r, err := s.client.Fork(ctx, in.Session, api.ForkRequest{New: in.New, Client: s.who(req)})
+	if err != nil {
+		return r, "", err
+	}
+	r.Notes = s.withoutOwnCalls(req, start, r.Notes)
+	return r, strings.TrimRight(s.notesText("", r.Notes), "\n") + s.versionNote(), nil
 }
 
 func (s *Server) sessions(ctx context.Context, req *mcp.CallToolRequest, in sessionsIn) (api.SessionsReply, string, error) {

@@ -40,6 +40,11 @@ var tools = []mcp.Tool{
 		Annotations: &mcp.ToolAnnotations{Title: "Kill a session", DestructiveHint: boolp(true), IdempotentHint: true, OpenWorldHint: boolp(false)},
 	},
 	{
+		Name:        "fork",
+		Description: "Copy a session into a new one between cells: same names, nothing reloaded; try a risky step there. Python, IPython, R, Ruby.",
+		Annotations: &mcp.ToolAnnotations{Title: "Fork a session", DestructiveHint: boolp(false), OpenWorldHint: boolp(false)},
+	},
+	{
 		Name:        "history",
 		Description: "Read a session's shared record: every client's cells, output printed while idle, and notes; one line per entry, or one entry whole (code, output, value, error, figures) given its id.",
 		Annotations: &mcp.ToolAnnotations{Title: "Read a session's record", ReadOnlyHint: true, OpenWorldHint: boolp(false)},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
@@ -60,6 +61,7 @@ func (m *Manager) Fork(ctx context.Context, name string, req api.ForkRequest) (a
 	}
 	src.mu.Lock()
 	p, facts, spawn := src.p, src.facts(), src.Spawn
+	names, namesTotal := slices.Clone(src.names), src.namesTotal
 	spawn.Runtime = src.Runtime
 	var busy error
 	if c := src.cur; c != nil && !c.finished() {
@@ -102,6 +104,9 @@ func (m *Manager) Fork(ctx context.Context, name string, req api.ForkRequest) (a
 		}
 		return api.ForkReply{}, fmt.Errorf("cannot fork session %q: %w", name, err)
 	}
+	s.mu.Lock()
+	s.names, s.namesTotal = names, namesTotal // the copy's, until its first cell says
+	s.mu.Unlock()
 	m.set(own, s)
 	fork := forkOf(s.p.Hello().Forked, true)
 	created := api.Note{Kind: api.NoteCreated, Session: req.New, Runtime: s.Runtime, Version: s.p.Version(),
