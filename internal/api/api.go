@@ -291,6 +291,10 @@ type SessionInfo struct {
 	LastActive time.Time `json:"last_active"`
 	Cells      int       `json:"cells"`
 	Memory     uint64    `json:"memory"` // bytes, the whole process tree
+	// MemoryShared: the session shares pages with a fork (it is one, or
+	// was forked), and Memory is their proportional set size, each
+	// shared page counted as its share, so the two do not each count it.
+	MemoryShared bool `json:"memory_shared,omitempty"`
 	// Where is where the runtime runs, if not on this machine: a Jupyter
 	// gateway's URL and the kernel's id there.
 	Where string `json:"where,omitempty"`

@@ -20,3 +20,15 @@ func TestStatField(t *testing.T) {
 		t.Error("a field of a line with no command name found")
 	}
 }
+
+func TestPSSKB(t *testing.T) {
+	rollup := []byte("55d0-7ffd ---p 00000000 00:00 0 [rollup]\nRss:               16384 kB\nPss:                9120 kB\nPss_Anon:           8000 kB\n")
+	if n, ok := pssKB(rollup); !ok || n != 9120 {
+		t.Errorf("pssKB = %d %v, want 9120", n, ok)
+	}
+	for _, bad := range []string{"", "Rss: 1 kB\n", "x\nPss: 12\n", "x\nPss: a kB\n"} {
+		if _, ok := pssKB([]byte(bad)); ok {
+			t.Errorf("pssKB(%q) found a size", bad)
+		}
+	}
+}

@@ -357,6 +357,9 @@ func Session(w io.Writer, s api.SessionInfo, now time.Time, v Voice) {
 			}
 		}
 		mem := Megabytes(s.Memory)
+		if s.MemoryShared {
+			mem += " (PSS: pages shared with a fork counted once)"
+		}
 		if s.MemoryLimit > 0 {
 			mem += fmt.Sprintf(" (limit %s by %s)", limit.Size(s.MemoryLimit), s.LimitBy)
 		}

@@ -672,7 +672,12 @@ func (s *Session) info(full, withMemory bool, tb *proc.Table) api.SessionInfo {
 	state := s.state
 	s.mu.Unlock()
 	if withMemory && p != nil && state != Dead {
-		info.Memory = proc.RSS(p.Tree().MembersIn(tb))
+		t := p.Tree()
+		if p.Hello().Forked != nil || len(t.Spare) > 0 {
+			info.Memory, info.MemoryShared = proc.PSS(t.MembersIn(tb)), true
+		} else {
+			info.Memory = proc.RSS(t.MembersIn(tb))
+		}
 	}
 	if full && p != nil && state != Dead {
 		info.Stopped = proc.Stopped(p.Tree().Leader)
