@@ -355,6 +355,10 @@ type RuntimeInfo struct {
 	EnvVar  string `json:"env_var"` // the variable naming another executable
 	Needs   string `json:"needs"`   // what to install, in words
 	Limits  string `json:"limits,omitempty"`
+	// Forks: its sessions can be forked (polyrepl fork); NoFork says why
+	// not.
+	Forks   bool   `json:"forks,omitempty"`
+	NoFork  string `json:"no_fork,omitempty"`
 	Problem string `json:"problem,omitempty"` // why it was not found
 	// Display and Language describe a Jupyter kernel as its kernel.json
 	// does: "Python 3 (ipykernel)", "python".

@@ -20,7 +20,8 @@ func Survey(ctx context.Context, env []string, cwd string) []api.RuntimeInfo {
 	var wg sync.WaitGroup
 	for i, d := range drivers {
 		info := d.Info()
-		r := api.RuntimeInfo{Name: info.Name, Family: info.Family, EnvVar: info.EnvVar, Needs: info.Needs, Limits: info.Limits}
+		r := api.RuntimeInfo{Name: info.Name, Family: info.Family, EnvVar: info.EnvVar, Needs: info.Needs, Limits: info.Limits,
+			Forks: info.Forks, NoFork: info.NoFork}
 		r.Exe = info.DefaultExe(env, cwd)
 		path, err := LookPath(r.Exe, env, cwd)
 		if err != nil {

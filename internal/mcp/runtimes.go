@@ -152,5 +152,11 @@ func runtimeText(r api.RuntimeInfo) string {
 	if r.Limits != "" {
 		b.WriteString("\nLimits: " + r.Limits + ".")
 	}
+	switch {
+	case r.Forks:
+		b.WriteString("\nThe fork tool copies its sessions between cells.")
+	case r.NoFork != "":
+		b.WriteString("\nIts sessions cannot be forked: " + r.NoFork + ".")
+	}
 	return b.String()
 }
