@@ -23,6 +23,7 @@
 //	go run ./bench -quick            # a smoke run, well under a minute
 //	go run ./bench -only context     # the context-cost section alone, under a minute
 //	go run ./bench -only owner       # one owner of a session's live state (issue 34), a few minutes
+//	go run ./bench -only fork        # forking a session holding a gigabyte (issue 39), under a minute
 //	go run ./bench -only context -save-before bench/testdata/context-before.json
 //	                                 # ... and keep this run as the "before"
 //
@@ -80,7 +81,7 @@ func main() {
 	flag.IntVar(&c.reps, "reps", 0, "repetitions of each round-trip row (default 200, or 15 with -quick)")
 	flag.StringVar(&c.out, "o", "docs/benchmarks.md", "write the report here (relative to the module root); \"-\" for nowhere")
 	flag.StringVar(&c.python, "python", "/usr/bin/python3", "the Python interpreter of every Python row")
-	flag.StringVar(&c.only, "only", "", "run only this section: "+contextSection+" (the context cost of an agent run, issue 15) or "+ownerSection+" (one owner of a session's live state, issue 34)")
+	flag.StringVar(&c.only, "only", "", "run only this section: "+contextSection+" (the context cost of an agent run, issue 15), "+ownerSection+" (one owner of a session's live state, issue 34) or "+forkSection+" (forking a session, issue 39)")
 	flag.StringVar(&c.saveBefore, "save-before", "", "write the context-cost run's numbers to this JSON file (relative to the module root), as the \"before\" of later runs")
 	flag.StringVar(&c.dump, "dump", "", "write each reply of the context-cost run (text and structured content) into this directory, to read what is counted")
 	flag.Usage = func() {
@@ -88,7 +89,7 @@ func main() {
 		flag.PrintDefaults()
 	}
 	flag.Parse()
-	if flag.NArg() > 0 || (c.only != "" && c.only != contextSection && c.only != ownerSection) {
+	if flag.NArg() > 0 || (c.only != "" && c.only != contextSection && c.only != ownerSection && c.only != forkSection) {
 		flag.Usage()
 		os.Exit(2)
 	}
@@ -152,6 +153,21 @@ func run(c config) (err error) {
 		}
 		return nil
 	}
+	if c.only == forkSection {
+		r := forks(ctx, w, c)
+		if err := w.stopDaemon(ctx); err != nil {
+			return err
+		}
+		text := forkMarkdown(r)
+		fmt.Println(text)
+		if path := w.reportPath(); path != "" {
+			if err := writeSection(path, forkSection, text); err != nil {
+				return err
+			}
+			logf("wrote the %s section of %s", forkSection, path)
+		}
+		return nil
+	}
 	// The context run goes first, on a daemon with no other session, so
 	// that its sessions listing is the same in every run.
 	rep.context = contextCost(ctx, w, c)
@@ -198,6 +214,7 @@ func run(c config) (err error) {
 		return err
 	}
 	rep.owner = owner(ctx, w, c)
+	rep.fork = forks(ctx, w, c)
 	if err := w.stopDaemon(ctx); err != nil {
 		return err
 	}

@@ -33,6 +33,7 @@ type report struct {
 	holders      *holderResult
 	context      *contextResult
 	owner        *ownerResult
+	fork         *forkResult
 	skips        []string
 }
 
@@ -428,6 +429,9 @@ func (r *report) body() string {
 
 	if r.owner != nil {
 		p("%s\n", fenced(ownerSection, ownerMarkdown(r.owner)))
+	}
+	if r.fork != nil {
+		p("%s\n", fenced(forkSection, forkMarkdown(r.fork)))
 	}
 
 	if len(r.skips) > 0 {
