@@ -379,7 +379,8 @@ type sessionInfo struct {
 	Where      string    `json:"where"`
 	Names      []string  `json:"names"`
 	Running    *struct {
-		Cell  int `json:"cell"`
+		Cell  int    `json:"cell"`
+		Code  string `json:"code"` // its first line
 		Input *struct {
 			Text string `json:"text"`
 		} `json:"input"`
