@@ -298,11 +298,12 @@ func (a *console) drop() bool {
 	a.mu.Lock()
 	n := len(a.pending)
 	a.pending = nil
+	inFlight := false
 	if a.sendingQueuedLocked() && !a.retried {
 		// The head of the queue is out being tried: it is dropped with
 		// the rest unless the session takes it meanwhile.
 		n++
-		a.retried = true
+		a.retried, inFlight = true, true
 	}
 	if n > 0 {
 		a.drops++
@@ -316,6 +317,12 @@ func (a *console) drop() bool {
 	lines := "your queued line; it was"
 	if n > 1 {
 		lines = fmt.Sprintf("%d queued lines; they were", n)
+	}
+	if inFlight {
+		// Whether the session took the line being sent is known only
+		// when its cell ends, which a loop never does: said as it is.
+		fmt.Fprintf(a.t, "[Dropped %s not run, unless the first reached the session as you pressed Ctrl-C: then it runs, and Ctrl-C again interrupts it.]\n", lines)
+		return true
 	}
 	fmt.Fprintf(a.t, "[Dropped %s not run. Ctrl-C again interrupts the running cell.]\n", lines)
 	return true
