@@ -2,9 +2,7 @@ package ruby
 
 import (
 	"context"
-	"os"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -45,7 +43,7 @@ func TestFork(t *testing.T) {
 	if !strings.Contains(strings.Join(f.Threads, ","), "loader") || f.ThreadsTotal != 1 {
 		t.Errorf("the fork's threads not copied: %v (%d), want the loader", f.Threads, f.ThreadsTotal)
 	}
-	crec := &asker{Recorder: drivertest.NewRecorder(), asked: make(chan driver.Prompt, 1)}
+	crec := drivertest.NewAsker()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	child, err := worker.Driver{R: Runtime}.Adopt(ctx, driver.Spec{Exe: testRuby(t), ValueLimit: 10000}, ch, f.PID, crec)
@@ -55,13 +53,13 @@ func TestFork(t *testing.T) {
 	defer func() {
 		child.Tree().Kill(time.Second)
 	}()
-	if g := pgid(t, f.PID); g != f.PID {
+	if g := drivertest.PGID(t, f.PID); g != f.PID {
 		t.Errorf("the copy's process group %d, want its own (%d)", g, f.PID)
 	}
 
 	// The copy holds none of its parent's channels: the pipes both hold
 	// are those the fork said it shares.
-	if held, said := heldPipes(t, parent.PID(), f.PID), pipesSaid(f.Shared); !slices.Equal(held, said) {
+	if held, said := drivertest.HeldPipes(t, parent.PID(), f.PID), drivertest.PipesSaid(f.Shared); !slices.Equal(held, said) {
 		t.Errorf("the pipes the copy shares with its parent: %q, the fork said %q", held, said)
 	}
 
@@ -113,7 +111,7 @@ func TestFork(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case <-crec.asked:
+	case <-crec.Asked:
 	case <-time.After(20 * time.Second):
 		t.Fatal("the copy's subprocess reading its console did not ask")
 	}
@@ -183,72 +181,4 @@ func TestForkRefused(t *testing.T) {
 	if v := drivertest.MustValue(t, p, rec, 2, "x + 1"); v != "2" {
 		t.Errorf("the worker after a refused fork: %s", v)
 	}
-}
-
-// asker records a process's events and the questions its cells ask.
-type asker struct {
-	*drivertest.Recorder
-	asked chan driver.Prompt
-}
-
-func (a *asker) InputAsked(p driver.Prompt) { a.asked <- p }
-
-// pgid is pid's process group, from /proc/PID/stat.
-func pgid(t *testing.T, pid int) int {
-	t.Helper()
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	g, err := strconv.Atoi(f[2])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
-}
-
-// heldPipes are the copy's descriptors on pipes its parent holds too, as
-// the fork says them ("pipe (fd N)").
-func heldPipes(t *testing.T, parent, copy int) []string {
-	t.Helper()
-	targets := func(pid int) map[string]string {
-		dir := "/proc/" + strconv.Itoa(pid) + "/fd"
-		ents, err := os.ReadDir(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := map[string]string{}
-		for _, e := range ents {
-			if target, err := os.Readlink(dir + "/" + e.Name()); err == nil && strings.HasPrefix(target, "pipe:") {
-				m[e.Name()] = target
-			}
-		}
-		return m
-	}
-	held := map[string]bool{}
-	for _, target := range targets(parent) {
-		held[target] = true
-	}
-	var out []string
-	for fd, target := range targets(copy) {
-		if held[target] {
-			out = append(out, "pipe (fd "+fd+")")
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-// pipesSaid are the pipes among what a fork says it shares.
-func pipesSaid(shared []string) []string {
-	var out []string
-	for _, s := range shared {
-		if strings.HasPrefix(s, "pipe (fd ") {
-			out = append(out, s)
-		}
-	}
-	sort.Strings(out)
-	return out
 }
