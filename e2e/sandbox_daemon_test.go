@@ -173,7 +173,7 @@ func TestSandboxCeilingHeader(t *testing.T) {
 	e := newEnv(t)
 	work := filepath.Join(e.home, "work")
 	os.MkdirAll(filepath.Join(work, "sub"), 0o700)
-	e.must(0, "exec", "wide", "secret = 42")
+	e.must(0, "exec", "wide", "secret = 'sesame-4711'")
 	if r := e.call("POST", "/v1/sessions/ws/exec", e.spawnBody("1", work, `{"policy":"workspace-write"}`), ""); r.status != 200 {
 		t.Fatalf("a workspace-write session: %s", r)
 	}
@@ -192,6 +192,7 @@ func TestSandboxCeilingHeader(t *testing.T) {
 		"describe":  e.call("GET", "/v1/sessions/wide", "", ceiling),
 		"glance":    e.call("GET", "/v1/sessions/wide/glance", "", ceiling),
 		"complete":  e.call("POST", "/v1/sessions/wide/complete", `{"word":"se"}`, ceiling),
+		"fork":      e.call("POST", "/v1/sessions/wide/fork", `{"new":"mine"}`, ceiling),
 	}
 	for what, r := range refusals {
 		if r.status != 403 || !strings.Contains(r.body, `"code":"sandbox"`) || !strings.Contains(r.body, "outside your sandbox") {
@@ -242,14 +243,14 @@ func TestSandboxNoNewPrivsPeer(t *testing.T) {
 	}
 	t.Parallel()
 	e := newEnv(t)
-	e.must(0, "exec", "wide", "secret = 42")
+	e.must(0, "exec", "wide", "secret = 'sesame-4711'")
 	nnp := runOpts{pre: []string{"setpriv", "--no-new-privs"}}
 	out, stderr, code := e.runWith(nnp, "sessions", "--json")
 	if code != 0 || strings.Contains(out, `"wide"`) {
 		t.Errorf("sessions under no_new_privs: exit %d, %s%s; want wide hidden", code, out, stderr)
 	}
 	out, stderr, code = e.runWith(nnp, "exec", "wide", "print(secret)")
-	if code == 0 || strings.Contains(out, "42") || !strings.Contains(out+stderr, "outside your sandbox") {
+	if code == 0 || strings.Contains(out, "sesame-4711") || !strings.Contains(out+stderr, "outside your sandbox") {
 		t.Errorf("exec in a full session under no_new_privs: exit %d, %s%s; want refused", code, out, stderr)
 	}
 	report(t, "13 Sandbox: no way out through polyrepl", "`setpriv --no-new-privs polyrepl exec wide …` (a full session)", "exit %d: %s", code, firstWords(stderr+out))
@@ -283,7 +284,7 @@ func TestSandboxPeerInCell(t *testing.T) {
 	needPython(t)
 	t.Parallel()
 	e := newEnv(t)
-	e.must(0, "exec", "wide", "secret = 42")
+	e.must(0, "exec", "wide", "secret = 'sesame-4711'")
 	if r := e.call("POST", "/v1/sessions/ro/exec", e.spawnBody("import subprocess, socket, os, json", e.home, `{"policy":"read-only"}`), ""); r.status != 200 {
 		t.Fatalf("a read-only session: %s", r)
 	}
@@ -311,7 +312,7 @@ func TestSandboxPeerInCell(t *testing.T) {
 		t.Errorf("polyrepl sessions from inside the read-only cell shows the full session (or not its own): %s", clip(out))
 	}
 	out = cell(fmt.Sprintf(`p = subprocess.run([%q, "exec", "wide", "print(secret)"], capture_output=True, text=True); print(p.returncode, p.stdout, p.stderr)`, bin))
-	if strings.Contains(out, "42") || !strings.Contains(out, "outside your sandbox") {
+	if strings.Contains(out, "sesame-4711") || !strings.Contains(out, "outside your sandbox") {
 		t.Errorf("polyrepl exec wide from inside the read-only cell: %s", clip(out))
 	}
 	report(t, "13 Sandbox: no way out through polyrepl", "`polyrepl exec other …` from inside a read-only cell (other is full)", "%s", firstWords(out))
@@ -348,7 +349,7 @@ print(b.decode(errors="replace"))`, sock, req))
 	}
 	body := `{"code":"print(secret)"}`
 	out = raw(fmt.Sprintf("POST /v1/sessions/wide/exec HTTP/1.0\r\nHost: x\r\nContent-Type: application/json\r\nPolyrepl-Sandbox-Ceiling: {\"sandbox\":{\"policy\":\"full\"},\"cwd\":\"/\"}\r\nContent-Length: %d\r\n\r\n%s", len(body), body))
-	if strings.Contains(out, "42") || !strings.Contains(out, "403") {
+	if strings.Contains(out, "sesame-4711") || !strings.Contains(out, "403") {
 		t.Errorf("raw HTTP exec in the full session from the cell, declaring full: %s", clip(out))
 	}
 	report(t, "13 Sandbox: no way out through polyrepl", "raw HTTP from a read-only cell to the daemon's socket, declaring a full ceiling", "%s", firstWords(out))

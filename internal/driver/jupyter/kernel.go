@@ -392,7 +392,7 @@ func (k *kernel) take(in inbound) {
 		return
 	}
 	if k.askTimer != nil && in.ch == iopubCh {
-		k.askTimer.Reset(askQuiet)
+		k.askTimer.Reset(k.askQuiet())
 	}
 	if mine && c.late != nil {
 		// The reply came and this cell's output still flows (iopub lags

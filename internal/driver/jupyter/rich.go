@@ -110,8 +110,13 @@ func cutText(s string, n int) string {
 
 // askQuiet is how long iopub must be quiet before a cell's question is
 // passed on: ipykernel flushes the cell's output before it asks, but on
-// another channel.
-const askQuiet = 30 * time.Millisecond
+// another channel. A gateway relays each channel on its own, so there
+// the output can come later still (seen under load: 30 ms was not
+// enough); askQuietGateway is its wait.
+const (
+	askQuiet        = 30 * time.Millisecond
+	askQuietGateway = 250 * time.Millisecond
+)
 
 // askC fires when a question waiting for iopub's quiet may go.
 func (k *kernel) askC() <-chan time.Time {
@@ -154,7 +159,7 @@ func (k *kernel) answerInput(m *Msg, c *cellState) {
 		k.mu.Lock()
 		k.asked = &m.Header
 		k.asking = &driver.Prompt{Cell: c.n, Text: rq.Prompt, Password: rq.Password, Total: total}
-		k.askTimer = time.NewTimer(askQuiet)
+		k.askTimer = time.NewTimer(k.askQuiet())
 		k.mu.Unlock()
 		return
 	}
@@ -171,6 +176,15 @@ func (k *kernel) answerInput(m *Msg, c *cellState) {
 		note = fmt.Sprintf("the cell asked for input (prompt %q) and polyrepl could not answer it: %v", cutText(rq.Prompt, 80), err)
 	}
 	c.notes = append(c.notes, note)
+}
+
+// askQuiet is how long iopub must be quiet before this kernel's
+// question is passed on.
+func (k *kernel) askQuiet() time.Duration {
+	if k.where != "" {
+		return askQuietGateway
+	}
+	return askQuiet
 }
 
 // reply answers the input request parent: a line, or end of file.
