@@ -46,7 +46,7 @@ func (s *server) accept() {
 			c.Close()
 			continue
 		}
-		if why := refusePeer(c, s.p.Tree().Leader, s.sp.Cookie); why != "" {
+		if why := refusePeer(c, s.runtime().Tree().Leader, s.sp.Cookie); why != "" {
 			log.Printf("session %s: refused a connection to its holder: %s; only a daemon may hold it", s.sp.Name, why)
 			c.Close()
 			continue

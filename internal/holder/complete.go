@@ -28,7 +28,7 @@ const CodeNoCompletion Code = "no-completion"
 const completeWait = 2 * time.Second
 
 func (v service) Complete(a CompleteArgs) (Completion, error) {
-	c, ok := v.s.p.(driver.Completer)
+	c, ok := v.s.runtime().(driver.Completer)
 	if !ok {
 		return Completion{}, &Error{Code: CodeNoCompletion, Msg: fmt.Sprintf("the %s runtime completes no names itself", v.s.sp.Spawn.Runtime)}
 	}

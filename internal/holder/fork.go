@@ -61,7 +61,7 @@ const forkWait = 10 * time.Second
 
 func (v service) Fork(a ForkArgs) (ForkAnswer, error) {
 	s := v.s
-	f, ok := s.p.(driver.Forker)
+	f, ok := s.runtime().(driver.Forker)
 	if !ok {
 		return ForkAnswer{}, &Error{Code: CodeNoFork, Msg: fmt.Sprintf("the %s runtime cannot fork", s.sp.Spawn.Runtime)}
 	}
@@ -120,7 +120,7 @@ func (p *Process) Fork(into driver.ForkInto) (ForkAnswer, error) {
 // adoptFork is start's way for a fork: the copy the daemon has the
 // parent's holder make, on channels made here, instead of a runtime
 // started here.
-func (s *server) adoptFork(ctx context.Context, w *wire, drv driver.Driver, spec driver.Spec) (driver.Process, *ForkAnswer, error) {
+func (s *server) adoptFork(ctx context.Context, w *wire, drv driver.Driver, spec driver.Spec, h driver.Handler) (driver.Process, *ForkAnswer, error) {
 	ad, ok := drv.(driver.Adopter)
 	if !ok {
 		return nil, nil, fmt.Errorf("the %s runtime cannot fork", s.sp.Spawn.Runtime)
@@ -148,7 +148,7 @@ func (s *server) adoptFork(ctx context.Context, w *wire, drv driver.Driver, spec
 	}
 	ctx, cancel := context.WithTimeout(ctx, driver.StartTimeout)
 	defer cancel()
-	p, err := ch.Adopt(ctx, spec, fa.PID, s)
+	p, err := ch.Adopt(ctx, spec, fa.PID, h)
 	if err != nil {
 		return nil, nil, err
 	}

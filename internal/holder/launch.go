@@ -430,6 +430,7 @@ func decodeHello(b []byte) (Hello, error) {
 	}
 	h.Facts = h.Facts.Bounded()
 	h.Enforced = h.Enforced.Bounded()
+	h.Checkpoints = boundCheckpoints(h.Checkpoints)
 	return h, nil
 }
 

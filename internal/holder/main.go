@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/debug"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -61,6 +62,7 @@ func Main() int {
 	log.SetPrefix(fmt.Sprintf("polyrepl holder[%d] ", os.Getpid()))
 	if lf, err := paths.OpenFile(sp.Log, os.O_WRONLY|os.O_APPEND|os.O_CREATE); err == nil {
 		log.SetOutput(lf)
+		debug.SetCrashOutput(lf, debug.CrashOptions{})
 	}
 	s := newServer(sp)
 	if err := s.start(context.Background(), w); err != nil {

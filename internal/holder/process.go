@@ -75,10 +75,20 @@ func newProcess(w *wire, hello Hello, socket string, holder proc.Proc) *Process 
 }
 
 // Hello is the session as the holder told it when this daemon took it.
-func (p *Process) Hello() Hello { return p.hello }
+// Its Leader and Checkpoints are as the holder last said (a rollback
+// changes them).
+func (p *Process) Hello() Hello {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.hello
+}
 
 // PID is the runtime's pid.
-func (p *Process) PID() int { return p.hello.Leader.PID }
+func (p *Process) PID() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.hello.Leader.PID
+}
 
 // Tree is the runtime's process tree.
 func (p *Process) Tree() proc.Tree {
@@ -295,6 +305,18 @@ func (p *Process) callReply(name string, args any) (json.RawMessage, error) {
 	}
 }
 
+// callInto is callReply, its data read into v.
+func (p *Process) callInto(name string, args, v any) error {
+	b, err := p.callReply(name, args)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return &Error{Code: CodeFailed, Msg: fmt.Sprintf("the holder's %s answer cannot be read: %v", name, err)}
+	}
+	return nil
+}
+
 // remote calls the holder's Service over its connection.
 type remote struct{ p *Process }
 
@@ -387,6 +409,11 @@ func (p *Process) pump() {
 			var q driver.Prompt
 			if a, ok := p.h.(driver.Asker); ok && json.Unmarshal(b, &q) == nil {
 				a.InputAsked(q)
+			}
+		case frameRuntime:
+			var rt Runtime
+			if json.Unmarshal(b, &rt) == nil {
+				p.runtimeChanged(rt)
 			}
 		case frameExited:
 			var x Exit

@@ -34,11 +34,15 @@ const endGrace = time.Second
 // away costs nothing but its connection: what the runtime prints
 // meanwhile is kept, and the next daemon is sent it all again.
 type server struct {
-	sp  Brief
-	ln  *net.UnixListener
-	p   driver.Process
-	hi  Hello // what never changes: who, what, where
-	end chan struct{}
+	sp Brief
+	ln *net.UnixListener
+	// rt is the runtime now: one owner (start, then a rollback swaps
+	// it), read anywhere through run().
+	rt   atomic.Pointer[live]
+	spec driver.Spec   // how the runtime was started, for a rollback's adoption
+	drv  driver.Driver // its driver
+	hi   Hello         // who, what, where; Leader changes with a rollback (under mu)
+	end  chan struct{}
 
 	// busy is when the holder last did something, in Unix nanoseconds,
 	// and active says it did, for trimWhenQuiet.
@@ -64,6 +68,11 @@ type server struct {
 
 	// private are a sandboxed session's own places, removed when it ends.
 	private *sandbox.Private
+
+	// ckpts are the session's checkpoints, oldest first (checkpoint.go);
+	// ckMu is held by a checkpoint or a rollback from start to end.
+	ckMu  sync.Mutex
+	ckpts []*checkpoint
 }
 
 // heldCell is a cell as the holder keeps it: its state, its output
@@ -125,9 +134,17 @@ func (s *server) start(ctx context.Context, w *wire) error {
 	case s.sp.Fork != nil:
 		// The copy inherited the parent's confinement.
 		enforced, spec.Sandbox, spec.RuntimeDir = s.sp.Fork.Enforced, nil, s.sp.Fork.Dir
-		s.p, forked, err = s.adoptFork(ctx, w, drv, spec)
+		var p driver.Process
+		h := newRelay(s, false)
+		if p, forked, err = s.adoptFork(ctx, w, drv, spec, h); err == nil {
+			s.rt.Store(&live{p: p, h: h})
+		}
 	default:
-		s.p, err = drv.Start(ctx, spec, s)
+		h := newRelay(s, false)
+		var p driver.Process
+		if p, err = drv.Start(ctx, spec, h); err == nil {
+			s.rt.Store(&live{p: p, h: h})
+		}
 	}
 	if err != nil {
 		s.unconfine()
@@ -135,15 +152,16 @@ func (s *server) start(ctx context.Context, w *wire) error {
 		w.sendJSON(frameFailed, failure{Err: err.Error(), Sandbox: bySandbox})
 		return err
 	}
-	tree := s.p.Tree()
+	s.spec, s.drv = spec, drv
+	tree := s.runtime().Tree()
 	s.hi = Hello{
 		Proto: Proto, Polyrepl: version.Version, HolderPID: os.Getpid(),
 		Name: s.sp.Name, Generation: s.sp.Generation, Runtime: s.sp.Spawn.Runtime,
 		Cookie: tree.Cookie, Leader: tree.Leader, Created: s.sp.Created, Spawn: s.sp.Spawn,
-		Version: s.p.Version(), Exe: s.p.Exe(), Note: s.p.Note(), Facts: drv.Info(), Enforced: enforced,
+		Version: s.runtime().Version(), Exe: s.runtime().Exe(), Note: s.runtime().Note(), Facts: drv.Info(), Enforced: enforced,
 		ForkDir: spec.RuntimeDir, Forked: forked,
 	}
-	if r, ok := s.p.(driver.Remote); ok {
+	if r, ok := s.runtime().(driver.Remote); ok {
 		s.hi.Where = r.Where()
 	}
 	s.mu.Lock()
@@ -172,7 +190,8 @@ func (s *server) attachLocked(w *wire) error {
 		hi.Cur = &cs
 	}
 	hi.IdleAfter, hi.IdleSeq, hi.Exited = s.idleAfter, s.idleSeq, s.exit
-	hi.Spare = s.p.Tree().Spare
+	hi.Spare = s.spareLocked(s.runtime().Tree().Spare)
+	hi.Checkpoints = s.checkpointsLocked()
 	err := w.sendJSON(frameHello, hi)
 	out := func(b []byte) error { return w.send(frameOutput, b) }
 	if c := s.cur; err == nil && c != nil {
@@ -293,7 +312,7 @@ func (s *server) InputAsked(p driver.Prompt) {
 
 // answer gives the cell's question its answer.
 func (s *server) answer(text string, eof bool, echo string) error {
-	a, ok := s.p.(driver.Answerer)
+	a, ok := s.runtime().(driver.Answerer)
 	if !ok {
 		return noInput(s.sp.Spawn.Runtime)
 	}
@@ -433,7 +452,7 @@ func (s *server) run(b []byte) {
 	s.mu.Unlock()
 	// Not under the lock: the runtime may print (to the handler) before
 	// it has read the whole cell.
-	if err := s.p.Run(meta.Cell, string(code)); err != nil {
+	if err := s.runtime().Run(meta.Cell, string(code)); err != nil {
 		log.Printf("session %s: cell %d: %v", s.sp.Name, meta.Cell, err)
 	}
 }
@@ -479,7 +498,7 @@ func (c *heldCell) stateLocked() CellState {
 
 // attachRaw attaches the daemon's person to the runtime's terminal.
 func (s *server) attachRaw(w *wire) error {
-	rt, ok := s.p.(driver.RawTerminal)
+	rt, ok := s.runtime().(driver.RawTerminal)
 	if !ok {
 		return ErrNoTerminal
 	}
@@ -507,7 +526,7 @@ func (s *server) attachRaw(w *wire) error {
 // endRemote ends a runtime that runs elsewhere (a kernel on a gateway),
 // which no signal here can reach; its end is reported as any runtime's.
 func (s *server) endRemote() error {
-	e, ok := s.p.(driver.Ender)
+	e, ok := s.runtime().(driver.Ender)
 	if !ok {
 		return &Error{Code: CodeNotRemote, Msg: "the session's runtime is not remote: end its process tree"}
 	}
@@ -522,12 +541,13 @@ func (s *server) finish() {
 	s.ending = true
 	exited := s.exit != nil
 	s.mu.Unlock()
-	if !exited && s.p != nil {
-		if e, ok := s.p.(driver.Ender); ok {
+	s.endCheckpoints()
+	if p := s.runtime(); !exited && p != nil {
+		if e, ok := p.(driver.Ender); ok {
 			if err := e.End(endGrace); err != nil {
 				log.Printf("session %s: %v", s.sp.Name, err)
 			}
-		} else if survivors, err := s.p.Tree().Kill(endGrace); err != nil {
+		} else if survivors, err := s.treeOf(p).Kill(endGrace); err != nil {
 			log.Printf("session %s: %d processes survived: %v", s.sp.Name, len(survivors), err)
 		}
 		// The driver reaps it and reports the exit; wait for that, so the
@@ -610,7 +630,7 @@ type service struct {
 	w *wire
 }
 
-func (v service) Interrupt(a InterruptArgs) error { return v.s.p.Interrupt(a.Attempt) }
+func (v service) Interrupt(a InterruptArgs) error { return v.s.runtime().Interrupt(a.Attempt) }
 
 func (v service) Answer(a AnswerArgs) error { return v.s.answer(a.Text, a.EOF, a.Echo) }
 

@@ -53,6 +53,10 @@ type Service interface {
 	// Fork copies the runtime between cells, into another holder's
 	// channels (fork.go).
 	Fork(ForkArgs) (ForkAnswer, error)
+	// Checkpoint keeps a frozen fork of the runtime; Rollback resumes
+	// one in the runtime's place (checkpoint.go).
+	Checkpoint(CheckpointArgs) (CheckpointAnswer, error)
+	Rollback(RollbackArgs) (RollbackAnswer, error)
 }
 
 // InterruptArgs are an interrupt's.
@@ -190,6 +194,8 @@ var ops = map[string]op{
 	"complete":   alone(handleData(Service.Complete, true)),
 	"vars":       alone(handleData(Service.Vars, true)),
 	"fork":       alone(handleData(Service.Fork, true)),
+	"checkpoint": alone(handleData(Service.Checkpoint, true)),
+	"rollback":   alone(handleData(Service.Rollback, true)),
 }
 
 // noInput is the refusal of an answer by a runtime that takes none.

@@ -67,6 +67,14 @@ func (r *recorder) Vars(VarsArgs) (VarsAnswer, error) {
 func (r *recorder) Fork(ForkArgs) (ForkAnswer, error) {
 	return ForkAnswer{}, r.note("Fork")
 }
+
+func (r *recorder) Checkpoint(CheckpointArgs) (CheckpointAnswer, error) {
+	return CheckpointAnswer{}, r.note("Checkpoint")
+}
+
+func (r *recorder) Rollback(RollbackArgs) (RollbackAnswer, error) {
+	return RollbackAnswer{}, r.note("Rollback")
+}
 func (r *recorder) EndRemote(struct{}) error     { return r.note("EndRemote") }
 func (r *recorder) Sync(struct{}) error          { return r.note("Sync") }
 func (r *recorder) AttachRaw(struct{}) error     { return r.note("AttachRaw") }

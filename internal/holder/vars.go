@@ -54,7 +54,7 @@ type lastLook struct {
 
 func (v service) Vars(a VarsArgs) (VarsAnswer, error) {
 	s := v.s
-	in, ok := s.p.(driver.Inspector)
+	in, ok := s.runtime().(driver.Inspector)
 	if !ok {
 		return VarsAnswer{}, &Error{Code: CodeNoLook, Msg: fmt.Sprintf("the %s runtime cannot look at its names without a cell", s.sp.Spawn.Runtime)}
 	}

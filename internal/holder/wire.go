@@ -47,6 +47,8 @@ const (
 	// A fork's holder, after the brief: where the copy is to go
 	// (driver.ForkInto), answered by frameForkFrom (fork.go).
 	frameForkReady = 'K'
+	// Runtime: the runtime or the checkpoints changed (checkpoint.go)
+	frameRuntime = 'V'
 
 	// daemon → holder
 	frameBrief = 'S' // Brief: what to start (the first frame only)
@@ -120,11 +122,13 @@ type Hello struct {
 	Forked  *ForkAnswer `json:"forked,omitempty"`
 	// Spare are the forks of the runtime other sessions adopted: not of
 	// its tree (proc.Tree.Spare).
-	Spare      []proc.Proc `json:"spare,omitempty"`
-	Limit      *limit.Held `json:"limit,omitempty"`
-	Cells      int         `json:"cells"`
-	Names      []string    `json:"names,omitempty"`
-	LastActive time.Time   `json:"last_active"`
+	Spare []proc.Proc `json:"spare,omitempty"`
+	// Checkpoints are the session's, oldest first (checkpoint.go).
+	Checkpoints []Checkpoint `json:"checkpoints,omitempty"`
+	Limit       *limit.Held  `json:"limit,omitempty"`
+	Cells       int          `json:"cells"`
+	Names       []string     `json:"names,omitempty"`
+	LastActive  time.Time    `json:"last_active"`
 	// Cur is the cell in flight, or the last cell.
 	Cur *CellState `json:"cur,omitempty"`
 	// IdleAfter and IdleSeq say whose idle output is replayed: output

@@ -105,7 +105,7 @@ func (x *index) members(leader Proc, cookie string, self int, spare []Proc) []Pr
 	var queue []int
 	add := func(pid int) {
 		e, ok := x.byPID[pid]
-		if _, dup := in[pid]; !ok || dup || pid <= 1 || pid == self || e.zombie() || x.spared(e, spare) {
+		if _, dup := in[pid]; !ok || dup || pid <= 1 || pid == self || e.zombie() || x.spared(e, leader.PID, spare) {
 			return
 		}
 		in[pid] = e
@@ -143,10 +143,13 @@ func (x *index) members(leader Proc, cookie string, self int, spare []Proc) []Pr
 // maxSpareDepth bounds the walk up from a process to a spared ancestor.
 const maxSpareDepth = 64
 
-// spared reports whether e is one of spare or descends from one.
-func (x *index) spared(e entry, spare []Proc) bool {
+// spared reports whether e is one of spare or descends from one, not
+// through the tree's leader: a runtime that is itself a copy of a spared
+// process (a session rolled back to a checkpoint, whose copy it is) keeps
+// its own tree.
+func (x *index) spared(e entry, leader int, spare []Proc) bool {
 	for range maxSpareDepth {
-		if len(spare) == 0 {
+		if len(spare) == 0 || e.pid == leader {
 			return false
 		}
 		if slices.Contains(spare, e.proc()) {
