@@ -330,6 +330,8 @@ type SessionInfo struct {
 	// Fork says which session this one is a fork of, and after which
 	// of its cells.
 	Fork *Fork `json:"fork,omitempty"`
+	// Checkpoints are the session's, oldest first (polyrepl checkpoint).
+	Checkpoints []Checkpoint `json:"checkpoints,omitempty"`
 }
 
 // Running describes the cell a session is running.

@@ -20,6 +20,14 @@ const (
 	// NoteForked: a record entry of the session a fork was taken from.
 	// Session, Fork (Into, Cell).
 	NoteForked = "forked"
+	// NoteCheckpoint: a checkpoint was taken. Session, Checkpoint;
+	// Again when it replaced one of its label; Dropped, the oldest it
+	// ended to stay within MaxCheckpoints.
+	NoteCheckpoint = "checkpoint"
+	// NoteRolledBack: the session's runtime was replaced by a copy of a
+	// checkpoint. Session, Checkpoint, PID (the new runtime), Cells (the
+	// last cell rolled back: those after Checkpoint.Cell up to it are).
+	NoteRolledBack = "rolled-back"
 	// NoteRestarted: a fresh process replaced the session's. Session,
 	// Runtime, Version, Cwd, PID; Names are the names that are gone (as
 	// the loss note of a death says them); Cell is the cell the restart
@@ -258,6 +266,9 @@ type Note struct {
 	Enforced *Enforced `json:"enforced,omitempty"`
 	// Fork is how a session was forked, in a created or forked note.
 	Fork *Fork `json:"fork,omitempty"`
+	// Checkpoint and Dropped: see NoteCheckpoint and NoteRolledBack.
+	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
+	Dropped    *Checkpoint `json:"dropped,omitempty"`
 	// Text is the note in words, filled only where a note leaves as JSON
 	// for a person's scripts (the CLI's --json); everywhere else the
 	// edges word the fields.

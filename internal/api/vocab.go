@@ -61,18 +61,20 @@ type Action struct {
 
 // Actions an error can name.
 const (
-	DoWait      = "wait"      // collect the running or uncollected cell
-	DoInterrupt = "interrupt" // stop the running cell
-	DoInput     = "input"     // answer the question the running cell asks
-	DoKill      = "kill"      // end the session
-	DoRestart   = "restart"   // a fresh process for the session, of this version
-	DoExec      = "exec"      // start a fresh session under the name
-	DoHistory   = "history"   // list the session's record
-	DoRuntimes  = "runtimes"  // see which runtimes there are
-	DoSessions  = "sessions"  // list the sessions (Session: that one's state: alive, running, with a result to collect)
-	DoAttach    = "attach"    // follow the session's record and send it cells, with no terminal of its own
-	DoVars      = "vars"      // look at the session's names, without a cell
-	DoFork      = "fork"      // a new session from a copy of this one's runtime
+	DoWait       = "wait"       // collect the running or uncollected cell
+	DoInterrupt  = "interrupt"  // stop the running cell
+	DoInput      = "input"      // answer the question the running cell asks
+	DoKill       = "kill"       // end the session
+	DoRestart    = "restart"    // a fresh process for the session, of this version
+	DoExec       = "exec"       // start a fresh session under the name
+	DoHistory    = "history"    // list the session's record
+	DoRuntimes   = "runtimes"   // see which runtimes there are
+	DoSessions   = "sessions"   // list the sessions (Session: that one's state: alive, running, with a result to collect)
+	DoAttach     = "attach"     // follow the session's record and send it cells, with no terminal of its own
+	DoVars       = "vars"       // look at the session's names, without a cell
+	DoFork       = "fork"       // a new session from a copy of this one's runtime
+	DoCheckpoint = "checkpoint" // keep a frozen fork of the session's runtime
+	DoRollback   = "rollback"   // resume a checkpoint in the runtime's place
 	// DoKernels lists the Jupyter kernels of the gateway the call named:
 	// a person's step (no tool lists a gateway's kernels).
 	DoKernels = "kernels"
@@ -94,8 +96,9 @@ const (
 	FieldGateway = "gateway"
 	FieldSince   = "since"
 	FieldEOF     = "eof"
-	FieldPath    = "path" // what a look is asked to look inside (vars)
-	FieldNew     = "new"  // the name a fork is asked for
+	FieldPath    = "path"  // what a look is asked to look inside (vars)
+	FieldNew     = "new"   // the name a fork is asked for
+	FieldLabel   = "label" // a checkpoint's label
 	// FieldSandbox is the session's policy (Spawn.Sandbox); FieldCeiling
 	// the client's declared ceiling (HeaderCeiling).
 	FieldSandbox = "sandbox"

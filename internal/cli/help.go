@@ -35,7 +35,7 @@ func runHelp(e *env, args []string) int {
 
 // order is how the commands are listed: the everyday ones first. A
 // command missing from it is listed after them all the same.
-var order = []string{"exec", "wait", "interrupt", "restart", "kill", "fork", "sessions", "vars", "history", "log", "export", "attach", "view", "runtimes", "mcp", "setup", "start", "stop", "status", "daemon", "help"}
+var order = []string{"exec", "wait", "interrupt", "restart", "kill", "fork", "checkpoint", "rollback", "sessions", "vars", "history", "log", "export", "attach", "view", "runtimes", "mcp", "setup", "start", "stop", "status", "daemon", "help"}
 
 // listed returns every command in the order help lists them.
 func listed() []*command {

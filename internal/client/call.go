@@ -86,6 +86,10 @@ func (r request) changes() string {
 		return api.DoRestart
 	case api.PathFork:
 		return api.DoFork
+	case api.PathCheckpoint:
+		return api.DoCheckpoint
+	case api.PathRollback:
+		return api.DoRollback
 	}
 	return ""
 }

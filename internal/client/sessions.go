@@ -99,3 +99,15 @@ func (c *Client) Start(ctx context.Context) (api.StatusReply, bool, error) {
 	st, err := c.Status(ctx)
 	return st, true, err
 }
+
+// Checkpoint keeps a frozen fork of the session's runtime, taken between
+// cells.
+func (c *Client) Checkpoint(ctx context.Context, name string, req api.CheckpointRequest) (api.CheckpointReply, error) {
+	return call[api.CheckpointReply](ctx, c, request{method: http.MethodPost, path: api.PathCheckpoint, session: name, body: req})
+}
+
+// Rollback ends the session's runtime and resumes a checkpoint in its
+// place.
+func (c *Client) Rollback(ctx context.Context, name string, req api.CheckpointRequest) (api.RollbackReply, error) {
+	return call[api.RollbackReply](ctx, c, request{method: http.MethodPost, path: api.PathRollback, session: name, body: req})
+}

@@ -43,6 +43,8 @@ func (d *Daemon) routes() http.Handler {
 	mux.HandleFunc("POST "+api.PathInterrupt, d.interrupt)
 	mux.HandleFunc("POST "+api.PathRestart, d.restart)
 	mux.HandleFunc("POST "+api.PathFork, d.fork)
+	mux.HandleFunc("POST "+api.PathCheckpoint, d.checkpoint)
+	mux.HandleFunc("POST "+api.PathRollback, d.rollback)
 	mux.HandleFunc("POST "+api.PathKill, d.kill)
 	mux.HandleFunc("GET "+api.PathRecord, d.history)
 	mux.HandleFunc("GET "+api.PathRecordEntry, d.entry)
@@ -263,6 +265,36 @@ func (d *Daemon) fork(w http.ResponseWriter, r *http.Request) {
 	req.Client = req.Client.Bounded()
 	req.Client.Reach = reachOf(r)
 	res, err := d.sessions.Fork(r.Context(), r.PathValue("name"), req)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	reply(w, res)
+}
+
+func (d *Daemon) checkpoint(w http.ResponseWriter, r *http.Request) {
+	var req api.CheckpointRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	req.Client = req.Client.Bounded()
+	req.Client.Reach = reachOf(r)
+	res, err := d.sessions.Checkpoint(r.Context(), r.PathValue("name"), req)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	reply(w, res)
+}
+
+func (d *Daemon) rollback(w http.ResponseWriter, r *http.Request) {
+	var req api.CheckpointRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	req.Client = req.Client.Bounded()
+	req.Client.Reach = reachOf(r)
+	res, err := d.sessions.Rollback(r.Context(), r.PathValue("name"), req)
 	if err != nil {
 		fail(w, err)
 		return

@@ -41,6 +41,10 @@ func Note(n api.Note, v Voice) string {
 			return fmt.Sprintf("Session '%s' was forked.", n.Session)
 		}
 		return fmt.Sprintf("Session '%s' was forked into '%s' after cell %d: '%s' goes on from here with a copy of these names.", n.Session, n.Fork.Into, n.Fork.Cell, n.Fork.Into)
+	case api.NoteCheckpoint:
+		return checkpointNote(n)
+	case api.NoteRolledBack:
+		return rolledBackNote(n)
 	case api.NoteRestarted:
 		text := fmt.Sprintf("Restarted session '%s' (%s, cwd %s): a fresh process (pid %d).", n.Session, runtimeVersion(n), n.Cwd, n.PID)
 		if n.PID == 0 {

@@ -377,6 +377,9 @@ func Session(w io.Writer, s api.SessionInfo, now time.Time, v Voice) {
 	if f := s.Fork; f != nil && s.State != api.StateDead {
 		fmt.Fprintf(w, "    a fork of '%s', taken after its cell %d\n", f.From, f.Cell)
 	}
+	if s.State != api.StateDead {
+		checkpointLines(w, s.Checkpoints, now)
+	}
 	if s.HolderVersion != "" && s.State != api.StateDead {
 		fmt.Fprintf(w, "    runs on the holder and worker of polyrepl %s until it is restarted (%s moves it to this version's)\n",
 			s.HolderVersion, v.Step(api.Action{Do: api.DoRestart, Session: s.Name}))

@@ -681,6 +681,7 @@ func (s *Session) info(full, withMemory bool, tb *proc.Table) api.SessionInfo {
 	}
 	if full && p != nil && state != Dead {
 		info.Stopped = proc.Stopped(p.Tree().Leader)
+		info.Checkpoints = checkpointsOf(p, withMemory)
 	}
 	return info
 }
