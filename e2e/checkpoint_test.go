@@ -1,0 +1,135 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/polyrepl/polyrepl/internal/proc/proctest"
+)
+
+// checkpointReply is `checkpoint --json` and `rollback --json`.
+type checkpointReply struct {
+	Session    string `json:"session"`
+	Checkpoint struct {
+		Label string `json:"label"`
+		Cell  int    `json:"cell"`
+		PID   int    `json:"pid"`
+	} `json:"checkpoint"`
+	PID   int `json:"pid"`
+	Cells int `json:"cells"`
+	Notes []struct {
+		Kind string `json:"kind"`
+		Text string `json:"text"`
+	} `json:"notes"`
+}
+
+func (e *env) checkpoint(args ...string) checkpointReply {
+	e.t.Helper()
+	out, _ := e.must(0, append(args, "--json")...)
+	var r checkpointReply
+	if err := json.Unmarshal([]byte(out), &r); err != nil || len(r.Notes) == 0 {
+		e.t.Fatalf("%s --json: %v: %s", args[0], err, out)
+	}
+	return r
+}
+
+// TestCheckpointRollback: checkpoint, change, rollback — the value is
+// back, the record says which cells were rolled back, and the
+// checkpoint serves a second rollback; the listing shows it; a daemon
+// SIGKILLed and replaced keeps it and it still rolls back; kill ends
+// every checkpoint.
+func TestCheckpointRollback(t *testing.T) {
+	needPython(t)
+	t.Parallel()
+	e := newEnv(t)
+	e.must(0, "exec", "lab", "x = 1")
+	ck := e.checkpoint("checkpoint", "lab")
+	if ck.Checkpoint.Label != "c1" || ck.Checkpoint.Cell != 1 || ck.Checkpoint.PID <= 0 {
+		t.Fatalf("checkpoint --json: %+v", ck)
+	}
+	wantContains(t, "the checkpoint's note", ck.Notes[0].Text, "Checkpoint 'c1' of session 'lab' taken after cell 1")
+	e.must(0, "exec", "lab", "x = 2")
+	e.must(0, "exec", "lab", "y = x * 10")
+	old := e.session("lab").PID
+	rb := e.checkpoint("rollback", "lab")
+	wantContains(t, "the rollback's note", rb.Notes[0].Text, "rolled back to checkpoint 'c1' (after cell 1)", "Cells 2 to 3 are rolled back")
+	if v := e.runJSON("exec", "lab", "x").Value; v != "1" {
+		t.Errorf("x after the rollback: %s, want 1", v)
+	}
+	if proctest.Alive(old) {
+		t.Errorf("the runtime rolled back from (pid %d) still runs", old)
+	}
+	if s := e.session("lab"); s.State == "dead" || s.PID != rb.PID {
+		t.Errorf("after the rollback the session is %+v, the new runtime pid %d", s, rb.PID)
+	}
+	hist, _ := e.must(0, "history", "lab")
+	wantContains(t, "the record", hist, "Checkpoint 'c1'", "rolled back to checkpoint 'c1'")
+	e.must(0, "exec", "lab", "x = 3")
+	e.checkpoint("rollback", "lab", "c1")
+	if v := e.runJSON("exec", "lab", "x").Value; v != "1" {
+		t.Errorf("x after a second rollback to the same checkpoint: %s, want 1", v)
+	}
+	list, _ := e.must(0, "sessions", "lab")
+	wantContains(t, "sessions lab", list, "checkpoint c1: after cell 1")
+
+	// A new daemon is told the checkpoints by the holder.
+	e.must(0, "exec", "lab", "x = 4")
+	e.killDaemon()
+	out, _ := e.must(0, "sessions", "lab", "--json")
+	if !strings.Contains(out, `"label":"c1"`) && !strings.Contains(out, `"label": "c1"`) {
+		t.Errorf("a new daemon's listing has no checkpoint c1: %s", out)
+	}
+	e.checkpoint("rollback", "lab")
+	if v := e.runJSON("exec", "lab", "x").Value; v != "1" {
+		t.Errorf("x after a rollback through a new daemon: %s, want 1", v)
+	}
+	e.must(0, "kill", "lab")
+	if proctest.Alive(ck.Checkpoint.PID) {
+		t.Error("kill left the checkpoint running")
+	}
+}
+
+// TestCheckpointBounds: a session keeps at most 8 checkpoints: the ninth
+// ends the oldest and says so; a label in use is replaced; a runtime
+// that cannot fork is refused with its reason; a running cell is not
+// checkpointed.
+func TestCheckpointBounds(t *testing.T) {
+	needPython(t)
+	t.Parallel()
+	e := newEnv(t)
+	e.must(0, "exec", "b", "n = 0")
+	var first int
+	for i := 1; i <= 8; i++ {
+		r := e.checkpoint("checkpoint", "b", fmt.Sprintf("k%d", i))
+		if i == 1 {
+			first = r.Checkpoint.PID
+		}
+	}
+	r := e.checkpoint("checkpoint", "b", "k9")
+	wantContains(t, "the ninth checkpoint", r.Notes[0].Text, "Checkpoint 'k1' (after cell 1), the oldest, was ended")
+	if proctest.Alive(first) {
+		t.Error("the dropped checkpoint still runs")
+	}
+	r = e.checkpoint("checkpoint", "b", "k9")
+	wantContains(t, "a label in use", r.Notes[0].Text, "It replaces the earlier checkpoint 'k9'")
+	_, stderr := e.must(2, "rollback", "b", "k1")
+	wantContains(t, "a rollback to a dropped checkpoint", stderr, `no checkpoint "k1"`)
+
+	e.must(124, "exec", "b", "import time\nprint('started', flush=True)\ntime.sleep(30)", "-t", "0")
+	_, stderr = e.must(2, "checkpoint", "b")
+	wantContains(t, "a checkpoint during a cell", stderr, "taken between cells")
+	e.must(0, "interrupt", "b")
+	if ok, _ := runtimeFound(e, "node"); ok {
+		e.must(0, "exec", "n", "1", "--runtime", "node")
+		out, _ := e.must(2, "checkpoint", "n", "--json")
+		var refusal struct{ Code, Error string }
+		json.Unmarshal([]byte(out), &refusal)
+		if refusal.Code != "no-fork" {
+			t.Errorf("a checkpoint of node: %s", out)
+		}
+		wantContains(t, "a checkpoint of node", refusal.Error, "the node runtime cannot fork")
+	}
+	e.must(0, "kill", "b")
+}
