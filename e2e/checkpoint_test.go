@@ -92,9 +92,9 @@ func TestCheckpointRollback(t *testing.T) {
 }
 
 // TestCheckpointBounds: a session keeps at most 8 checkpoints: the ninth
-// ends the oldest and says so; a label in use is replaced; a runtime
-// that cannot fork is refused with its reason; a running cell is not
-// checkpointed.
+// ends the oldest and says so; a label in use is replaced; a running
+// cell is not checkpointed; a restart ends the checkpoints; a runtime
+// that cannot fork is refused with its reason.
 func TestCheckpointBounds(t *testing.T) {
 	needPython(t)
 	t.Parallel()
@@ -121,6 +121,15 @@ func TestCheckpointBounds(t *testing.T) {
 	_, stderr = e.must(2, "checkpoint", "b")
 	wantContains(t, "a checkpoint during a cell", stderr, "taken between cells")
 	e.must(0, "interrupt", "b")
+	// A restart is a new life: the checkpoints end with the old one.
+	last := e.checkpoint("checkpoint", "b", "k10").Checkpoint.PID
+	e.must(0, "restart", "b")
+	if proctest.Alive(last) {
+		t.Error("restart left a checkpoint running")
+	}
+	if list, _ := e.must(0, "sessions", "b"); strings.Contains(list, "checkpoint") {
+		t.Errorf("after a restart sessions still lists checkpoints:\n%s", list)
+	}
 	if ok, _ := runtimeFound(e, "node"); ok {
 		e.must(0, "exec", "n", "1", "--runtime", "node")
 		out, _ := e.must(2, "checkpoint", "n", "--json")
@@ -132,4 +141,24 @@ func TestCheckpointBounds(t *testing.T) {
 		wantContains(t, "a checkpoint of node", refusal.Error, "the node runtime cannot fork")
 	}
 	e.must(0, "kill", "b")
+}
+
+// TestCheckpointRuby: a Ruby session rolls back as a Python one does.
+func TestCheckpointRuby(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	if ok, _ := runtimeFound(e, "ruby"); !ok {
+		t.Skip("ruby is not installed")
+	}
+	e.must(0, "exec", "rb", "x = [1, 2]", "--runtime", "ruby")
+	ck := e.checkpoint("checkpoint", "rb", "two")
+	e.must(0, "exec", "rb", "x << 3")
+	e.checkpoint("rollback", "rb")
+	if v := e.runJSON("exec", "rb", "x.size").Value; v != "2" {
+		t.Errorf("x.size after the rollback: %s, want 2", v)
+	}
+	e.must(0, "kill", "rb")
+	if proctest.Alive(ck.Checkpoint.PID) {
+		t.Error("kill left the checkpoint running")
+	}
 }

@@ -102,7 +102,7 @@ func sparingTargets(x *index, leader Proc, spare []Proc) []Proc {
 		pid := queue[len(queue)-1]
 		queue = queue[:len(queue)-1]
 		for _, c := range x.children[pid] {
-			if !spared[c] {
+			if !spared[c] && c != leader.PID { // a copy of a spared process keeps its own tree
 				spared[c] = true
 				queue = append(queue, c)
 			}

@@ -116,6 +116,12 @@ func TestSelectMembers(t *testing.T) {
 		{"spared fork", append(base, e(100, self, 100, 5, 'S', false),
 			e(110, 100, 110, 20, 'S', true), e(111, 110, 110, 21, 'S', false), e(112, 111, 112, 22, 'S', true)),
 			leader, []int{100, 101, 102, 103, 104, 105, 201}, []Proc{{PID: 110, Start: 20}}},
+		// A runtime rolled back to a checkpoint is the checkpoint's copy:
+		// the checkpoint (spared) is its parent, and it and its children
+		// are the tree's all the same; another checkpoint it took is not.
+		{"leader under a spared checkpoint", append(base[:len(base):len(base)], e(90, self, 90, 4, 'T', true), e(100, 90, 100, 5, 'S', true),
+			e(120, 100, 120, 30, 'T', true)),
+			leader, []int{100, 101, 102, 103, 104, 105, 201}, []Proc{{PID: 90, Start: 4}, {PID: 120, Start: 30}}},
 		{"a spared pid reused", append(base, e(100, self, 100, 5, 'S', false), e(110, 100, 110, 20, 'S', true)),
 			leader, []int{100, 101, 102, 103, 104, 105, 110, 201}, []Proc{{PID: 110, Start: 19}}},
 	}

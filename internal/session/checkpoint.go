@@ -53,6 +53,9 @@ func (m *Manager) Rollback(ctx context.Context, name string, req api.CheckpointR
 	}
 	// The holder told the new runtime before it answered: the session
 	// took its cells and names then (RuntimeChanged).
+	// The journal names the new runtime, for a daemon after this one
+	// that finds the holder gone.
+	m.noteNames(s)
 	ck := checkpointOf(ans.Checkpoint)
 	n := api.Note{Kind: api.NoteRolledBack, Session: name, Checkpoint: &ck, PID: ans.Leader.PID, Cells: ans.Before}
 	m.note(s, req.Client, n)

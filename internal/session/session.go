@@ -45,6 +45,7 @@ import (
 	"log"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
@@ -577,6 +578,11 @@ func (s *Session) kill(by, cause string, asker api.Client) error {
 		p := s.p
 		s.mu.Unlock()
 		p.Kill()
+		// Its checkpoints ended with it only through its own end: a
+		// holder killed leaves them stopped, so they go here.
+		for _, c := range p.Checkpoints() {
+			proc.Signal(c.Proc, syscall.SIGKILL)
+		}
 		if !s.waitExited(5 * time.Second) {
 			return fmt.Errorf("session %q did not end after SIGKILL", s.Name)
 		}
