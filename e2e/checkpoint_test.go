@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/polyrepl/polyrepl/internal/proc/proctest"
 )
@@ -161,4 +162,50 @@ func TestCheckpointRuby(t *testing.T) {
 	if proctest.Alive(ck.Checkpoint.PID) {
 		t.Error("kill left the checkpoint running")
 	}
+}
+
+// TestCheckpointCost measures, for the reliability report, what a
+// checkpoint and a rollback of a session holding 256 MB cost: the time
+// each command takes (the CLI's start included) and the checkpoint's
+// memory (PSS) once taken. Nothing is asserted of the numbers.
+func TestCheckpointCost(t *testing.T) {
+	needPython(t)
+	if testing.Short() {
+		t.Skip("a session of 256 MB: not in -short")
+	}
+	t.Parallel()
+	e := newEnv(t)
+	e.must(0, "exec", "big", "blob = b'x' * (256 << 20)\nlen(blob)")
+	start := time.Now()
+	e.checkpoint("checkpoint", "big")
+	took := time.Since(start)
+	var listed struct {
+		Sessions []struct {
+			Memory      uint64 `json:"memory"`
+			Checkpoints []struct {
+				Memory uint64 `json:"memory"`
+			} `json:"checkpoints"`
+		} `json:"sessions"`
+	}
+	out, _ := e.must(0, "sessions", "big", "--json")
+	if err := json.Unmarshal([]byte(out), &listed); err != nil || len(listed.Sessions) != 1 || len(listed.Sessions[0].Checkpoints) != 1 {
+		t.Fatalf("sessions big --json: %v: %s", err, out)
+	}
+	ckMem := listed.Sessions[0].Checkpoints[0].Memory
+	if ckMem == 0 {
+		t.Errorf("the checkpoint's memory is not listed: %s", out)
+	}
+	e.must(0, "exec", "big", "blob = None")
+	start = time.Now()
+	e.checkpoint("rollback", "big")
+	rolled := time.Since(start)
+	if v := e.runJSON("exec", "big", "len(blob)").Value; v != fmt.Sprint(256<<20) {
+		t.Errorf("len(blob) after the rollback: %s", v)
+	}
+	t.Logf("checkpoint %v (PSS %d MB, the session %d MB), rollback %v", took, ckMem>>20, listed.Sessions[0].Memory>>20, rolled)
+	report(t, "8 Kernels and holders", "`checkpoint` of a Python session holding 256 MB",
+		"%d ms (the CLI's start included); the checkpoint's PSS %d MB, the session's %d MB", took.Milliseconds(), ckMem>>20, listed.Sessions[0].Memory>>20)
+	report(t, "8 Kernels and holders", "`rollback` of that session after it dropped the 256 MB",
+		"%d ms (the CLI's start included); the value is back", rolled.Milliseconds())
+	e.must(0, "kill", "big")
 }
