@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -95,7 +96,7 @@ func TestCheckpointRollback(t *testing.T) {
 // TestCheckpointBounds: a session keeps at most 8 checkpoints: the ninth
 // ends the oldest and says so; a label in use is replaced; a running
 // cell is not checkpointed; a restart ends the checkpoints; a runtime
-// that cannot fork is refused with its reason.
+// that cannot fork is refused with its reason; stop ends them.
 func TestCheckpointBounds(t *testing.T) {
 	needPython(t)
 	t.Parallel()
@@ -141,7 +142,12 @@ func TestCheckpointBounds(t *testing.T) {
 		}
 		wantContains(t, "a checkpoint of node", refusal.Error, "the node runtime cannot fork")
 	}
-	e.must(0, "kill", "b")
+	// stop ends every session, and their checkpoints with them.
+	kept := e.checkpoint("checkpoint", "b").Checkpoint.PID
+	e.must(0, "stop")
+	if proctest.Alive(kept) {
+		t.Error("stop left a checkpoint running")
+	}
 }
 
 // TestCheckpointRuby: a Ruby session rolls back as a Python one does.
@@ -162,6 +168,25 @@ func TestCheckpointRuby(t *testing.T) {
 	if proctest.Alive(ck.Checkpoint.PID) {
 		t.Error("kill left the checkpoint running")
 	}
+}
+
+// TestCheckpointHolderKilled: a session whose holder is SIGKILLed dies,
+// and its checkpoints with it: the daemon ends them.
+func TestCheckpointHolderKilled(t *testing.T) {
+	needPython(t)
+	t.Parallel()
+	e := newEnv(t)
+	e.must(0, "exec", "hk", "x = 1")
+	ck := e.checkpoint("checkpoint", "hk")
+	gen := e.session("hk").Generation
+	syscall.Kill(e.session("hk").Holder, syscall.SIGKILL)
+	if !waitFor(10*time.Second, func() bool { return len(e.generation(gen)) == 0 }) {
+		t.Errorf("the runtime or its checkpoint outlived its holder:%s", proctest.Describe(e.generation(gen)))
+	}
+	if proctest.Alive(ck.Checkpoint.PID) {
+		t.Error("the checkpoint outlived its holder")
+	}
+	e.run("wait", "hk")
 }
 
 // TestCheckpointCost measures, for the reliability report, what a

@@ -441,6 +441,10 @@ func (s *server) run(b []byte) {
 		log.Printf("session %s: a daemon sent a cell the holder cannot read; ignored", s.sp.Name)
 		return
 	}
+	// A cell sent while a checkpoint or a rollback is taken waits for it
+	// (and runs on the runtime it leaves).
+	s.ckMu.Lock()
+	defer s.ckMu.Unlock()
 	s.mu.Lock()
 	if c := s.cur; c != nil {
 		c.out.free()

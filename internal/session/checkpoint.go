@@ -163,7 +163,9 @@ func (s *Session) RuntimeChanged(rt holder.Runtime) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.cells = rt.Cells
+	if c := s.cur; c == nil || c.finished() {
+		s.cells = rt.Cells // a cell sent as the rollback began runs on after it, numbered on
+	}
 	s.names = boundNames(rt.Names)
 	s.namesTotal = len(rt.Names)
 	s.lastActive = time.Now()

@@ -5,6 +5,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
@@ -77,6 +78,11 @@ func (m *Manager) died(s *Session, d *api.Death) {
 		if survivors, err := s.p.Tree().Kill(killGrace); err != nil {
 			log.Printf("session %s: %d processes survived: %v", s.Name, len(survivors), err)
 		}
+	}
+	// Its checkpoints end with the life: its holder ends them as it
+	// ends, but a holder that was lost cannot.
+	for _, c := range s.p.Checkpoints() {
+		proc.Signal(c.Proc, syscall.SIGKILL)
 	}
 
 	l := m.life(s)
