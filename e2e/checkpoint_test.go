@@ -68,6 +68,15 @@ func TestCheckpointRollback(t *testing.T) {
 	}
 	hist, _ := e.must(0, "history", "lab")
 	wantContains(t, "the record", hist, "Checkpoint 'c1'", "rolled back to checkpoint 'c1'")
+	var marked []string
+	for _, line := range strings.Split(hist, "\n") {
+		if strings.Contains(line, "done, rolled back ·") {
+			marked = append(marked, strings.Fields(line)[2]) // "SEQ cell N · …"
+		}
+	}
+	if strings.Join(marked, ",") != "2,3" {
+		t.Errorf("the record marks cells %v rolled back, want 2 and 3:\n%s", marked, hist)
+	}
 	e.must(0, "exec", "lab", "x = 3")
 	e.checkpoint("rollback", "lab", "c1")
 	if v := e.runJSON("exec", "lab", "x").Value; v != "1" {

@@ -84,6 +84,9 @@ type Entry struct {
 	Text    string     `json:"text,omitempty"`
 	Started time.Time  `json:"started"`
 	Ended   *time.Time `json:"ended,omitempty"`
+	// RolledBack: a cell a rollback undid (its runtime was replaced by a
+	// checkpoint taken before it).
+	RolledBack bool `json:"rolled_back,omitempty"`
 }
 
 // Events of a followed record (RecordEvent.Event).

@@ -38,6 +38,10 @@ func rolledBackNote(n api.Note) string {
 	case n.Cells > c.Cell+1:
 		text += fmt.Sprintf(" Cells %d to %d are rolled back.", c.Cell+1, n.Cells)
 	}
+	if rng := max(n.Cells-c.Cell, 0); n.Count > 0 && n.Count != rng {
+		// Cells run since the checkpoint on another line of rollbacks.
+		text += fmt.Sprintf(" The record marks the %s run since the checkpoint was taken as rolled back.", Plural(n.Count, "cell"))
+	}
 	return text + fmt.Sprintf(" The checkpoint stays for another rollback; the next cell is %d.", c.Cell+1)
 }
 

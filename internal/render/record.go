@@ -179,7 +179,11 @@ func EntryHeader(e api.Entry) string {
 	at := e.Started.Local().Format("15:04:05")
 	switch e.Kind {
 	case api.EntryCell:
-		s := fmt.Sprintf("%s cell %d · %s · %s · %s", e.ID, e.Cell, whoOf(e), e.Status, at)
+		status := e.Status
+		if e.RolledBack {
+			status += ", rolled back"
+		}
+		s := fmt.Sprintf("%s cell %d · %s · %s · %s", e.ID, e.Cell, whoOf(e), status, at)
 		if e.Ended != nil {
 			s += fmt.Sprintf(" (%s)", roundSecs(e.Ended.Sub(e.Started)))
 		}

@@ -57,7 +57,8 @@ func (m *Manager) Rollback(ctx context.Context, name string, req api.CheckpointR
 	// that finds the holder gone.
 	m.noteNames(s)
 	ck := checkpointOf(ans.Checkpoint)
-	n := api.Note{Kind: api.NoteRolledBack, Session: name, Checkpoint: &ck, PID: ans.Leader.PID, Cells: ans.Before}
+	n := api.Note{Kind: api.NoteRolledBack, Session: name, Checkpoint: &ck, PID: ans.Leader.PID, Cells: ans.Before,
+		Count: markRolledBack(s, ck)}
 	m.note(s, req.Client, n)
 	return api.RollbackReply{Session: name, Checkpoint: ck, PID: ans.Leader.PID, Cells: ans.Before,
 		Notes: append([]api.Note{n}, m.othersNotes(name, req.Client)...)}, nil
@@ -177,4 +178,27 @@ func fieldOf(c holder.Code) string {
 		return api.FieldLabel
 	}
 	return ""
+}
+
+// markRolledBack marks the cell entries a rollback to ck undid: those of
+// this life recorded after ck was taken (its note), not marked before.
+// It answers how many it marked; none when the record no longer holds
+// ck's note (the note's range says the cells then).
+func markRolledBack(s *Session, ck api.Checkpoint) int {
+	entries, _, _ := s.rec.Since(0)
+	from := 0
+	for _, e := range entries {
+		if n := e.Note; e.Kind == api.EntryNote && e.Generation == s.Generation && n != nil && n.Kind == api.NoteCheckpoint &&
+			n.Checkpoint != nil && n.Checkpoint.Label == ck.Label && n.Checkpoint.PID == ck.PID {
+			from = e.Seq
+		}
+	}
+	marked := 0
+	for _, e := range entries {
+		if from > 0 && e.Seq > from && e.Kind == api.EntryCell && e.Generation == s.Generation && !e.RolledBack {
+			s.rec.Update(e.Seq, func(x *api.Entry) { x.RolledBack = true })
+			marked++
+		}
+	}
+	return marked
 }
