@@ -268,6 +268,7 @@ func (v service) Checkpoint(a CheckpointArgs) (CheckpointAnswer, error) {
 		stopCopy(p, h, nil)
 		return CheckpointAnswer{}, &Error{Code: CodeFailed, Msg: fmt.Sprintf("cannot stop the checkpoint's copy (pid %d): %v", leader.PID, err)}
 	}
+	waitStopped(leader)
 	c := &checkpoint{Checkpoint: Checkpoint{Label: label, Cell: cells, At: time.Now(), Proc: leader, Names: names}, p: p, h: h}
 	var ans CheckpointAnswer
 	var gone []*checkpoint
@@ -485,4 +486,13 @@ func boundCheckpoints(cs []Checkpoint) []Checkpoint {
 		cs[i].Label = api.Clip(cs[i].Label, MaxLabel, "label")
 	}
 	return cs
+}
+
+// waitStopped waits, briefly, until a SIGSTOP sent to p took effect (a
+// signal is delivered once the process next runs): a checkpoint
+// answered is listed as it is.
+func waitStopped(p proc.Proc) {
+	for deadline := time.Now().Add(2 * time.Second); !proc.Stopped(p) && proc.Alive(p) && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
 }
