@@ -9,6 +9,7 @@ import (
 
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/holder"
+	"github.com/polyrepl/polyrepl/internal/proc"
 )
 
 // forkStart is how a session's life starts when it is a fork: its holder
@@ -151,4 +152,15 @@ func forkOf(fa *holder.ForkAnswer, full bool) *api.Fork {
 		f.Children, f.ChildrenTotal = b.Children, b.ChildrenTotal
 	}
 	return f
+}
+
+// memoryOf is the memory of p's tree as tb saw it: its proportional set
+// size when it shares pages with a fork (it is one, or gave one away), so
+// the two do not each count the pages they share, else its RSS.
+func memoryOf(p *holder.Process, tb *proc.Table) (bytes uint64, shared bool) {
+	t := p.Tree()
+	if p.Hello().Forked != nil || len(t.Spare) > 0 {
+		return proc.PSS(t.MembersIn(tb)), true
+	}
+	return proc.RSS(t.MembersIn(tb)), false
 }

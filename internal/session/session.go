@@ -81,11 +81,9 @@ type Session struct {
 	Runtime    string
 	Transcript string
 
-	m  *Manager
-	rt driver.Info // the runtime's facts, as its holder told them (see facts)
-	// forking, for a life that starts as a fork of another session's
-	// runtime, is how (fork.go); nil once it started.
-	forking *forkStart
+	m       *Manager
+	rt      driver.Info // the runtime's facts, as its holder told them (see facts)
+	forking *forkStart  // how a life forked from another starts (fork.go); nil once it did
 
 	mu         sync.Mutex
 	changed    chan struct{}   // closed and replaced on every state change
@@ -678,12 +676,7 @@ func (s *Session) info(full, withMemory bool, tb *proc.Table) api.SessionInfo {
 	state := s.state
 	s.mu.Unlock()
 	if withMemory && p != nil && state != Dead {
-		t := p.Tree()
-		if p.Hello().Forked != nil || len(t.Spare) > 0 {
-			info.Memory, info.MemoryShared = proc.PSS(t.MembersIn(tb)), true
-		} else {
-			info.Memory = proc.RSS(t.MembersIn(tb))
-		}
+		info.Memory, info.MemoryShared = memoryOf(p, tb)
 	}
 	if full && p != nil && state != Dead {
 		info.Stopped = proc.Stopped(p.Tree().Leader)
