@@ -461,6 +461,7 @@ func (p *Process) Checkpoints() []Checkpoint {
 // bounds the names, as a cell's).
 func (p *Process) runtimeChanged(rt Runtime) {
 	rt.Checkpoints = boundCheckpoints(rt.Checkpoints)
+	rt.Spare = boundSpare(rt.Spare)
 	p.mu.Lock()
 	p.hello.Leader = rt.Leader
 	p.hello.Checkpoints = rt.Checkpoints
@@ -486,6 +487,19 @@ func boundCheckpoints(cs []Checkpoint) []Checkpoint {
 		cs[i].Label = api.Clip(cs[i].Label, MaxLabel, "label")
 	}
 	return cs
+}
+
+// MaxSpare bounds the processes a holder may say its runtime's tree
+// spares (forks given away, checkpoints), where they enter the daemon: a
+// session forked more often than that keeps the newest.
+const MaxSpare = 256
+
+// boundSpare holds a holder's spared processes to MaxSpare, the newest.
+func boundSpare(ps []proc.Proc) []proc.Proc {
+	if len(ps) > MaxSpare {
+		ps = ps[len(ps)-MaxSpare:]
+	}
+	return ps
 }
 
 // waitStopped waits, briefly, until a SIGSTOP sent to p took effect (a

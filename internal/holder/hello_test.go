@@ -88,3 +88,20 @@ func FuzzDecodeHello(f *testing.F) {
 		}
 	})
 }
+
+// TestHelloSpareBounded: a hello's spared processes are held to MaxSpare,
+// the newest kept, where they enter the daemon.
+func TestHelloSpareBounded(t *testing.T) {
+	spare := make([]map[string]any, MaxSpare+50)
+	for i := range spare {
+		spare[i] = map[string]any{"PID": i + 2, "Start": 1}
+	}
+	b, _ := json.Marshal(map[string]any{"proto": Proto, "runtime": "python", "spare": spare})
+	h, err := decodeHello(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Spare) != MaxSpare || h.Spare[len(h.Spare)-1].PID != MaxSpare+51 {
+		t.Errorf("%d spared kept, the last %+v; want the newest %d", len(h.Spare), h.Spare[len(h.Spare)-1], MaxSpare)
+	}
+}

@@ -431,6 +431,7 @@ func decodeHello(b []byte) (Hello, error) {
 	h.Facts = h.Facts.Bounded()
 	h.Enforced = h.Enforced.Bounded()
 	h.Checkpoints = boundCheckpoints(h.Checkpoints)
+	h.Spare = boundSpare(h.Spare)
 	return h, nil
 }
 
