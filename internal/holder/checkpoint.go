@@ -478,13 +478,18 @@ func (p *Process) runtimeChanged(rt Runtime) {
 }
 
 // boundCheckpoints holds a holder's checkpoints to their bounds where
-// they enter the daemon: the newest MaxCheckpoints, labels cut.
+// they enter the daemon: the newest MaxCheckpoints, labels and names cut.
 func boundCheckpoints(cs []Checkpoint) []Checkpoint {
 	if len(cs) > MaxCheckpoints {
 		cs = cs[len(cs)-MaxCheckpoints:]
 	}
 	for i := range cs {
 		cs[i].Label = api.Clip(cs[i].Label, MaxLabel, "label")
+		names := cs[i].Names[:min(len(cs[i].Names), api.MaxNames)]
+		for j, n := range names {
+			names[j] = api.Clip(n, api.NameLimit, "name")
+		}
+		cs[i].Names = names
 	}
 	return cs
 }
