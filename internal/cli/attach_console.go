@@ -299,7 +299,7 @@ func (a *console) drop() bool {
 	n := len(a.pending)
 	a.pending = nil
 	inFlight := false
-	if a.sendingQueuedLocked() && !a.retried {
+	if a.sendingQueuedLocked() && !a.retried && !a.ownLiveLocked() {
 		// The head of the queue is out being tried: it is dropped with
 		// the rest unless the session takes it meanwhile.
 		n++
@@ -326,6 +326,19 @@ func (a *console) drop() bool {
 	}
 	fmt.Fprintf(a.t, "[Dropped %s not run. Ctrl-C again interrupts the running cell.]\n", lines)
 	return true
+}
+
+// ownLiveLocked says whether the record shows a cell of this console's
+// running: the line out being sent, which the session took (the console
+// sends one at a time), so Ctrl-C interrupts it rather than dropping
+// it. Under mu.
+func (a *console) ownLiveLocked() bool {
+	for _, en := range a.live {
+		if en.Conn == a.me.Conn {
+			return true
+		}
+	}
+	return false
 }
 
 // sender runs the typed cells, one at a time, in order: a line waits
