@@ -1,11 +1,13 @@
 package drivertest
 
 import (
+	"context"
 	"os"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/polyrepl/polyrepl/internal/driver"
 )
@@ -80,4 +82,34 @@ func PipesSaid(shared []string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// Fork forks parent between cells into channels ad makes, with a cookie
+// of its own, and adopts the copy with h: the copy, what the fork said,
+// and where it went. The copy is ended, and its channels removed, when
+// the test ends.
+func Fork(t testing.TB, parent driver.Process, ad driver.Adopter, spec driver.Spec, h driver.Handler) (driver.Process, driver.Forked, driver.ForkInto) {
+	t.Helper()
+	ch, err := ad.ForkChannels(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ch.Close)
+	into := ch.Into()
+	into.Cookie = Cookie("copy")
+	f, err := parent.(driver.Forker).Fork(into, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.PID <= 0 || f.PID == parent.PID() {
+		t.Fatalf("fork: pid %d (parent %d)", f.PID, parent.PID())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	child, err := ch.Adopt(ctx, spec, f.PID, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { child.Tree().Kill(time.Second) })
+	return child, f, into
 }

@@ -1,9 +1,7 @@
 package ipython
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"github.com/polyrepl/polyrepl/internal/driver"
 	"github.com/polyrepl/polyrepl/internal/driver/drivertest"
@@ -16,25 +14,8 @@ import (
 func TestFork(t *testing.T) {
 	parent, prec := start(t)
 	drivertest.MustValue(t, parent, prec, 1, "x = 41\nx")
-	ch, err := worker.MakeChannels(t.TempDir(), true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ch.Close()
-	into := ch.Into()
-	into.Cookie = drivertest.Cookie("ipython-copy")
-	f, err := parent.(driver.Forker).Fork(into, 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
 	crec := drivertest.NewRecorder()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	child, err := worker.Driver{R: Runtime}.Adopt(ctx, driver.Spec{ValueLimit: 10000}, ch, f.PID, crec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer child.Tree().Kill(time.Second)
+	child, _, _ := drivertest.Fork(t, parent, worker.Driver{R: Runtime}, driver.Spec{ValueLimit: 10000}, crec)
 	if v := drivertest.MustValue(t, child, crec, 2, "x += 1\nOut[1], x"); v != "(41, 42)" {
 		t.Errorf("the copy: %s", v)
 	}

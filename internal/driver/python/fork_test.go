@@ -1,7 +1,6 @@
 package python
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -25,33 +24,11 @@ func TestFork(t *testing.T) {
 		"loader = threading.Thread(target=lambda: time.sleep(60), name='loader', daemon=True)\nloader.start()\nlen(x)")
 	prec.TakeOutput()
 
-	ch, err := worker.MakeChannels(t.TempDir(), true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ch.Close()
-	into := ch.Into()
-	into.Cookie = drivertest.Cookie("copy")
-	f, err := parent.(driver.Forker).Fork(into, 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f.PID <= 0 || f.PID == parent.PID() {
-		t.Fatalf("fork: pid %d (parent %d)", f.PID, parent.PID())
-	}
+	crec := drivertest.NewRecorder()
+	child, f, into := drivertest.Fork(t, parent, worker.Driver{R: Runtime}, driver.Spec{Exe: exe, ValueLimit: 10000}, crec)
 	if !strings.Contains(strings.Join(f.Threads, ","), "loader") || f.ThreadsTotal != 1 {
 		t.Errorf("the fork's threads not copied: %v (%d), want the loader", f.Threads, f.ThreadsTotal)
 	}
-	crec := drivertest.NewRecorder()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	child, err := worker.Driver{R: Runtime}.Adopt(ctx, driver.Spec{Exe: exe, ValueLimit: 10000}, ch, f.PID, crec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		child.Tree().Kill(time.Second)
-	}()
 
 	if v := drivertest.MustValue(t, child, crec, 2, "x.append(4)\nprint('in the copy')\nx"); v != "[1, 2, 3, 4]" {
 		t.Errorf("the copy's x: %s", v)

@@ -1,7 +1,6 @@
 package r
 
 import (
-	"context"
 	"os"
 	"slices"
 	"strconv"
@@ -37,20 +36,8 @@ func TestFork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ch, err := worker.MakeChannels(t.TempDir(), true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ch.Close()
-	into := ch.Into()
-	into.Cookie = drivertest.Cookie("copy")
-	f, err := parent.(driver.Forker).Fork(into, 20*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f.PID <= 0 || f.PID == parent.PID() {
-		t.Fatalf("fork: pid %d (parent %d)", f.PID, parent.PID())
-	}
+	crec := drivertest.NewAsker()
+	child, f, into := drivertest.Fork(t, parent, worker.Driver{R: Runtime}, driver.Spec{Exe: exe, ValueLimit: 10000}, crec)
 	if f.ThreadsTotal != len(tasks)-1 || len(f.Threads) != min(len(tasks)-1, driver.ForkList) {
 		t.Errorf("the fork's threads not copied: %q (%d), want the parent's %d besides its first", f.Threads, f.ThreadsTotal, len(tasks)-1)
 	}
@@ -73,16 +60,6 @@ func TestFork(t *testing.T) {
 	if !strings.Contains(strings.Join(f.Shared, ","), "pipe (fd") {
 		t.Errorf("the fork's shared: %v (%d), want the pipe to the shell", f.Shared, f.SharedTotal)
 	}
-	crec := drivertest.NewAsker()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	child, err := worker.Driver{R: Runtime}.Adopt(ctx, driver.Spec{Exe: exe, ValueLimit: 10000}, ch, f.PID, crec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		child.Tree().Kill(time.Second)
-	}()
 	if g := drivertest.PGID(t, f.PID); g != f.PID {
 		t.Errorf("the copy's process group %d, want its own (%d)", g, f.PID)
 	}

@@ -1,7 +1,6 @@
 package ruby
 
 import (
-	"context"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,33 +25,11 @@ func TestFork(t *testing.T) {
 		"loader = Thread.new { sleep 60 }\nloader.name = 'loader'\nsleep 0.1 until loader.status == 'sleep'\nx.length")
 	prec.TakeOutput()
 
-	ch, err := worker.MakeChannels(t.TempDir(), true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ch.Close()
-	into := ch.Into()
-	into.Cookie = drivertest.Cookie("copy")
-	f, err := parent.(driver.Forker).Fork(into, 20*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f.PID <= 0 || f.PID == parent.PID() {
-		t.Fatalf("fork: pid %d (parent %d)", f.PID, parent.PID())
-	}
+	crec := drivertest.NewAsker()
+	child, f, into := drivertest.Fork(t, parent, worker.Driver{R: Runtime}, driver.Spec{Exe: testRuby(t), ValueLimit: 10000}, crec)
 	if !strings.Contains(strings.Join(f.Threads, ","), "loader") || f.ThreadsTotal != 1 {
 		t.Errorf("the fork's threads not copied: %v (%d), want the loader", f.Threads, f.ThreadsTotal)
 	}
-	crec := drivertest.NewAsker()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	child, err := worker.Driver{R: Runtime}.Adopt(ctx, driver.Spec{Exe: testRuby(t), ValueLimit: 10000}, ch, f.PID, crec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		child.Tree().Kill(time.Second)
-	}()
 	if g := drivertest.PGID(t, f.PID); g != f.PID {
 		t.Errorf("the copy's process group %d, want its own (%d)", g, f.PID)
 	}
