@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -134,22 +133,7 @@ func kernelLooks(t *testing.T, e *env, c varsCase, prefix string, args ...string
 		t.Errorf("%s: sessions lists %v, the look %v: want the same source", name, s.Names, own)
 	}
 
-	inner := e.look(name, c.path)
-	var members []string
-	for _, v := range inner.Vars {
-		members = append(members, v.Name)
-	}
-	if fmt.Sprint(members) != fmt.Sprint(c.members) || inner.Path != c.path {
-		t.Errorf("%s: vars %s: %v (path %q), want %v", name, c.path, members, inner.Path, c.members)
-	}
-	_, stderr := e.must(2, "vars", name, c.badPath)
-	wantContains(t, name+": a path naming nothing", stderr, c.badWords)
-	all := e.look(name, "--all")
-	if all.Total <= look.Total || !all.All {
-		t.Errorf("%s: --all: %d names, without: %d", name, all.Total, look.Total)
-	}
-	people, _ := e.must(0, "vars", name)
-	wantContains(t, name+": vars for people", people, c.names[0].name, c.names[0].typ)
+	e.lookBeyond(name, c.path, c.members, c.badPath, c.badWords, look, c.names[0])
 
 	// While a cell runs: the look taken as cell 1 ended.
 	e.must(124, "exec", name, c.running, "-t", "1")

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -156,23 +155,7 @@ func TestVarsTerminal(t *testing.T) {
 				t.Errorf("sessions lists %v, the look %d names", names, len(c.names))
 			}
 
-			inner := e.look(name, c.path)
-			var members []string
-			for _, v := range inner.Vars {
-				members = append(members, v.Name)
-			}
-			if fmt.Sprint(members) != fmt.Sprint(c.members) || inner.Path != c.path {
-				t.Errorf("vars %s %s: %v (path %q), want %v", name, c.path, members, inner.Path, c.members)
-			}
-			_, stderr := e.must(2, "vars", name, c.badPath)
-			wantContains(t, "a path naming nothing", stderr, c.badWords)
-
-			all := e.look(name, "--all")
-			if all.Total <= look.Total || !all.All {
-				t.Errorf("--all: %d names, without: %d", all.Total, look.Total)
-			}
-			people, _ := e.must(0, "vars", name)
-			wantContains(t, "vars for people", people, c.names[0].name, c.names[0].typ)
+			e.lookBeyond(name, c.path, c.members, c.badPath, c.badWords, look, c.names[0])
 
 			// The looks changed nothing the REPL keeps.
 			chk := e.runJSON("exec", name, c.check)

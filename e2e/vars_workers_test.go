@@ -107,6 +107,31 @@ f() { echo hi; echo there; }`,
 	},
 }
 
+// lookBeyond checks what every family's look does past its names: the
+// members of what path names, a path naming nothing refused in the
+// runtime's words, --all listing more than look, and the words for
+// people naming the first name and its type.
+func (e *env) lookBeyond(name, path string, members []string, badPath, badWords string, look api.VarsReply, first wantVar) {
+	t := e.t
+	t.Helper()
+	inner := e.look(name, path)
+	var got []string
+	for _, v := range inner.Vars {
+		got = append(got, v.Name)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(members) || inner.Path != path {
+		t.Errorf("%s: vars %s: %v (path %q), want %v", name, path, got, inner.Path, members)
+	}
+	_, stderr := e.must(2, "vars", name, badPath)
+	wantContains(t, name+": a path naming nothing", stderr, badWords)
+	all := e.look(name, "--all")
+	if all.Total <= look.Total || !all.All {
+		t.Errorf("%s: --all: %d names, without: %d", name, all.Total, look.Total)
+	}
+	people, _ := e.must(0, "vars", name)
+	wantContains(t, name+": vars for people", people, first.name, first.typ)
+}
+
 // look runs polyrepl vars with args and reads its JSON.
 func (e *env) look(args ...string) api.VarsReply {
 	e.t.Helper()
@@ -164,23 +189,7 @@ func TestVarsWorkers(t *testing.T) {
 				}
 			}
 
-			inner := e.look(name, c.path)
-			var members []string
-			for _, v := range inner.Vars {
-				members = append(members, v.Name)
-			}
-			if fmt.Sprint(members) != fmt.Sprint(c.members) || inner.Path != c.path {
-				t.Errorf("vars %s %s: %v (path %q), want %v", name, c.path, members, inner.Path, c.members)
-			}
-			_, stderr := e.must(2, "vars", name, c.badPath)
-			wantContains(t, "a path naming nothing", stderr, c.badWords)
-
-			all := e.look(name, "--all")
-			if all.Total <= look.Total || !all.All {
-				t.Errorf("--all: %d names, without: %d", all.Total, look.Total)
-			}
-			people, _ := e.must(0, "vars", name)
-			wantContains(t, "vars for people", people, c.names[0].name, c.names[0].typ)
+			e.lookBeyond(name, c.path, c.members, c.badPath, c.badWords, look, c.names[0])
 
 			// While a cell runs: the look taken as cell 1 ended.
 			e.must(124, "exec", name, c.running, "-t", "0.5")
