@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -121,5 +123,44 @@ func TestForkRefused(t *testing.T) {
 		if s.Name == "c" || s.Name == "m" {
 			t.Errorf("a refused fork left session %s", s.Name)
 		}
+	}
+}
+
+// TestForkSandboxed: a fork of a sandboxed session is held to the same
+// policy (it inherits the kernel's confinement), and goes on writing its
+// temporary files after its parent ended: the parent's private places
+// stay while the fork uses them, and go with the last of the two.
+func TestForkSandboxed(t *testing.T) {
+	needPython(t)
+	needLandlock(t)
+	t.Parallel()
+	e := newEnv(t)
+	outside := filepath.Join(e.home, "outside.txt")
+	e.must(0, "exec", "box", "import os, tempfile\nx = 1", "--sandbox", "read-only")
+	e.must(0, "fork", "box", "copy")
+	tmpOf := func(name string) string {
+		return e.runJSON("exec", name, "tempfile.gettempdir()").Value
+	}
+	tmp := tmpOf("copy")
+	if tmp != tmpOf("box") {
+		t.Errorf("the fork's temporary directory %s is not its parent's", tmp)
+	}
+	write := "f = tempfile.NamedTemporaryFile(); f.write(b'ok'); f.flush(); os.path.getsize(f.name)"
+	e.must(0, "kill", "box")
+	if v := e.runJSON("exec", "copy", write).Value; v != "2" {
+		t.Errorf("the fork wrote a temporary file after its parent ended: %s", v)
+	}
+	r := e.runJSON("exec", "copy", "open('"+outside+"', 'w')")
+	if r.Error == nil {
+		t.Errorf("the fork of a read-only session wrote outside: %+v", r)
+	}
+	if _, err := os.Stat(outside); err == nil {
+		t.Error("the fork of a read-only session wrote " + outside)
+	}
+	list, _ := e.must(0, "sessions", "copy")
+	wantContains(t, "the fork's sessions line", list, "read-only")
+	e.must(0, "kill", "copy")
+	if _, err := os.Stat(strings.Trim(tmp, "'")); !os.IsNotExist(err) {
+		t.Errorf("the shared temporary directory %s stayed after the last holder ended: %v", tmp, err)
 	}
 }

@@ -132,8 +132,12 @@ func (s *server) start(ctx context.Context, w *wire) error {
 	switch {
 	case err != nil:
 	case s.sp.Fork != nil:
-		// The copy inherited the parent's confinement.
+		// The copy inherited the parent's confinement, and goes on
+		// using its private places: kept while this holder lives.
 		enforced, spec.Sandbox, spec.RuntimeDir = s.sp.Fork.Enforced, nil, s.sp.Fork.Dir
+		if s.private, err = sandbox.Share(sandbox.TempParent(s.stateDir()), s.sp.Fork.Dir, s.sp.Generation); err != nil {
+			break
+		}
 		var p driver.Process
 		h := newRelay(s, false)
 		if p, forked, err = s.adoptFork(ctx, w, drv, spec, h); err == nil {

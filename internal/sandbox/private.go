@@ -24,15 +24,25 @@ func TempParent(state string) string {
 
 // Private is a sandboxed session's own places, which its holder makes
 // and removes: its temporary directory (TMPDIR) and its directory of
-// driver files.
+// driver files. A fork of the session goes on using them — its runtime
+// is a copy of one that was told them, and inherits a Landlock domain
+// that lets it write only there — so a fork's holder shares them (Share)
+// and they are removed when the last holder using them ends, whichever
+// that is: the fork outlives its parent as often as not.
 type Private struct {
 	Tmp        string
 	RuntimeDir string
+	parent     string   // TempParent, where the locks are
+	gen        string   // the generation the places are named after
 	lock       *os.File // held while the holder lives; the runtime does not inherit it
 }
 
 // runtimePrefix names a session's own directory in the runtimes'.
 const runtimePrefix = "sandbox-"
+
+// leaseInfix names a sharing holder's lock: <gen>.lease-<its generation>,
+// beside the owner's <gen>.lock.
+const leaseInfix = ".lease-"
 
 // MakePrivate makes the private places of the session of generation gen
 // (0700): its temporary directory under parent (TempParent), and its
@@ -40,7 +50,7 @@ const runtimePrefix = "sandbox-"
 // they could remove theirs) are removed on the way: a holder holds a
 // lock on its own while it lives.
 func MakePrivate(gen, parent, runtimeDir string) (*Private, error) {
-	if gen == "" || gen != filepath.Base(gen) || strings.HasPrefix(gen, ".") {
+	if !isGeneration(gen) {
 		return nil, fmt.Errorf("cannot name a private directory after the generation %q", gen)
 	}
 	if err := paths.EnsurePrivateDir(parent); err != nil {
@@ -55,7 +65,7 @@ func MakePrivate(gen, parent, runtimeDir string) (*Private, error) {
 		return nil, fmt.Errorf("the session %s's private temporary directory is held by another holder: %w", gen, err)
 	}
 	sweep(parent, runtimeDir, gen)
-	p := &Private{Tmp: filepath.Join(parent, gen), RuntimeDir: filepath.Join(runtimeDir, runtimePrefix+gen), lock: lock}
+	p := &Private{Tmp: filepath.Join(parent, gen), RuntimeDir: filepath.Join(runtimeDir, runtimePrefix+gen), parent: parent, gen: gen, lock: lock}
 	for _, d := range []string{p.Tmp, p.RuntimeDir} {
 		os.RemoveAll(d) // a holder's of this generation that failed to start
 		if err := os.Mkdir(d, 0o700); err != nil {
@@ -66,32 +76,92 @@ func MakePrivate(gen, parent, runtimeDir string) (*Private, error) {
 	return p, nil
 }
 
-// Remove removes the private places, for a holder that ends.
+// Share keeps the private places whose driver directory is dir (a
+// sandboxed parent's Hello.ForkDir) while the holder of generation self
+// lives: a fork's holder, whose runtime uses them. It returns nil for a
+// dir that is no sandbox's own (a session without a sandbox keeps its
+// driver files in the runtimes' directory, which nobody removes).
+func Share(parent, dir, self string) (*Private, error) {
+	base := filepath.Base(dir)
+	gen, ok := strings.CutPrefix(base, runtimePrefix)
+	if !ok || !isGeneration(gen) || !isGeneration(self) {
+		return nil, nil
+	}
+	p := &Private{Tmp: filepath.Join(parent, gen), RuntimeDir: dir, parent: parent, gen: gen}
+	if _, err := os.Stat(p.Tmp); err != nil {
+		return nil, fmt.Errorf("the parent session's private temporary directory is gone (%w): fork a session that lives", err)
+	}
+	lock, err := os.OpenFile(filepath.Join(parent, gen+leaseInfix+self), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("cannot keep the parent session's private temporary directory: %w", err)
+	}
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("the fork %s's hold on its parent's private places is held by another holder: %w", self, err)
+	}
+	p.lock = lock
+	return p, nil
+}
+
+// Remove lets go of the private places, for a holder that ends, and
+// removes them unless another holder still uses them (a fork's, or the
+// parent's of a fork).
 func (p *Private) Remove() {
-	os.RemoveAll(p.Tmp)
-	os.RemoveAll(p.RuntimeDir)
 	os.Remove(p.lock.Name())
 	p.lock.Close()
+	if !inUse(p.parent, p.gen) {
+		removePlaces(p.parent, filepath.Dir(p.RuntimeDir), p.gen)
+	}
+}
+
+// isGeneration says whether gen can name a file of its own.
+func isGeneration(gen string) bool {
+	return gen != "" && gen == filepath.Base(gen) && !strings.HasPrefix(gen, ".")
 }
 
 // sweep removes the private places of holders that are gone: those
-// whose lock no holder holds.
+// whose lock and leases no holder holds.
 func sweep(parent, runtimeDir, self string) {
-	locks, _ := filepath.Glob(filepath.Join(parent, "*.lock"))
-	for _, l := range locks {
-		gen := strings.TrimSuffix(filepath.Base(l), ".lock")
-		if gen == self {
+	entries, _ := os.ReadDir(parent)
+	seen := map[string]bool{self: true}
+	for _, e := range entries {
+		gen, ok := strings.CutSuffix(e.Name(), ".lock")
+		if !ok {
+			gen, _, ok = strings.Cut(e.Name(), leaseInfix)
+		}
+		if !ok || seen[gen] {
 			continue
 		}
+		seen[gen] = true
+		if !inUse(parent, gen) {
+			removePlaces(parent, runtimeDir, gen)
+		}
+	}
+}
+
+// inUse says whether a living holder holds gen's lock or a lease on its
+// places. Locks nobody holds are removed on the way.
+func inUse(parent, gen string) bool {
+	locks, _ := filepath.Glob(filepath.Join(parent, gen+leaseInfix+"*"))
+	locks = append(locks, filepath.Join(parent, gen+".lock"))
+	used := false
+	for _, l := range locks {
 		f, err := os.OpenFile(l, os.O_RDWR, 0)
 		if err != nil {
 			continue
 		}
 		if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
-			os.RemoveAll(filepath.Join(parent, gen))
-			os.RemoveAll(filepath.Join(runtimeDir, runtimePrefix+gen))
 			os.Remove(l)
+		} else {
+			used = true
 		}
 		f.Close()
 	}
+	return used
+}
+
+// removePlaces removes gen's private places.
+func removePlaces(parent, runtimeDir, gen string) {
+	os.RemoveAll(filepath.Join(parent, gen))
+	os.RemoveAll(filepath.Join(runtimeDir, runtimePrefix+gen))
 }
