@@ -84,8 +84,8 @@ func TestSynopses(t *testing.T) {
 func TestHelpMCPNamesEveryTool(t *testing.T) {
 	out, _, _ := run("help", "mcp")
 	tools := pmcp.Tools()
-	if len(tools) != 11 {
-		t.Errorf("the MCP server offers %d tools, want 11", len(tools))
+	if len(tools) != 12 {
+		t.Errorf("the MCP server offers %d tools, want 12", len(tools))
 	}
 	for _, tl := range tools {
 		if !strings.Contains(out, "\n  "+tl.Name+"\n") {

@@ -78,7 +78,7 @@ func TestAppOnlyForClientsThatShowApps(t *testing.T) {
 		names = append(names, tl.Name)
 	}
 	slices.Sort(names)
-	if want := []string{"exec", "fork", "history", "input", "interrupt", "kill", "restart", "runtimes", "sessions", "vars", "wait"}; !slices.Equal(names, want) {
+	if want := []string{"checkpoint", "exec", "fork", "history", "input", "interrupt", "kill", "restart", "runtimes", "sessions", "vars", "wait"}; !slices.Equal(names, want) {
 		t.Errorf("tools without the extension: %v, want %v", names, want)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)

@@ -155,6 +155,18 @@ func TestGolden(t *testing.T) {
 			{"a", "exec", map[string]any{"session": "g", "code": "import time\ntime.sleep(2)", "timeout": 0}, false},
 			{"a", "fork", map[string]any{"session": "g", "new": "other"}, false},
 		}, 0, nil},
+		// A checkpoint kept, a change, a rollback: the value is back; a
+		// label nobody kept and a rollback during a cell are refused.
+		{"checkpoint", []exchange{
+			{"a", "exec", map[string]any{"session": "g", "code": "rows = [1, 2, 3]"}, false},
+			{"a", "checkpoint", map[string]any{"session": "g", "label": "before"}, false},
+			{"a", "exec", map[string]any{"session": "g", "code": "rows.clear(); rows"}, false},
+			{"a", "checkpoint", map[string]any{"session": "g", "label": "before", "rollback": true}, false},
+			{"b", "exec", map[string]any{"session": "g", "code": "rows"}, false},
+			{"a", "checkpoint", map[string]any{"session": "g", "label": "nosuch", "rollback": true}, false},
+			{"a", "exec", map[string]any{"session": "g", "code": "import time\ntime.sleep(2)", "timeout": 0}, false},
+			{"a", "checkpoint", map[string]any{"session": "g", "rollback": true}, false},
+		}, 0, nil},
 		{"sessions", []exchange{
 			{"a", "sessions", map[string]any{}, false},
 			{"a", "exec", map[string]any{"session": "g", "code": "names = 1"}, false},

@@ -204,6 +204,7 @@ func (s *Server) addTools() {
 	addTool(s, tool("restart"), s.restart)
 	addTool(s, tool("kill"), s.kill)
 	addTool(s, tool("fork"), s.fork)
+	addTool(s, tool("checkpoint"), s.checkpoint)
 	addTool(s, tool("history"), s.history)
 	addTool(s, tool("sessions"), s.sessions)
 	addTool(s, tool("vars"), s.vars)

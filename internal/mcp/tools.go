@@ -45,6 +45,11 @@ var tools = []mcp.Tool{
 		Annotations: &mcp.ToolAnnotations{Title: "Fork a session", DestructiveHint: boolp(false), OpenWorldHint: boolp(false)},
 	},
 	{
+		Name:        "checkpoint",
+		Description: "Keep a frozen copy of a session between cells (label, or cN after cell N; 8 kept); rollback: true puts one (label, or the latest) back in the session's place.",
+		Annotations: &mcp.ToolAnnotations{Title: "Checkpoint or roll back", DestructiveHint: boolp(true), OpenWorldHint: boolp(false)},
+	},
+	{
 		Name:        "history",
 		Description: "Read a session's shared record: every client's cells, output printed while idle, and notes; one line per entry, or one entry whole (code, output, value, error, figures) given its id.",
 		Annotations: &mcp.ToolAnnotations{Title: "Read a session's record", ReadOnlyHint: true, OpenWorldHint: boolp(false)},

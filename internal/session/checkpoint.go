@@ -99,7 +99,7 @@ func (m *Manager) checkpointable(name string, req api.CheckpointRequest, what st
 	if err := forkable(name, s.Runtime, facts.Forks, facts.NoFork, p); err != nil {
 		var ee *Error
 		if errors.As(err, &ee) {
-			ee.ErrorReply.Error = fmt.Sprintf("session %q cannot %s: %s", name, what, ee.ErrorReply.Error)
+			ee.ErrorReply.Error = fmt.Sprintf("session %q cannot %s: %s", name, verb(what), ee.ErrorReply.Error)
 		}
 		e.life.Unlock()
 		return nil, nil, nil, err
@@ -109,7 +109,7 @@ func (m *Manager) checkpointable(name string, req api.CheckpointRequest, what st
 		if errors.As(busy, &ee) {
 			ee.Code = api.CodeNoFork
 			ee.ErrorReply.Error += fmt.Sprintf("; a %s is taken between cells", what)
-			ee.Hint = fmt.Sprintf("wait for the cell, or interrupt it, then %s", what)
+			ee.Hint = fmt.Sprintf("wait for the cell, or interrupt it, then %s", verb(what))
 		}
 		e.life.Unlock()
 		return nil, nil, nil, busy
@@ -128,14 +128,22 @@ func checkpointError(name, what string, err error) error {
 		case holder.CodeBadArgs:
 			code = api.CodeBadRequest
 		}
-		r := api.ErrorReply{Code: code, Field: fieldOf(he.Code), Error: fmt.Sprintf("session %q: cannot %s: %s", name, what, api.Clip(he.Msg, api.RefusalLimit, "error"))}
+		r := api.ErrorReply{Code: code, Field: fieldOf(he.Code), Error: fmt.Sprintf("session %q: cannot %s: %s", name, verb(what), api.Clip(he.Msg, api.RefusalLimit, "error"))}
 		if he.Code == holder.CodeNoCheckpoint {
 			r.Hint = "the session's listing names its checkpoints"
 			r.Next = []api.Action{{Do: api.DoSessions, Session: name}}
 		}
 		return &Error{r}
 	}
-	return fmt.Errorf("session %q: cannot %s: %w", name, what, err)
+	return fmt.Errorf("session %q: cannot %s: %w", name, verb(what), err)
+}
+
+// verb is what, a call's name, as the verb a sentence needs.
+func verb(what string) string {
+	if what == api.DoRollback {
+		return "roll back"
+	}
+	return what
 }
 
 // checkpointOf is a holder's checkpoint as the API says it.
