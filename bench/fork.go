@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
+	"github.com/polyrepl/polyrepl/internal/client"
 )
 
 // forkSection measures issue 39's fork: how long a fork of a session
@@ -19,7 +20,11 @@ type forkResult struct {
 	fork   series // the fork call, seconds
 	added  series // bytes both sessions' PSS came to above the parent's RSS before
 	parent float64
-	errs   []string
+	// checkpoint and rollback, seconds; ckMemory, a checkpoint's PSS
+	// after the session changed a tenth of its pages.
+	checkpoint, rollback series
+	ckMemory             series
+	errs                 []string
 }
 
 func forks(ctx context.Context, w *world, c config) *forkResult {
@@ -56,8 +61,45 @@ func forks(ctx context.Context, w *world, c config) *forkResult {
 			break
 		}
 	}
+	rollbacks(ctx, cl, res, reps, fail)
 	w.kill(ctx, cl, "fsrc")
 	return res
+}
+
+// rollbacks times checkpoints of the session and rollbacks to them: each
+// round keeps a checkpoint, changes a tenth of the pages, and rolls back.
+func rollbacks(ctx context.Context, cl *client.Client, res *forkResult, reps int, fail func(string, error)) {
+	who := api.Client{Who: "bench", How: "go"}
+	change := fmt.Sprintf("x[:%d:4096] = b'\\x02' * len(range(0, %d, 4096))\nx[0]", res.held/10, res.held/10)
+	for range reps {
+		t0 := time.Now()
+		_, err := cl.Checkpoint(ctx, "fsrc", api.CheckpointRequest{Label: "b", Client: who})
+		t := secs(time.Since(t0))
+		if err != nil {
+			fail("a checkpoint", err)
+			return
+		}
+		res.checkpoint = append(res.checkpoint, t)
+		if _, err := clientExec(ctx, cl, "fsrc", api.ExecRequest{Code: change, Client: who}, valueIs("2")); err != nil {
+			fail("a change after the checkpoint", err)
+			return
+		}
+		if infos, err := cl.Sessions(ctx, "fsrc"); err == nil && len(infos) == 1 && len(infos[0].Checkpoints) > 0 {
+			res.ckMemory = append(res.ckMemory, float64(infos[0].Checkpoints[len(infos[0].Checkpoints)-1].Memory))
+		}
+		t0 = time.Now()
+		_, err = cl.Rollback(ctx, "fsrc", api.CheckpointRequest{Label: "b", Client: who})
+		t = secs(time.Since(t0))
+		if err != nil {
+			fail("a rollback", err)
+			return
+		}
+		res.rollback = append(res.rollback, t)
+		if _, err := clientExec(ctx, cl, "fsrc", api.ExecRequest{Code: "x[0]", Client: who}, valueIs("1")); err != nil {
+			fail("the value after a rollback", err)
+			return
+		}
+	}
 }
 
 // forkMarkdown is the section of the report.
@@ -71,6 +113,10 @@ func forkMarkdown(r *forkResult) string {
 			fmtDur(r.fork.median()) + ", " + fmtDur(r.fork.max()), "under 100 ms"},
 		{"memory the fork adds until pages change: both sessions' PSS less the parent's RSS before (" + fmtMB(r.parent) + "; median)",
 			fmtMB(r.added.median()), "under 10 MB"},
+		{"`checkpoint` of that session (median, worst)", fmtDur(r.checkpoint.median()) + ", " + fmtDur(r.checkpoint.max()), ""},
+		{fmt.Sprintf("a checkpoint's memory (PSS) once the session changed a tenth of its pages (%d MB; median)", mb/10), fmtMB(r.ckMemory.median()), ""},
+		{"`rollback` to that checkpoint: the runtime ended, a copy of the checkpoint adopted in its place (median, worst)",
+			fmtDur(r.rollback.median()) + ", " + fmtDur(r.rollback.max()), "under 100 ms"},
 	}
 	p("%s\n", table([]string{"measure", "this run", "aim"}, rows))
 	p("The call is the whole `polyrepl fork`: the new holder started, the parent's worker forked, the copy adopted and recorded. `go run ./bench -only %s` reruns this section alone.\n\n", forkSection)

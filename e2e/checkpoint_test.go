@@ -46,21 +46,25 @@ func TestCheckpointRollback(t *testing.T) {
 	needPython(t)
 	t.Parallel()
 	e := newEnv(t)
-	e.must(0, "exec", "lab", "x = 1")
+	e.must(0, "exec", "lab", "x = 1\nimport threading, time\n"+
+		"threading.Thread(target=lambda: time.sleep(300), name='poller', daemon=True).start()")
 	ck := e.checkpoint("checkpoint", "lab")
 	if ck.Checkpoint.Label != "c1" || ck.Checkpoint.Cell != 1 || ck.Checkpoint.PID <= 0 {
 		t.Fatalf("checkpoint --json: %+v", ck)
 	}
-	wantContains(t, "the checkpoint's note", ck.Notes[0].Text, "Checkpoint 'c1' of session 'lab' taken after cell 1")
+	wantContains(t, "the checkpoint's note", ck.Notes[0].Text, "Checkpoint 'c1' of session 'lab' taken after cell 1",
+		"Not copied", "1 thread: poller")
 	e.must(0, "exec", "lab", "x = 2")
 	e.must(0, "exec", "lab", "y = x * 10")
 	old := e.session("lab").PID
 	rb := e.checkpoint("rollback", "lab")
-	wantContains(t, "the rollback's note", rb.Notes[0].Text, "rolled back to checkpoint 'c1' (after cell 1)", "Cells 2 to 3 are rolled back")
+	wantContains(t, "the rollback's note", rb.Notes[0].Text, "rolled back to checkpoint 'c1' (after cell 1)", "Cells 2 to 3 are rolled back",
+		"Not copied", "1 thread: poller")
 	if v := e.runJSON("exec", "lab", "x").Value; v != "1" {
 		t.Errorf("x after the rollback: %s, want 1", v)
 	}
-	if proctest.Alive(old) {
+	// It ends after the rollback answered, while the session goes on.
+	if !waitFor(10*time.Second, func() bool { return !proctest.Alive(old) }) {
 		t.Errorf("the runtime rolled back from (pid %d) still runs", old)
 	}
 	if s := e.session("lab"); s.State == "dead" || s.PID != rb.PID {

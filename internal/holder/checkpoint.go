@@ -45,6 +45,10 @@ type Checkpoint struct {
 	At    time.Time `json:"at"`
 	Proc  proc.Proc `json:"proc"`
 	Names []string  `json:"names,omitempty"`
+	// Apart is what the copy did not get (the runtime's other threads)
+	// or shares with the runtime (open files): a rollback's runtime
+	// lacks those threads too.
+	Apart *driver.Forked `json:"apart,omitempty"`
 }
 
 // CheckpointArgs are a checkpoint's: its label ("" for "cN", N the cell
@@ -206,22 +210,22 @@ func (s *server) between(what string) (int, []string, error) {
 
 // copyOf forks from (the runtime, or a checkpoint) into fresh channels
 // and adopts the copy with handler h.
-func (s *server) copyOf(from driver.Process, h driver.Handler) (driver.Process, error) {
+func (s *server) copyOf(from driver.Process, h driver.Handler) (driver.Process, driver.Forked, error) {
 	f, ok := from.(driver.Forker)
 	ad, ok2 := s.drv.(driver.Adopter)
 	if !ok || !ok2 || s.hi.ForkDir == "" {
-		return nil, &Error{Code: CodeNoFork, Msg: fmt.Sprintf("the %s runtime cannot fork", s.sp.Spawn.Runtime)}
+		return nil, driver.Forked{}, &Error{Code: CodeNoFork, Msg: fmt.Sprintf("the %s runtime cannot fork", s.sp.Spawn.Runtime)}
 	}
 	ch, err := ad.ForkChannels(s.hi.ForkDir)
 	if err != nil {
-		return nil, &Error{Code: CodeNoFork, Msg: err.Error()}
+		return nil, driver.Forked{}, &Error{Code: CodeNoFork, Msg: err.Error()}
 	}
 	defer ch.Close()
 	into := ch.Into()
 	into.Cookie = s.sp.Cookie
 	got, err := f.Fork(into, forkWait)
 	if err != nil {
-		return nil, &Error{Code: CodeNoFork, Msg: err.Error()}
+		return nil, driver.Forked{}, &Error{Code: CodeNoFork, Msg: err.Error()}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), driver.StartTimeout)
 	defer cancel()
@@ -229,9 +233,9 @@ func (s *server) copyOf(from driver.Process, h driver.Handler) (driver.Process, 
 	spec.Sandbox, spec.RuntimeDir = nil, s.hi.ForkDir
 	p, err := ch.Adopt(ctx, spec, got.PID, h)
 	if err != nil {
-		return nil, &Error{Code: CodeNoFork, Msg: err.Error()}
+		return nil, driver.Forked{}, &Error{Code: CodeNoFork, Msg: err.Error()}
 	}
-	return p, nil
+	return p, got.Bounded(), nil
 }
 
 // labelOf is a checkpoint's label: given, or "cN".
@@ -250,6 +254,8 @@ func (v service) Checkpoint(a CheckpointArgs) (CheckpointAnswer, error) {
 	s := v.s
 	s.ckMu.Lock()
 	defer s.ckMu.Unlock()
+	s.oldMu.Lock()
+	defer s.oldMu.Unlock()
 	cells, names, err := s.between("a checkpoint")
 	if err != nil {
 		return CheckpointAnswer{}, err
@@ -259,7 +265,7 @@ func (v service) Checkpoint(a CheckpointArgs) (CheckpointAnswer, error) {
 		return CheckpointAnswer{}, err
 	}
 	h := newRelay(s, true)
-	p, err := s.copyOf(s.runtime(), h)
+	p, apart, err := s.copyOf(s.runtime(), h)
 	if err != nil {
 		return CheckpointAnswer{}, err
 	}
@@ -269,7 +275,7 @@ func (v service) Checkpoint(a CheckpointArgs) (CheckpointAnswer, error) {
 		return CheckpointAnswer{}, &Error{Code: CodeFailed, Msg: fmt.Sprintf("cannot stop the checkpoint's copy (pid %d): %v", leader.PID, err)}
 	}
 	waitStopped(leader)
-	c := &checkpoint{Checkpoint: Checkpoint{Label: label, Cell: cells, At: time.Now(), Proc: leader, Names: names}, p: p, h: h}
+	c := &checkpoint{Checkpoint: Checkpoint{Label: label, Cell: cells, At: time.Now(), Proc: leader, Names: names, Apart: &apart}, p: p, h: h}
 	var ans CheckpointAnswer
 	var gone []*checkpoint
 	s.mu.Lock()
@@ -302,6 +308,13 @@ func (v service) Rollback(a RollbackArgs) (RollbackAnswer, error) {
 	s := v.s
 	s.ckMu.Lock()
 	defer s.ckMu.Unlock()
+	s.oldMu.Lock()
+	ending := false // the old runtime's end holds oldMu from here
+	defer func() {
+		if !ending {
+			s.oldMu.Unlock()
+		}
+	}()
 	before, _, err := s.between("a rollback")
 	if err != nil {
 		return RollbackAnswer{}, err
@@ -325,7 +338,7 @@ func (v service) Rollback(a RollbackArgs) (RollbackAnswer, error) {
 		return RollbackAnswer{}, &Error{Code: CodeFailed, Msg: fmt.Sprintf("checkpoint %s (pid %d) cannot be resumed: %v", c.Label, c.Proc.PID, err)}
 	}
 	h := newRelay(s, false)
-	p, err := s.copyOf(c.p, h)
+	p, _, err := s.copyOf(c.p, h)
 	proc.Signal(c.Proc, syscall.SIGSTOP)
 	if err != nil {
 		return RollbackAnswer{}, err
@@ -352,6 +365,20 @@ func (v service) Rollback(a RollbackArgs) (RollbackAnswer, error) {
 	t.Spare = append(s.spareLocked(t.Spare), leader)
 	kept := s.spareLocked(nil)
 	s.mu.Unlock()
+	// The old runtime ends after the answer: unmapping a large runtime's
+	// memory is half a rollback's time, and the session no longer waits
+	// on it (a cell runs on the new runtime meanwhile).
+	ending = true
+	go func() {
+		defer s.oldMu.Unlock()
+		s.endRolledBack(old, t, kept)
+	}()
+	return ans, nil
+}
+
+// endRolledBack ends the runtime a rollback replaced (its tree t) and
+// waits for its end, with the checkpoints kept running meanwhile.
+func (s *server) endRolledBack(old *live, t proc.Tree, kept []proc.Proc) {
 	// A checkpoint taken from the old runtime is its child, in a process
 	// group of its own: the parent's end orphans that group, and the
 	// kernel sends a stopped member of an orphaned group SIGHUP (which
@@ -374,7 +401,6 @@ func (v service) Rollback(a RollbackArgs) (RollbackAnswer, error) {
 	case <-time.After(5 * time.Second):
 		log.Printf("session %s: the runtime rolled back from (pid %d) did not report its end within 5s", s.sp.Name, t.Leader.PID)
 	}
-	return ans, nil
 }
 
 // sendRuntimeLocked tells the daemon the runtime and checkpoints now.
@@ -414,6 +440,8 @@ func stopCopy(p driver.Process, h *relay, spare []proc.Proc) {
 func (s *server) endCheckpoints() {
 	s.ckMu.Lock()
 	defer s.ckMu.Unlock()
+	s.oldMu.Lock()
+	defer s.oldMu.Unlock()
 	s.mu.Lock()
 	cs := s.ckpts
 	s.mu.Unlock()
@@ -428,12 +456,19 @@ func (s *server) endCheckpoints() {
 func (r remote) Checkpoint(a CheckpointArgs) (CheckpointAnswer, error) {
 	var ans CheckpointAnswer
 	err := r.p.callInto("checkpoint", a, &ans)
+	ans.Checkpoint = boundCheckpoint(ans.Checkpoint)
+	for _, c := range []*Checkpoint{ans.Replaced, ans.Dropped} {
+		if c != nil {
+			*c = boundCheckpoint(*c)
+		}
+	}
 	return ans, err
 }
 
 func (r remote) Rollback(a RollbackArgs) (RollbackAnswer, error) {
 	var ans RollbackAnswer
 	err := r.p.callInto("rollback", a, &ans)
+	ans.Checkpoint = boundCheckpoint(ans.Checkpoint)
 	return ans, err
 }
 
@@ -484,14 +519,25 @@ func boundCheckpoints(cs []Checkpoint) []Checkpoint {
 		cs = cs[len(cs)-MaxCheckpoints:]
 	}
 	for i := range cs {
-		cs[i].Label = api.Clip(cs[i].Label, MaxLabel, "label")
-		names := cs[i].Names[:min(len(cs[i].Names), api.MaxNames)]
-		for j, n := range names {
-			names[j] = api.Clip(n, api.NameLimit, "name")
-		}
-		cs[i].Names = names
+		cs[i] = boundCheckpoint(cs[i])
 	}
 	return cs
+}
+
+// boundCheckpoint is one checkpoint held to its bounds: its label and
+// names cut, and what its copy lacks (driver.Forked.Bounded).
+func boundCheckpoint(c Checkpoint) Checkpoint {
+	c.Label = api.Clip(c.Label, MaxLabel, "label")
+	names := c.Names[:min(len(c.Names), api.MaxNames)]
+	for j, n := range names {
+		names[j] = api.Clip(n, api.NameLimit, "name")
+	}
+	c.Names = names
+	if c.Apart != nil {
+		b := c.Apart.Bounded()
+		c.Apart = &b
+	}
+	return c
 }
 
 // MaxSpare bounds the processes a holder may say its runtime's tree

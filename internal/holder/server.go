@@ -71,7 +71,11 @@ type server struct {
 
 	// ckpts are the session's checkpoints, oldest first (checkpoint.go);
 	// ckMu is held by a checkpoint or a rollback from start to end.
+	// oldMu is held while a runtime rolled back from ends, after the
+	// rollback answered: the next checkpoint or rollback waits for it
+	// (the checkpoints run meanwhile), a cell does not.
 	ckMu  sync.Mutex
+	oldMu sync.Mutex
 	ckpts []*checkpoint
 }
 

@@ -22,6 +22,9 @@ func checkpointNote(n api.Note) string {
 	if d := n.Dropped; d != nil {
 		text += fmt.Sprintf(" Checkpoint '%s' (after cell %d), the oldest, was ended: a session keeps at most %d.", d.Label, d.Cell, api.MaxCheckpoints)
 	}
+	if n.Fork != nil {
+		text += ForkApart(*n.Fork)
+	}
 	return text
 }
 
@@ -42,7 +45,11 @@ func rolledBackNote(n api.Note) string {
 		// Cells run since the checkpoint on another line of rollbacks.
 		text += fmt.Sprintf(" The record marks the %s run since the checkpoint was taken as rolled back.", Plural(n.Count, "cell"))
 	}
-	return text + fmt.Sprintf(" The checkpoint stays for another rollback; the next cell is %d.", c.Cell+1)
+	text += fmt.Sprintf(" The checkpoint stays for another rollback; the next cell is %d.", c.Cell+1)
+	if n.Fork != nil {
+		text += ForkApart(*n.Fork)
+	}
+	return text
 }
 
 // checkpointLines lists a session's checkpoints in its listing: label,

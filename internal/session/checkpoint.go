@@ -30,7 +30,7 @@ func (m *Manager) Checkpoint(ctx context.Context, name string, req api.Checkpoin
 		return api.CheckpointReply{}, checkpointError(name, "checkpoint", err)
 	}
 	ck := checkpointOf(ans.Checkpoint)
-	n := api.Note{Kind: api.NoteCheckpoint, Session: name, Checkpoint: &ck, Again: ans.Replaced != nil}
+	n := api.Note{Kind: api.NoteCheckpoint, Session: name, Checkpoint: &ck, Again: ans.Replaced != nil, Fork: apartOf(name, ans.Checkpoint)}
 	if ans.Dropped != nil {
 		d := checkpointOf(*ans.Dropped)
 		n.Dropped = &d
@@ -58,7 +58,7 @@ func (m *Manager) Rollback(ctx context.Context, name string, req api.CheckpointR
 	m.noteNames(s)
 	ck := checkpointOf(ans.Checkpoint)
 	n := api.Note{Kind: api.NoteRolledBack, Session: name, Checkpoint: &ck, PID: ans.Leader.PID, Cells: ans.Before,
-		Count: markRolledBack(s, ck)}
+		Count: markRolledBack(s, ck), Fork: apartOf(name, ans.Checkpoint)}
 	m.note(s, req.Client, n)
 	return api.RollbackReply{Session: name, Checkpoint: ck, PID: ans.Leader.PID, Cells: ans.Before,
 		Notes: append([]api.Note{n}, m.othersNotes(name, req.Client)...)}, nil
@@ -147,6 +147,20 @@ func verb(what string) string {
 }
 
 // checkpointOf is a holder's checkpoint as the API says it.
+// apartOf is what a checkpoint's copy did not get or shares with the
+// runtime it was taken from, as its notes say it: nil when nothing (a
+// rollback's runtime lacks those threads too).
+func apartOf(name string, c holder.Checkpoint) *api.Fork {
+	if c.Apart == nil {
+		return nil
+	}
+	f := forkOf(&holder.ForkAnswer{Forked: *c.Apart, From: name, Cell: c.Cell}, true)
+	if f.ThreadsTotal == 0 && f.SharedTotal == 0 && f.ChildrenTotal == 0 {
+		return nil
+	}
+	return f
+}
+
 func checkpointOf(c holder.Checkpoint) api.Checkpoint {
 	return api.Checkpoint{Label: c.Label, Cell: c.Cell, At: c.At, PID: c.Proc.PID}
 }
