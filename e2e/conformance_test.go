@@ -289,6 +289,7 @@ func needRuntime(t *testing.T, e *env, name, install string) {
 // interrupt of an endless loop, restart clearing state, and no process
 // left after kill.
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	for _, row := range conformance {
 		t.Run(row.runtime, func(t *testing.T) {
 			t.Parallel()

@@ -19,6 +19,7 @@ import (
 // appears exactly once and no prompt is doubled.
 func TestNotebookExportThroughNbconvert(t *testing.T) {
 	needPython(t)
+	t.Parallel()
 	// Debian's python3-nbconvert is jupyter-nbconvert without the
 	// jupyter-nbconvert command, so it is run as a module.
 	py := testenv.NeedPythonModule(t, "nbconvert", "Debian: apt-get install python3-nbconvert")

@@ -66,6 +66,7 @@ var irKernel = kernelRow{
 // TestJupyterKernels runs the kernel rows on this machine's python3
 // and ir kernels.
 func TestJupyterKernels(t *testing.T) {
+	t.Parallel()
 	for _, k := range []struct {
 		row     kernelRow
 		install string

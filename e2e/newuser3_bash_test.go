@@ -12,6 +12,7 @@ import (
 // what a cell did to the session's output is put back and said, and the
 // background jobs of earlier cells live through the interrupt.
 func TestNewUser3BashPlumbing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	needRuntime(t, e, "bash", "apt install bash")
 	out := e.mustSeen(1, "exec", "b", "--runtime", "bash", "A=1; set -e; false")
@@ -44,6 +45,7 @@ func TestNewUser3BashPlumbing(t *testing.T) {
 // `polyrepl help` and the command's own help say.
 func TestNewUser3ExitStatuses(t *testing.T) {
 	needPython(t)
+	t.Parallel()
 	e := newEnv(t)
 	help, _ := e.must(0, "help")
 	wantContains(t, "help", strings.Join(strings.Fields(help), " "),

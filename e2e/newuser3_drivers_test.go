@@ -45,6 +45,7 @@ func ipythonLauncher(t *testing.T) string {
 // printed an error full of escape codes: now the launcher's Python runs
 // the session, and the creation line says so.
 func TestNewUserIPythonLauncher(t *testing.T) {
+	t.Parallel()
 	launcher := ipythonLauncher(t)
 	e := newEnv(t)
 	e.unsetenv("POLYREPL_IPYTHON")
@@ -73,6 +74,7 @@ func TestNewUserIPythonLauncher(t *testing.T) {
 // the Python IPython runs in.
 func TestNewUserIPythonPython(t *testing.T) {
 	needIPython(t)
+	t.Parallel()
 	e := newEnv(t)
 	e.unsetenv("POLYREPL_IPYTHON")
 	e.unsetenv("POLYREPL_PYTHON")
@@ -103,6 +105,7 @@ func TestNewUserIPythonPython(t *testing.T) {
 // to do, with nothing of the program's escape codes.
 func TestNewUserIPythonNotWhatWasAsked(t *testing.T) {
 	needPython(t)
+	t.Parallel()
 	e := newEnv(t)
 	dir := t.TempDir()
 	// A terminal program that sets the window title and shows a prompt,
@@ -145,6 +148,7 @@ func TestNewUserIPythonNotWhatWasAsked(t *testing.T) {
 // slip of the keys is answered with the name meant.
 func TestNewUserRuntimeNames(t *testing.T) {
 	needPython(t)
+	t.Parallel()
 	e := newEnv(t)
 	r := e.runJSON("exec", "py", "--runtime", "Python", "1+1")
 	if r.Status != "done" || r.Value != "2" {
@@ -183,6 +187,7 @@ func TestNewUserRuntimeNames(t *testing.T) {
 // Ruby's names listed the constants a library added (CSV, Date,
 // Forwardable after require "csv"): now only the session's own.
 func TestNewUserRubyNamesAreTheSessions(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	needRuntime(t, e, "ruby", "ruby")
 	r := e.runJSON("exec", "rb", "--runtime", "ruby", "require \"csv\"\nrows = CSV.parse(\"a,b\\n1,2\\n\")\nPoint = Struct.new(:x)\ndef total; end\nrows.size")
@@ -197,6 +202,7 @@ func TestNewUserRubyNamesAreTheSessions(t *testing.T) {
 // Interrupting R's system("sleep 30") printed nothing: the cell is
 // reported interrupted, and the session lives on with its names.
 func TestNewUserRInterruptSystem(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	needRuntime(t, e, "r", "r-base-core")
 	e.must(0, "exec", "rs", "--runtime", "r", "x <- 1")

@@ -40,6 +40,7 @@ func homeTree(t *testing.T, dir string) map[string]string {
 // remove, exit 0; a file that does not parse is refused, exit 2, and left
 // as it was.
 func TestSetupRemove(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var clients []string
 	out, _, _ := e.run("help", "setup")
@@ -212,6 +213,7 @@ func (e *env) capOf() *memoryCap {
 // line say the cap is not enforced.
 func TestMemoryTotal(t *testing.T) {
 	needPython(t)
+	t.Parallel()
 	e := newEnv(t)
 	e.setenv("POLYREPL_MEMORY_TOTAL", "300M")
 	e.must(0, "exec", "held", "held = [b'x' * (10 << 20) for _ in range(10)]; len(held)")
@@ -289,6 +291,7 @@ func TestMemoryTotal(t *testing.T) {
 // the daemon's start line; sessions run all the same.
 func TestMemoryTotalNotEnforced(t *testing.T) {
 	needPython(t)
+	t.Parallel()
 	e := newEnv(t)
 	e.setenv("POLYREPL_MEMORY_BY", "rlimit")
 	e.must(0, "start", "--memory-total", "2G")

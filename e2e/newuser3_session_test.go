@@ -25,6 +25,7 @@ import (
 // which it replaced.
 func TestNewUser3AKilledNameKeepsItsRuntime(t *testing.T) {
 	needPython(t)
+	t.Parallel()
 	e := newEnv(t)
 	needRuntime(t, e, "r", "apt-get install r-base-core")
 	dir := filepath.Join(e.home, "work")
@@ -99,6 +100,7 @@ func TestNewUser3AKilledNameKeepsItsRuntime(t *testing.T) {
 // life's kill, and a kill after it that kill's time and cause.
 func TestNewUser3KillOfTheDeadSaysItsDeath(t *testing.T) {
 	needPython(t)
+	t.Parallel()
 	e := newEnv(t)
 	e.must(1, "exec", "d", "import os; os._exit(3)")
 	out, errOut, code := e.run("kill", "d")
@@ -145,6 +147,7 @@ func TestNewUser3KillOfTheDeadSaysItsDeath(t *testing.T) {
 // Markdown export shows the value once, its HTML linked with it.
 func TestNewUser3NotebookShowsADataFrameOnce(t *testing.T) {
 	needPython(t)
+	t.Parallel()
 	py := testenv.NeedPythonModule(t, "pandas", "Debian: apt-get install python3-pandas")
 	e := newEnv(t)
 	e.must(0, "exec", "df", `import pandas as pd; pd.DataFrame({"a": [1, 2], "b": [30, 4000 + 321]})`)
@@ -206,6 +209,7 @@ func TestNewUser3NotebookShowsADataFrameOnce(t *testing.T) {
 // which log shows.
 func TestNewUser3OwnSessionIsNotBeforeYouJoined(t *testing.T) {
 	needPython(t)
+	t.Parallel()
 	e := newEnv(t)
 	e.must(0, "--label", "alice", "exec", "jk2", "x = 1")
 	e.must(0, "--label", "alice", "exec", "jk2", "x += 1")

@@ -37,6 +37,7 @@ func promptOf(r cellResult) (text string, total int) {
 // well, and its answer reaches the cell.
 func TestBoundsQuestion(t *testing.T) {
 	needPython(t)
+	t.Parallel()
 	e := newEnv(t)
 	e.must(0, "exec", "in5", "1")
 
@@ -109,6 +110,7 @@ func TestBoundsQuestion(t *testing.T) {
 // and nothing is sent.
 func TestBoundsStdin(t *testing.T) {
 	needPython(t)
+	t.Parallel()
 	e := newEnv(t)
 	const limit = 2 << 20
 	ask := func() {
@@ -174,6 +176,7 @@ func TestBoundsStdin(t *testing.T) {
 // a refused exec and the record name the sender in a few words.
 func TestBoundsLabel(t *testing.T) {
 	needPython(t)
+	t.Parallel()
 	e := newEnv(t)
 	e.must(0, "exec", "lab", "1")
 	label := strings.Repeat("L", 3<<20)
@@ -212,6 +215,7 @@ func TestBoundsLabel(t *testing.T) {
 // collected, a reply's note about other sessions lists ten and counts the
 // rest, for the CLI and the MCP server alike; later replies list the rest.
 func TestBoundsOthersNote(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	needRuntime(t, e, "sh", "dash")
 	const n = 40
@@ -263,6 +267,7 @@ func TestBoundsOthersNote(t *testing.T) {
 // saves the whole where it can) and sends the cell, nonce and status
 // first.
 func TestBoundsWorkerErrors(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ runtime, install, code, next, want string }{
 		{"ruby", "ruby", `raise "x"*6_000_000`, "1+1", "2"},
 		{"node", "nodejs", `throw new Error("x".repeat(6000000))`, "1+1", "2"},

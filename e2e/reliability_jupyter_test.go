@@ -33,6 +33,7 @@ import (
 // lists them as unusable, saying why; the daemon lives on.
 func TestReliabilityKernelspecs(t *testing.T) {
 	needPython(t)
+	t.Parallel()
 	e := newEnv(t)
 	jp := testenv.ShortDir(t)
 	for _, k := range []string{"x", "z"} {
@@ -129,6 +130,7 @@ func fillDisk(t *testing.T, dir string, leave uint64) string {
 // note of what was lost and why; the end of the output is there.
 func TestReliabilityHolderFullDisk(t *testing.T) {
 	needPython(t)
+	t.Parallel()
 	for _, row := range []struct {
 		name, runtime string
 		lost          []string // what the result's notes say
@@ -196,6 +198,7 @@ func TestReliabilityHolderFullDisk(t *testing.T) {
 // POLYREPL_LONG) in lines of a kilobyte, as fast as it can: the holder's
 // memory stays within 64 MB above idle, and the output arrives whole.
 func TestReliabilityKernelFlood(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	needRuntime(t, e, "jupyter:python3", "python3-ipykernel")
 	mb := 256
@@ -375,6 +378,7 @@ func (g *hostileGateway) channels(w http.ResponseWriter, r *http.Request) {
 // TestReliabilityHostileGateway: what a gateway says is bounded where it
 // enters, and its frames never enter the holder's memory whole.
 func TestReliabilityHostileGateway(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	g := startHostileGateway(t)
 	gw := []string{"--gateway", g.url}

@@ -28,6 +28,7 @@ import (
 // without it (CI) it makes it, 0700, and removes it afterwards.
 func TestSameDaemonStrippedEnv(t *testing.T) {
 	needPython(t)
+	t.Parallel()
 	uid := os.Getuid()
 	runDir := filepath.Join("/run/user", strconv.Itoa(uid))
 	switch _, err := os.Lstat(runDir); {

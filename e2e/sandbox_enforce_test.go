@@ -170,6 +170,7 @@ echo tmpdir=$TMPDIR
 func TestSandboxEnforcedInEveryFamily(t *testing.T) {
 	needLandlock(t)
 	needPython(t)
+	t.Parallel()
 	w := newSandboxWorld(t)
 	e := w.e
 	// Another session, unsandboxed: its runtime is the one traced.
@@ -257,6 +258,7 @@ func summary(got map[string]string, keys []string) string {
 func TestSandboxWorkspaceWriteWritesItsCwdOnly(t *testing.T) {
 	needLandlock(t)
 	needPython(t)
+	t.Parallel()
 	w := newSandboxWorld(t)
 	ws := &api.Sandbox{Policy: api.SandboxWorkspaceWrite}
 	if err := os.Mkdir(filepath.Join(w.e.home, "proj"), 0o700); err != nil {
@@ -298,6 +300,7 @@ except PermissionError: print("tmp_write=denied")
 }
 
 func TestSandboxGatewaySessionRefused(t *testing.T) {
+	t.Parallel()
 	w := newSandboxWorld(t)
 	timeout := 30.0
 	req := api.ExecRequest{Code: "1", Timeout: &timeout, Client: api.Client{Who: "t", How: "api"},
@@ -324,6 +327,7 @@ func TestSandboxGatewaySessionRefused(t *testing.T) {
 func TestSandboxPrivateTmpRemoved(t *testing.T) {
 	needLandlock(t)
 	needPython(t)
+	t.Parallel()
 	w := newSandboxWorld(t)
 	r, er := w.exec(t, "tmp", "python", &api.Sandbox{Policy: api.SandboxReadOnly}, `import os; print(os.environ["TMPDIR"]); print(oct(os.stat(os.environ["TMPDIR"]).st_mode & 0o777))`)
 	if er != nil {
@@ -352,6 +356,7 @@ func TestSandboxPrivateTmpRemoved(t *testing.T) {
 // family under both.
 func TestSandboxEveryRuntimeStarts(t *testing.T) {
 	needLandlock(t)
+	t.Parallel()
 	for _, row := range conformance {
 		t.Run(row.runtime, func(t *testing.T) {
 			t.Parallel() // as TestConformance: each its own daemon
@@ -398,6 +403,7 @@ func TestSandboxEveryRuntimeStarts(t *testing.T) {
 func TestSandboxMatplotlib(t *testing.T) {
 	needLandlock(t)
 	needPython(t)
+	t.Parallel()
 	w := newSandboxWorld(t)
 	r, er := w.exec(t, "mpl", "python", &api.Sandbox{Policy: api.SandboxReadOnly}, `
 import os, matplotlib
@@ -438,6 +444,7 @@ print("saved")
 func TestSandboxInterruptAndRestart(t *testing.T) {
 	needLandlock(t)
 	needPython(t)
+	t.Parallel()
 	w := newSandboxWorld(t)
 	ro := &api.Sandbox{Policy: api.SandboxReadOnly}
 	for _, c := range []struct{ name, runtime, loop, after string }{
@@ -476,6 +483,7 @@ func TestSandboxInterruptAndRestart(t *testing.T) {
 func TestSandboxPolyreplSocketsFromACell(t *testing.T) {
 	needLandlock(t)
 	needPython(t)
+	t.Parallel()
 	w := newSandboxWorld(t)
 	sock := filepath.Join(w.e.socketDir(), "daemon.sock")
 	r, er := w.exec(t, "peer", "python", &api.Sandbox{Policy: api.SandboxReadOnly}, fmt.Sprintf(`

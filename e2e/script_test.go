@@ -30,6 +30,7 @@ import (
 //	exits N PROG [ARGS...]  run PROG like exec, and fail unless its exit status is N
 func TestScripts(t *testing.T) {
 	needPython(t)
+	t.Parallel()
 	testscript.Run(t, testscript.Params{
 		Dir:   filepath.Join("testdata", "script"),
 		Setup: scriptSetup,

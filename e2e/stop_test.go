@@ -14,6 +14,7 @@ import (
 // daemon use, and the log, which says why the daemon stopped.
 func TestStopLeavesTheRuntimeDirectory(t *testing.T) {
 	needPython(t)
+	t.Parallel()
 	e := newEnv(t)
 	before := listTree(t, e.runtime)
 	e.must(0, "exec", "py", "1")

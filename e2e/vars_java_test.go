@@ -54,6 +54,7 @@ if (true) slow = new Slow();`,
 // record, prints into the output, or makes a snippet: the next $N follows
 // the last cell's.
 func TestVarsJava(t *testing.T) {
+	t.Parallel()
 	c := javaVars
 	e := newEnv(t)
 	needRuntime(t, e, c.runtime, c.install)

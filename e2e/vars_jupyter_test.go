@@ -70,6 +70,7 @@ slow <- structure(list(), class = "slow"); print.slow <- function(x, ...) Sys.sl
 // sessions lists the names the cell's look found. Then the same through
 // a Jupyter Server, as a gateway.
 func TestVarsJupyter(t *testing.T) {
+	t.Parallel()
 	for _, c := range varsKernels {
 		t.Run(strings.TrimPrefix(c.runtime, "jupyter:"), func(t *testing.T) {
 			t.Parallel()

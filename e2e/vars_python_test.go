@@ -69,6 +69,7 @@ except ImportError:
 // session's output and no cell recorded.
 func TestVarsPython(t *testing.T) {
 	needPython(t)
+	t.Parallel()
 	for _, runtime := range []string{"python", "ipython"} {
 		t.Run(runtime, func(t *testing.T) {
 			if runtime == "ipython" && ipythonMissing() != "" {

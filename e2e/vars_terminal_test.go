@@ -116,6 +116,7 @@ var termVarsCases = []termVarsCase{
 // its number. No look is in the record or the output, and none changes
 // what the REPL keeps (it, ans, *1, GPVAL_ERRNO).
 func TestVarsTerminal(t *testing.T) {
+	t.Parallel()
 	for _, c := range termVarsCases {
 		t.Run(c.runtime, func(t *testing.T) {
 			t.Parallel()

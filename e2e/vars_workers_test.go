@@ -153,6 +153,7 @@ func (e *env) look(args ...string) api.VarsReply {
 // from the look taken when the last cell ended, with its number. No look
 // is in the record, prints into the output or changes a name.
 func TestVarsWorkers(t *testing.T) {
+	t.Parallel()
 	for _, c := range varsCases {
 		t.Run(c.runtime, func(t *testing.T) {
 			t.Parallel()
