@@ -382,9 +382,11 @@ func TestViewActIsThePersons(t *testing.T) {
 	}
 	var got api.CellResult
 	structured(t, a.ok("view_act", map[string]any{"session": "ask", "action": "answer", "text": "ada"}), &got)
-	done, _ := a.cell("wait", map[string]any{"session": "ask", "timeout": 30})
-	if !strings.Contains(got.Output+done.Output, "hello ada") {
-		t.Errorf("the answer: %+v, then %+v", got, done)
+	// The agent's wait collects what the answered cell printed: the
+	// person's answer was not the agent's collecting.
+	done, txt := a.cell("wait", map[string]any{"session": "ask", "timeout": 30})
+	if !strings.Contains(txt, "hello ada") {
+		t.Errorf("the answer: %+v, then %+v: %q", got, done, txt)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()

@@ -218,6 +218,9 @@ func TestGolden(t *testing.T) {
 				b.WriteString("\n")
 				wantLacks(t, fmt.Sprintf("%s %s", x.tool, args), txt, cliAdvice...)
 				wantLacks(t, fmt.Sprintf("%s %s", x.tool, args), txt, "--cwd", "--project", "--python", "--exe", "--memory", "--runtime")
+				if twice := saidTwice(txt, res.StructuredContent); len(twice) > 0 {
+					t.Errorf("%s %s: the structured content says again what the text says: %v", x.tool, args, twice)
+				}
 				if where := sessionNotName(res.StructuredContent, "structuredContent"); where != "" {
 					t.Errorf("%s %s: %s is not a session name; session is a name in every reply", x.tool, args, where)
 				}

@@ -2,188 +2,287 @@ package mcp
 
 import (
 	"math"
-	"strings"
-	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/bound"
 )
 
 // Some clients pass a model both a tool result's text and its structured
-// content, so what the structured content repeats of the text is paid
-// twice. These are the README's shapes with nothing said twice (issue
-// 15): long output and values by their cut and the file that holds them,
-// lists of entries one line each, times to the millisecond.
+// content, so whatever the two both carry is paid twice (issue 40: a
+// trivial answer was ~80 characters of text and ~240 of structured
+// content, its output, value and traceback in both). The text is what
+// the model reads: output, value, error, notes and other clients'
+// activity, in words. The structured content keeps only the facts a
+// program acts on that the text lacks or says loosely: the session, the
+// cell and its status, the generation when it is news to the
+// connection, the error's type, where the whole of a cut text and each
+// figure are (files), each note's kind with its next steps, and the ids
+// of the entries the text told. No output, value, display, traceback or
+// code is in it: the history tool with an id gives an entry whole.
 
-// structuredInline is how much of an output, a value or a traceback the
-// structured content keeps; the text keeps more, and a file the whole.
-const structuredInline = 1000
-
-// leanCell is a cell result as structured content: the README's cell
-// result, its activity as entry lines.
-type leanCell struct {
-	api.CellResult
-	Activity *leanActivity `json:"activity,omitempty"`
+// cellFacts is a cell result (exec, wait, input, interrupt) as
+// structured content.
+type cellFacts struct {
+	Session    string      `json:"session"`
+	Generation string      `json:"generation,omitempty"` // when the connection had not been given it
+	Cell       int         `json:"cell"`
+	Status     string      `json:"status"`
+	Elapsed    float64     `json:"elapsed,omitempty"` // seconds, to the millisecond
+	Error      *errorFacts `json:"error,omitempty"`
+	OutputCut  *bound.Cut  `json:"output_cut,omitempty"`
+	ValueCut   *bound.Cut  `json:"value_cut,omitempty"`
+	Rich       []richFacts `json:"rich,omitempty"`
+	RichMore   int         `json:"rich_more,omitempty"`
+	Prompt     *promptFact `json:"prompt,omitempty"`
+	Notes      []noteFacts `json:"notes,omitempty"`
+	// Activity lists the ids of the other clients' entries the text
+	// told (newest first), and of those it left out for space.
+	Activity *activityFacts `json:"activity,omitempty"`
 }
 
-// leanActivity is api.Activity with its entries as lines.
-type leanActivity struct {
-	Session string          `json:"session"`
-	Entries []api.EntryLine `json:"entries"`
-	Updated []int           `json:"updated,omitempty"`
-	More    []string        `json:"more,omitempty"`
-	First   bool            `json:"first,omitempty"`
-	Earlier int             `json:"earlier,omitempty"`
+// errorFacts is a cell's error without its words: its type, and where
+// the whole message and traceback are when they were cut.
+type errorFacts struct {
+	Type         string     `json:"type,omitempty"`
+	MessageCut   *bound.Cut `json:"message_cut,omitempty"`
+	TracebackCut *bound.Cut `json:"traceback_cut,omitempty"`
 }
 
-// leanRecord is a history listing: one line per entry.
-type leanRecord struct {
-	api.RecordReply
-	Entries []api.EntryLine `json:"entries"`
+// richFacts is a rich output by its file: its plain form, if any, is in
+// the text.
+type richFacts struct {
+	MIME   string `json:"mime"`
+	Width  int    `json:"width,omitempty"`
+	Height int    `json:"height,omitempty"`
+	File   string `json:"file"`
 }
 
-// leanResult is r as structured content.
-func leanResult(r api.CellResult) leanCell {
-	out := leanCell{CellResult: r}
-	c := &out.CellResult
-	c.Output, c.OutputCut = shorter(c.Output, c.OutputCut)
-	c.Display = leanDisplay(c.Display, c.Value)
-	c.Value, c.ValueCut = shorter(c.Value, c.ValueCut)
-	c.Error = leanError(c.Error)
-	c.Elapsed = millis(c.Elapsed)
-	c.Notes = leanNotes(c.Notes)
-	c.Activity = nil
-	if a := r.Activity; a != nil {
-		la := &leanActivity{Session: a.Session, Updated: a.Updated, More: a.More, First: a.First, Earlier: a.Earlier}
+// promptFact is what a program answering a question must know that the
+// prompt's words do not say; nil when neither holds.
+type promptFact struct {
+	Password bool `json:"password,omitempty"`
+	NoEOF    bool `json:"no_eof,omitempty"`
+}
+
+// noteFacts is a note as its kind and next steps; its words are in the
+// text. Session and Cell are set only when they are not the reply's.
+type noteFacts struct {
+	Kind    string       `json:"kind"`
+	Session string       `json:"session,omitempty"`
+	Cell    int          `json:"cell,omitempty"`
+	File    string       `json:"file,omitempty"` // a file the note points to (unread output, a transcript)
+	Next    []api.Action `json:"next,omitempty"`
+}
+
+// activityFacts is which entries of other clients a reply told.
+type activityFacts struct {
+	Told []string `json:"told"`
+	More []string `json:"more,omitempty"`
+}
+
+// cellOf is r as structured content; gen is the generation to give
+// ("" when the connection has it).
+func cellOf(r api.CellResult, gen string) cellFacts {
+	out := cellFacts{Session: r.Session, Generation: gen, Cell: r.Cell, Status: r.Status, Elapsed: millis(r.Elapsed),
+		OutputCut: r.OutputCut, ValueCut: r.ValueCut, Rich: richOf(r.Rich), RichMore: r.RichMore,
+		Error: errorOf(r.Error), Notes: noteFactsOf(r.Notes, r.Session, r.Cell)}
+	if p := r.Prompt; p != nil && (p.Password || p.NoEOF) {
+		out.Prompt = &promptFact{Password: p.Password, NoEOF: p.NoEOF}
+	}
+	if a := r.Activity; a != nil && (len(a.Entries) > 0 || len(a.More) > 0) {
+		af := &activityFacts{Told: []string{}, More: a.More}
 		for _, e := range a.Entries {
-			la.Entries = append(la.Entries, leanLine(e))
+			af.Told = append(af.Told, e.ID)
 		}
-		out.Activity = la
+		out.Activity = af
 	}
 	return out
 }
 
-// leanHistory is a history listing as structured content.
-func leanHistory(r api.RecordReply) leanRecord {
-	out := leanRecord{RecordReply: r, Entries: []api.EntryLine{}}
-	out.RecordReply.Entries = nil
-	for _, e := range r.Entries {
-		out.Entries = append(out.Entries, leanLine(e))
-	}
-	return out
-}
-
-// leanLine is an entry as one line, its note's full policy left out.
-func leanLine(e api.Entry) api.EntryLine {
-	l := e.Line()
-	if l.Note != nil && l.Note.Sandbox != nil {
-		n := *l.Note
-		n.Sandbox = noFull(n.Sandbox, n.Enforced)
-		l.Note = &n
-	}
-	return l
-}
-
-// noFull leaves out a full policy (nil is full: api.Sandbox) that tells
-// nothing enforced: no sandbox is what every session had before there
-// were sandboxes, and the text says nothing of it either.
-func noFull(s *api.Sandbox, e *api.Enforced) *api.Sandbox {
-	if s != nil && s.Policy == api.SandboxFull && e == nil {
-		return nil
-	}
-	return s
-}
-
-// leanSessions is a sessions listing with each full policy left out.
-func leanSessions(r api.SessionsReply) api.SessionsReply {
-	out := api.SessionsReply{Sessions: make([]api.SessionInfo, len(r.Sessions))}
-	for i, si := range r.Sessions {
-		si.Sandbox = noFull(si.Sandbox, si.Enforced)
-		out.Sessions[i] = si
-	}
-	return out
-}
-
-// leanKill is a kill's or a restart's reply with each full policy left
-// out.
-func leanKill(r api.KillReply) api.KillReply {
-	r.Info.Sandbox = noFull(r.Info.Sandbox, r.Info.Enforced)
-	if len(r.Notes) > 0 {
-		notes := make([]api.Note, len(r.Notes))
-		for i, n := range r.Notes {
-			n.Sandbox = noFull(n.Sandbox, n.Enforced)
-			notes[i] = n
-		}
-		r.Notes = notes
-	}
-	return r
-}
-
-// shorter keeps at most structuredInline characters of a text, head and
-// tail, its cut counting from the whole text and naming its file.
-func shorter(text string, cut *bound.Cut) (string, *bound.Cut) {
-	if cut != nil {
-		return bound.Recut(text, cut, structuredInline)
-	}
-	short, c := bound.HeadTailLines(text, structuredInline)
-	if c == nil {
-		return text, cut
-	}
-	return short, c
-}
-
-// leanDisplay drops a display that is only a prompt before the value
-// ("Out[3]: 42"): the value says it.
-func leanDisplay(display, value string) string {
-	if display == value {
-		return ""
-	}
-	if prompt, ok := strings.CutSuffix(display, value); ok && value != "" && len(prompt) <= 40 &&
-		!strings.Contains(strings.TrimRight(prompt, " \n"), "\n") {
-		return ""
-	}
-	d, _ := bound.HeadTailLines(display, structuredInline)
-	return d
-}
-
-// leanError keeps a long traceback's head and tail; the message, which
-// says what went wrong, stays as the daemon bounded it.
-func leanError(e *api.CellError) *api.CellError {
+func errorOf(e *api.CellError) *errorFacts {
 	if e == nil {
 		return nil
 	}
-	l := *e
-	l.Traceback, l.TracebackCut = shorter(e.Traceback, e.TracebackCut)
-	return &l
+	return &errorFacts{Type: e.Type, MessageCut: e.MessageCut, TracebackCut: e.TracebackCut}
 }
 
-// leanNotes rounds the notes' times, leans an uncollected result, and
-// leaves out a full policy (no sandbox, what every session had before
-// there were sandboxes: it says nothing, as the text says nothing of it).
-func leanNotes(notes []api.Note) []api.Note {
-	if len(notes) == 0 {
-		return notes
-	}
-	out := make([]api.Note, len(notes))
-	for i, n := range notes {
-		n.Elapsed = millis(n.Elapsed)
-		n.Sandbox = noFull(n.Sandbox, n.Enforced)
-		if n.At != nil {
-			at := n.At.Truncate(time.Millisecond)
-			n.At = &at
-		}
-		if n.Result != nil {
-			e := *n.Result
-			e.Output, e.OutputCut = shorter(e.Output, e.OutputCut)
-			e.Display = leanDisplay(e.Display, e.Value)
-			e.Value, e.ValueCut = shorter(e.Value, e.ValueCut)
-			e.Error = leanError(e.Error)
-			e.Elapsed = millis(e.Elapsed)
-			n.Result = &e
-		}
-		out[i] = n
+func richOf(rich []api.Rich) []richFacts {
+	var out []richFacts
+	for _, x := range rich {
+		out = append(out, richFacts{MIME: x.MIME, Width: x.Width, Height: x.Height, File: x.File})
 	}
 	return out
+}
+
+// noteFactsOf keeps of each note its kind, what it is about when that is
+// not the reply's own session and cell, the file it names and its next
+// steps.
+func noteFactsOf(notes []api.Note, session string, cell int) []noteFacts {
+	var out []noteFacts
+	for _, n := range notes {
+		f := noteFacts{Kind: n.Kind, Next: n.Next, File: n.File}
+		if n.Session != session {
+			f.Session = n.Session
+		}
+		if n.Cell != cell {
+			f.Cell = n.Cell
+		}
+		if f.File == "" {
+			f.File = n.Transcript
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// recordFacts is a history listing as structured content: where the
+// record stands (the seq after its last entry, for since; the oldest
+// entries no longer kept); the entries are the text's lines.
+type recordFacts struct {
+	Session string `json:"session"`
+	Next    int    `json:"next"`
+	Dropped int    `json:"dropped,omitempty"`
+	Since   int    `json:"since,omitempty"`
+}
+
+// entryFacts is one entry asked for whole by id: the text shows its
+// code, output, value and error; here are its identity and files.
+type entryFacts struct {
+	Session    string      `json:"session"`
+	ID         string      `json:"id"`
+	Kind       string      `json:"kind"`
+	Generation string      `json:"generation,omitempty"`
+	Cell       int         `json:"cell,omitempty"`
+	Status     string      `json:"status,omitempty"`
+	Error      *errorFacts `json:"error,omitempty"`
+	CodeCut    *bound.Cut  `json:"code_cut,omitempty"`
+	OutputCut  *bound.Cut  `json:"output_cut,omitempty"`
+	Rich       []richFacts `json:"rich,omitempty"`
+	Note       *noteFacts  `json:"note,omitempty"`
+}
+
+func entryOf(session string, e api.Entry) entryFacts {
+	out := entryFacts{Session: session, ID: e.ID, Kind: e.Kind, Generation: e.Generation, Cell: e.Cell, Status: e.Status,
+		Error: errorOf(e.Error), CodeCut: e.CodeCut, OutputCut: e.OutputCut, Rich: richOf(e.Rich)}
+	if e.Note != nil {
+		n := noteFactsOf([]api.Note{*e.Note}, session, e.Cell)[0]
+		out.Note = &n
+	}
+	return out
+}
+
+// sessionFacts is a session as a listing's structured content: its
+// name, its state and, when news to the connection, its generation; the
+// rest is in the text.
+type sessionFacts struct {
+	Name       string `json:"name"`
+	Generation string `json:"generation,omitempty"`
+	State      string `json:"state"`
+}
+
+type sessionsFacts struct {
+	Sessions []sessionFacts `json:"sessions"`
+}
+
+// lifeFacts is what kill, restart and fork did, as structured content:
+// the session, its generation when news (restart's and fork's new one;
+// kill's ended one), its state, the transcript of a life that ended, and
+// the notes' kinds.
+type lifeFacts struct {
+	Session    string      `json:"session"`
+	Generation string      `json:"generation,omitempty"`
+	State      string      `json:"state"`
+	Transcript string      `json:"transcript,omitempty"`
+	Notes      []noteFacts `json:"notes,omitempty"`
+}
+
+func lifeOf(session string, info api.SessionInfo, notes []api.Note, gen string) lifeFacts {
+	out := lifeFacts{Session: session, Generation: gen, State: info.State, Notes: noteFactsOf(notes, session, 0)}
+	if info.State == api.StateDead {
+		out.Transcript = info.Transcript
+	}
+	return out
+}
+
+// varsFacts is a vars reply as structured content: how the look was
+// taken; the names are the text's lines.
+type varsFacts struct {
+	Session    string `json:"session"`
+	Generation string `json:"generation,omitempty"`
+	Look       string `json:"look"`
+	Cell       int    `json:"cell,omitempty"`
+	Total      int    `json:"total"`
+}
+
+// runtimeFacts is one runtime asked for by name: whether a session of
+// it can start, and the executable it would.
+type runtimeFacts struct {
+	Name  string `json:"name"`
+	Found bool   `json:"found"`
+	Forks bool   `json:"forks,omitempty"`
+}
+
+// structuredOf is a tool's result as structured content (see above);
+// news gives a session's generation when the connection was not given
+// it before, and "" when it was.
+func structuredOf(v any, news func(session, gen string) string) any {
+	switch v := v.(type) {
+	case api.CellResult:
+		return cellOf(v, news(v.Session, v.Generation))
+	case api.RecordReply:
+		return recordFacts{Session: v.Session, Next: v.Next, Dropped: v.Dropped, Since: v.Since}
+	case wholeEntry:
+		if len(v.Entries) == 1 {
+			return entryOf(v.Session, v.Entries[0])
+		}
+		return recordFacts{Session: v.Session, Next: v.Next, Dropped: v.Dropped}
+	case api.SessionsReply:
+		out := sessionsFacts{Sessions: []sessionFacts{}}
+		for _, si := range v.Sessions {
+			out.Sessions = append(out.Sessions, sessionFacts{Name: si.Name, Generation: news(si.Name, si.Generation), State: si.State})
+		}
+		return out
+	case api.KillReply:
+		return lifeOf(v.Session, v.Info, v.Notes, news(v.Session, v.Info.Generation))
+	case api.ForkReply:
+		return lifeOf(v.Session, v.Info, v.Notes, news(v.Session, v.Info.Generation))
+	case api.VarsReply:
+		return varsFacts{Session: v.Session, Generation: news(v.Session, v.Generation), Look: v.Look, Cell: v.Cell, Total: v.Total}
+	case api.RuntimeInfo:
+		return runtimeFacts{Name: v.Name, Found: v.Found, Forks: v.Forks}
+	}
+	return v
+}
+
+// toldLimit bounds the sessions whose generation a connection is
+// remembered to have been given; past it the memory starts again, and a
+// generation is given once more.
+const toldLimit = 4096
+
+// generationNews is gen if this connection was not given it for session
+// before (then it is remembered), else "". A call without a connection
+// is always given it.
+func (s *Server) generationNews(req *mcp.CallToolRequest, session, gen string) string {
+	if gen == "" || req == nil || req.Session == nil {
+		return gen
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.told == nil {
+		s.told = map[*mcp.ServerSession]map[string]string{}
+	}
+	told := s.told[req.Session]
+	if _, ok := told[session]; told == nil || (!ok && len(told) >= toldLimit) {
+		told = map[string]string{}
+		s.told[req.Session] = told
+	}
+	if told[session] == gen {
+		return ""
+	}
+	told[session] = gen
+	return gen
 }
 
 // millis rounds seconds to the millisecond: nine digits say nothing more.

@@ -20,22 +20,16 @@ import (
 // whole account (its limits, what it needs) is asked by name. The whole
 // survey of every runtime's limits cost 15,863 characters a call.
 
-// leanRuntimes is the runtimes tool's structured content: the data the
-// text says, once.
+// leanRuntimes is the runtimes tool's structured content: the names a
+// new session can start with; the text says each one's version and
+// executable, and what cannot start or is not installed.
 type leanRuntimes struct {
-	Runtimes []leanRuntime `json:"runtimes"`
-	Missing  []string      `json:"missing,omitempty"` // not installed
+	Runtimes []string `json:"runtimes"`
 }
 
-// leanRuntime is one runtime a new session can start, or a kernel that
-// cannot start (Problem).
-type leanRuntime struct {
-	Name     string `json:"name"`
-	Version  string `json:"version,omitempty"`
-	Path     string `json:"path,omitempty"`
-	Display  string `json:"display,omitempty"`  // a Jupyter kernel's name for itself
-	Language string `json:"language,omitempty"` // a Jupyter kernel's language
-	Problem  string `json:"problem,omitempty"`
+// listed is one runtime's line of the list.
+type listed struct {
+	Name, Version, Path, Display, Language, Problem string
 }
 
 // runtimes lists the runtimes as a new session of this server would find
@@ -73,21 +67,24 @@ func (s *Server) survey(ctx context.Context) ([]api.RuntimeInfo, error) {
 // version, executable; a kernel's display name and language), then in
 // one line what is not installed.
 func runtimesList(list []api.RuntimeInfo) (leanRuntimes, string) {
-	out := leanRuntimes{Runtimes: []leanRuntime{}}
+	out := leanRuntimes{Runtimes: []string{}}
+	var missing []string
 	var b strings.Builder
 	b.WriteString("Runtimes here (the exec tool's runtime argument; the runtimes tool with a name describes one whole, with its limits):\n")
 	for _, r := range list {
-		l := leanRuntime{Name: r.Name, Version: shortVersion(r.Version), Display: r.Display, Language: r.Language}
+		l := listed{Name: r.Name, Version: shortVersion(r.Version), Display: r.Display, Language: r.Language}
 		switch {
 		case r.Found:
 			l.Path = r.Path
 		case r.Problem != "" && r.Family == jupyter.Family:
 			l.Problem = r.Problem
 		default:
-			out.Missing = append(out.Missing, r.Name)
+			missing = append(missing, r.Name)
 			continue
 		}
-		out.Runtimes = append(out.Runtimes, l)
+		if l.Problem == "" {
+			out.Runtimes = append(out.Runtimes, l.Name)
+		}
 		b.WriteString("- " + r.Name)
 		switch {
 		case r.Display != "" || r.Language != "":
@@ -106,8 +103,8 @@ func runtimesList(list []api.RuntimeInfo) (leanRuntimes, string) {
 		}
 		b.WriteString("\n")
 	}
-	if len(out.Missing) > 0 {
-		fmt.Fprintf(&b, "Not installed: %s (with a name, the runtimes tool says what one needs; the exec tool's exe argument names an executable elsewhere).", strings.Join(out.Missing, ", "))
+	if len(missing) > 0 {
+		fmt.Fprintf(&b, "Not installed: %s (with a name, the runtimes tool says what one needs; the exec tool's exe argument names an executable elsewhere).", strings.Join(missing, ", "))
 	}
 	return out, strings.TrimRight(b.String(), "\n")
 }

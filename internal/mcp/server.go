@@ -75,8 +75,9 @@ type Server struct {
 	MaxOutput int
 
 	mu    sync.Mutex
-	conns map[*mcp.ServerSession]string          // each connection's place in the records
-	sent  map[*mcp.ServerSession]map[string]bool // images each connection was sent, by hash
+	conns map[*mcp.ServerSession]string            // each connection's place in the records
+	sent  map[*mcp.ServerSession]map[string]bool   // images each connection was sent, by hash
+	told  map[*mcp.ServerSession]map[string]string // the generation each connection was given of each session
 	// inflight counts each connection's calls waiting on a session
 	// (exec, wait, input), whose cells its replies do not call news.
 	inflight map[*mcp.ServerSession]*calls
@@ -211,32 +212,6 @@ func (s *Server) addTools() {
 	addTool(s, tool("runtimes"), s.runtimes)
 }
 
-// structuredOf is a tool's result as structured content: the lean forms
-// of cell results and history listings (see lean.go).
-func structuredOf(v any) any {
-	switch v := v.(type) {
-	case api.CellResult:
-		return leanResult(v)
-	case api.RecordReply:
-		return leanHistory(v)
-	case api.SessionsReply:
-		return leanSessions(v)
-	case api.KillReply:
-		return leanKill(v)
-	case wholeEntry:
-		v.Entries = append([]api.Entry(nil), v.Entries...)
-		for i, e := range v.Entries {
-			if e.Note != nil && e.Note.Sandbox != nil {
-				n := *e.Note
-				n.Sandbox = noFull(n.Sandbox, n.Enforced)
-				v.Entries[i].Note = &n
-			}
-		}
-		return v
-	}
-	return v
-}
-
 // wholeEntry is the one entry a history call asked for by id, whole.
 type wholeEntry api.RecordReply
 
@@ -276,7 +251,12 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, h handler[In, Out]) {
 			return toolError(echoCut(s.errorText(err), req.Params.Arguments)), nil
 		}
 		content := []mcp.Content{&mcp.TextContent{Text: text}}
-		structured := structuredOf(res)
+		news := func(session, gen string) string { return s.generationNews(req, session, gen) }
+		if isAppTool(t.Name) {
+			// The app's replies reach no model: they tell it nothing.
+			news = func(_, gen string) string { return gen }
+		}
+		structured := structuredOf(res, news)
 		if w, ok := any(res).(wholeEntry); ok && len(w.Entries) == 1 && len(w.Entries[0].Rich) > 0 {
 			// One entry asked for whole brings its figures, as the reply
 			// of its cell did: a client that was not there sees them.
@@ -294,7 +274,7 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, h handler[In, Out]) {
 			}
 			content = append(content, images...)
 			r.Rich = trueRich(r.Rich)
-			structured = structuredOf(r)
+			structured = cellOf(r, structured.(cellFacts).Generation)
 		}
 		return &mcp.CallToolResult{Content: content, StructuredContent: structured}, nil
 	})
