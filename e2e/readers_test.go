@@ -63,7 +63,7 @@ func TestReliabilityMCPSenderKeepsItsCell(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	s := e.startMCP()
-	r, _ := s.cell("exec", map[string]any{"session": "lab", "code": threeLines, "timeout": 0})
+	r, first := s.cell("exec", map[string]any{"session": "lab", "code": threeLines, "timeout": 0})
 	if r.Status != "running" {
 		t.Fatalf("exec with timeout 0: %v, want running", r)
 	}
@@ -71,9 +71,20 @@ func TestReliabilityMCPSenderKeepsItsCell(t *testing.T) {
 	if person.Status != "done" || person.Value != "'val'" || !strings.Contains(person.Output, "line 2") {
 		t.Fatalf("the person's wait: %v; want the cell's output and value", person)
 	}
-	w, _ := s.cell("wait", map[string]any{"session": "lab", "timeout": 30})
-	if w.Status != "done" || r.Output+w.Output != "line 0\nline 1\nline 2\n" || w.Value != "'val'" {
-		t.Errorf("the agent's wait after the person collected: %v; want the rest of its output and 'val'", w)
+	w, rest := s.cell("wait", map[string]any{"session": "lab", "timeout": 30})
+	// The texts, without their notes: what the exec saw printed, then the
+	// rest and the value.
+	printed := func(txt string) string {
+		var b strings.Builder
+		for _, l := range strings.SplitAfter(txt, "\n") {
+			if !strings.HasPrefix(l, "[") {
+				b.WriteString(l)
+			}
+		}
+		return b.String()
+	}
+	if w.Status != "done" || printed(first)+printed(rest) != "line 0\nline 1\nline 2\nOut[1]: 'val'" {
+		t.Errorf("the agent's wait after the person collected: %v; texts %q then %q, want every line and 'val'", w, first, rest)
 	}
 	report(t, readersSection, "an agent's MCP exec with timeout 0 whose cell a person collected",
 		"the agent's own wait still got every line and the value")

@@ -20,8 +20,11 @@ import (
 
 // activity is what a reply tells of other clients' work.
 type activity struct {
-	Session string   `json:"session"`
-	Entries []entry  `json:"entries"`
+	Session string  `json:"session"`
+	Entries []entry `json:"entries"`
+	// Told is, in MCP structured content, the ids of the entries the
+	// text tells (the entries themselves are the text's).
+	Told    []string `json:"told"`
 	Updated []int    `json:"updated"`
 	More    []string `json:"more"`
 	Earlier int      `json:"earlier"`
@@ -87,7 +90,11 @@ func (tl *teller) add(client string, a *activity) {
 	if tl.told[client] == nil {
 		tl.told[client] = map[string][]int{}
 	}
-	for _, e := range a.Entries {
+	entries := a.Entries
+	for _, id := range a.Told {
+		entries = append(entries, entry{ID: id})
+	}
+	for _, e := range entries {
 		revs := tl.told[client][e.ID]
 		// An entry told again must be said to be an update; the CLI's
 		// whole entries also carry the rev that changed.
@@ -126,15 +133,16 @@ func TestSharedRecord(t *testing.T) {
 
 	as("alice", "exec", "lab", "x = 1\nprint('alice set x')")
 	r, txt := mcpCall("exec", map[string]any{"session": "lab", "code": "y = x + 1\ny"})
-	if r.Value != "2" {
-		t.Fatalf("agent: %v", r)
+	if r.Status != "done" || !strings.HasSuffix(txt, "Out[2]: 2") {
+		t.Fatalf("agent: %v\n%s", r, txt)
 	}
 	// Its first contact tells it what is there: alice's cell and the
-	// session's creation, without a second call.
-	if a := activityOf(t, r); a == nil || a.Earlier != 0 || len(a.Entries) != 2 || a.Entries[0].Gave != "alice set x" || a.Entries[1].Kind != "note" {
+	// session's creation, without a second call; the structured content
+	// names the two entries the text tells.
+	if a := activityOf(t, r); a == nil || !slices.Equal(a.Told, []string{"lab#2", "lab#1"}) {
 		t.Errorf("the agent's first call: activity %+v, want alice's cell and the created note", a)
 	}
-	wantContains(t, "the agent's text", txt, "Session 'lab' before your first call", "alice set x", "Created session 'lab'")
+	wantContains(t, "the agent's text", txt, "Session 'lab' before your first call", "- lab#2 cell 1 · alice via cli", "alice set x", "- lab#1 note", "Created session 'lab'")
 
 	r = as("alice", "exec", "lab", "y * 10")
 	a := activityOf(t, r)
@@ -165,10 +173,10 @@ func TestSharedRecord(t *testing.T) {
 	if slowEntry.Output != "early\nlate\n" || slowEntry.Status != "done" || slowEntry.Display != "Out[5]: 'slow done'" {
 		t.Errorf("the record of the timed-out cell: %+v, want its late output and value", slowEntry)
 	}
-	r, _ = mcpCall("exec", map[string]any{"session": "lab", "code": "z = 3"})
+	r, txt = mcpCall("exec", map[string]any{"session": "lab", "code": "z = 3"})
 	a = activityOf(t, r)
-	if a == nil || len(a.Entries) == 0 || a.Entries[0].ID != slowEntry.ID || len(a.Updated) != 1 || a.Entries[0].Gave != "Out[5]: 'slow done'" {
-		t.Errorf("the agent after the slow cell ended: %+v, want its update", a)
+	if a == nil || len(a.Told) == 0 || a.Told[0] != slowEntry.ID || len(a.Updated) != 1 || !strings.Contains(txt, "Out[5]: 'slow done'") {
+		t.Errorf("the agent after the slow cell ended: %+v, want its update\n%s", a, txt)
 	}
 
 	// Bob joins, then alice runs 12 cells: bob's next reply tells at most
@@ -360,9 +368,9 @@ func TestAttach(t *testing.T) {
 	agent.cell("exec", map[string]any{"session": "lab", "code": "x * 2"})
 	con.send("'carol again'\r")
 	expect("the agent's cell", "E2E Agent via mcp", "Out[5]: 2", "'carol again'")
-	ar, _ := agent.cell("exec", map[string]any{"session": "lab", "code": "'after carol'"})
-	if a := activityOf(t, ar); a == nil || len(a.Entries) != 1 || a.Entries[0].Who != "carol" || a.Entries[0].Code != "'carol again'" {
-		t.Errorf("the agent was told %+v, want carol's cell once", activityOf(t, ar))
+	ar, atxt := agent.cell("exec", map[string]any{"session": "lab", "code": "'after carol'"})
+	if a := activityOf(t, ar); a == nil || len(a.Told) != 1 || !strings.Contains(atxt, "carol via attach") || !strings.Contains(atxt, "'carol again'") {
+		t.Errorf("the agent was told %+v, want carol's cell once:\n%s", activityOf(t, ar), atxt)
 	}
 
 	// A cell that asks: the console says so, its prompt is the question,

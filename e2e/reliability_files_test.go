@@ -103,8 +103,19 @@ func TestReliabilityLargeError(t *testing.T) {
 		Error *boundedError `json:"error"`
 	}
 	mcpText := mcpSrv.call("exec", map[string]any{"session": "big", "code": cell}, &mr)
-	checkBoundedError(t, "MCP structured content", mr.Error, whole)
-	wantContains(t, "the MCP text", mcpText, "[error cut: 3,000,", mr.Error.TracebackCut.File)
+	// The model reads the error in the text, bounded; the structured
+	// content keeps its cuts, and none of its words (issue 40).
+	if e := mr.Error; e == nil || e.Message != "" || e.Traceback != "" || e.MessageCut == nil || e.TracebackCut == nil ||
+		e.MessageCut.Total != len(whole) || e.TracebackCut.File == "" || e.MessageCut.File != e.TracebackCut.File {
+		t.Fatalf("MCP structured content's error %+v: want its cuts, the whole's total and one file, without its words", e)
+	}
+	if n := len([]rune(mcpText)); n > errorBound+1000 {
+		t.Errorf("the MCP text holds %d characters, over the bound of %d", n, errorBound)
+	}
+	wantContains(t, "the MCP text", mcpText, "Traceback (most recent call last):", "[error cut: 3,000,", mr.Error.TracebackCut.File)
+	if b, err := os.ReadFile(mr.Error.TracebackCut.File); err != nil || !strings.Contains(string(b), "ValueError: "+whole) {
+		t.Errorf("the MCP structured cut's file %s does not hold the whole error: %v", mr.Error.TracebackCut.File, err)
+	}
 	mcpSrv.close()
 
 	hist, _, _ := e.run("history", "big", "--json")

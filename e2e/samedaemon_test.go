@@ -131,8 +131,9 @@ func TestSameDaemonStrippedEnv(t *testing.T) {
 	if out, _ := e.must(0, "exec", "shared", "x + 1"); !strings.Contains(out, "42") {
 		t.Errorf("the CLI in the agent's session: %q, want 42", out)
 	}
-	if r, _ := s.cell("exec", map[string]any{"session": "shared", "code": "x"}); r.Value != "41" || r.Generation != list[0].Generation {
-		t.Errorf("the agent after the CLI's cell: %v", r)
+	// The same life: its generation, given once, is not given again.
+	if r, txt := s.cell("exec", map[string]any{"session": "shared", "code": "x"}); !strings.HasSuffix(txt, ": 41") || r.Generation != "" {
+		t.Errorf("the agent after the CLI's cell: %v, %q", r, txt)
 	}
 	if !fallbackBefore && answers(fallback) {
 		t.Errorf("a second daemon answers on %s: the stripped environment did not find %s", fallback, sock)

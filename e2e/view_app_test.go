@@ -171,7 +171,7 @@ try {
   await frame.waitForSelector("#question[hidden]", { state: "attached", timeout: 30000 });
   out.said = await frame.textContent("#said");
   const answered = await client.callTool({ name: "wait", arguments: { session: "app", timeout: 60 } });
-  out.answeredOutput = answered.structuredContent?.output ?? "";
+  out.answeredOutput = (answered.content ?? []).filter((c) => c.type === "text").map((c) => c.text).join("\n");
   step("answered");
   out.sizes = await page.evaluate(() => window.host.sizes.length);
   await page.screenshot({ path: input.screenshot });

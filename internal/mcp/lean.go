@@ -76,10 +76,13 @@ type noteFacts struct {
 	Next    []api.Action `json:"next,omitempty"`
 }
 
-// activityFacts is which entries of other clients a reply told.
+// activityFacts is which entries of other clients a reply told: their
+// ids, the seqs of those told before and told again because they
+// changed, and the ids of those left out for space.
 type activityFacts struct {
-	Told []string `json:"told"`
-	More []string `json:"more,omitempty"`
+	Told    []string `json:"told"`
+	Updated []int    `json:"updated,omitempty"`
+	More    []string `json:"more,omitempty"`
 }
 
 // cellOf is r as structured content; gen is the generation to give
@@ -92,7 +95,7 @@ func cellOf(r api.CellResult, gen string) cellFacts {
 		out.Prompt = &promptFact{Password: p.Password, NoEOF: p.NoEOF}
 	}
 	if a := r.Activity; a != nil && (len(a.Entries) > 0 || len(a.More) > 0) {
-		af := &activityFacts{Told: []string{}, More: a.More}
+		af := &activityFacts{Told: []string{}, Updated: a.Updated, More: a.More}
 		for _, e := range a.Entries {
 			af.Told = append(af.Told, e.ID)
 		}

@@ -72,7 +72,7 @@ func TestCellFacts(t *testing.T) {
 			{Kind: api.NoteCreated, Session: "s", Runtime: "python", Version: "3.11.2", Cwd: "/work", PID: 42},
 			{Kind: api.NoteOthers, Others: []api.Other{{Session: "t", State: api.StateRunning}}, Next: []api.Action{{Do: api.DoWait, Session: "t"}}},
 		},
-		Activity: &api.Activity{Session: "s", More: []string{"s#5"}, Entries: []api.Entry{{
+		Activity: &api.Activity{Session: "s", More: []string{"s#5"}, Updated: []int{7}, Entries: []api.Entry{{
 			ID: "s#7", Kind: "cell", Cell: 2, Who: "Other", How: "mcp", Status: api.StatusDone,
 			Code: "import csv\nrows = list(csv.reader(open('data.csv')))\nlen(rows)", Display: "Out[2]: 100001",
 			Output: strings.Repeat("x", 5000), Started: time.Date(2026, 12, 3, 20, 0, 0, 123456789, time.UTC),
@@ -98,8 +98,8 @@ func TestCellFacts(t *testing.T) {
 		len(f.Notes[1].Next) != 1 || f.Notes[1].Next[0].Session != "t" {
 		t.Errorf("notes %+v, want created (the reply's session unsaid) and others with its next step", f.Notes)
 	}
-	if a := f.Activity; a == nil || !slices.Equal(a.Told, []string{"s#7"}) || !slices.Equal(a.More, []string{"s#5"}) {
-		t.Errorf("activity %+v, want the ids told and those left out", a)
+	if a := f.Activity; a == nil || !slices.Equal(a.Told, []string{"s#7"}) || !slices.Equal(a.Updated, []int{7}) || !slices.Equal(a.More, []string{"s#5"}) {
+		t.Errorf("activity %+v, want the ids told, those told again, and those left out", a)
 	}
 	// What the text says is not here: a text holding every word of the
 	// result finds none of them in the structured content.
