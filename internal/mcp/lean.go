@@ -1,8 +1,6 @@
 package mcp
 
 import (
-	"math"
-
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/polyrepl/polyrepl/internal/api"
@@ -12,11 +10,13 @@ import (
 // Some clients pass a model both a tool result's text and its structured
 // content, so whatever the two both carry is paid twice (issue 40: a
 // trivial answer was ~80 characters of text and ~240 of structured
-// content, its output, value and traceback in both). The text is what
+// content, its output, value and traceback in both; now ~45 of
+// structured content). The text is what
 // the model reads: output, value, error, notes and other clients'
 // activity, in words. The structured content keeps only the facts a
 // program acts on that the text lacks or says loosely: the session, the
-// cell and its status, the generation when it is news to the
+// cell and its status (not its time: a client times its call), the
+// generation when it is news to the
 // connection, the error's type, where the whole of a cut text and each
 // figure are (files), each note's kind with its next steps, and the ids
 // of the entries the text told. No output, value, display, traceback or
@@ -29,7 +29,6 @@ type cellFacts struct {
 	Generation string      `json:"generation,omitempty"` // when the connection had not been given it
 	Cell       int         `json:"cell"`
 	Status     string      `json:"status"`
-	Elapsed    float64     `json:"elapsed,omitempty"` // seconds, to the millisecond
 	Error      *errorFacts `json:"error,omitempty"`
 	OutputCut  *bound.Cut  `json:"output_cut,omitempty"`
 	ValueCut   *bound.Cut  `json:"value_cut,omitempty"`
@@ -88,7 +87,7 @@ type activityFacts struct {
 // cellOf is r as structured content; gen is the generation to give
 // ("" when the connection has it).
 func cellOf(r api.CellResult, gen string) cellFacts {
-	out := cellFacts{Session: r.Session, Generation: gen, Cell: r.Cell, Status: r.Status, Elapsed: millis(r.Elapsed),
+	out := cellFacts{Session: r.Session, Generation: gen, Cell: r.Cell, Status: r.Status,
 		OutputCut: r.OutputCut, ValueCut: r.ValueCut, Rich: richOf(r.Rich), RichMore: r.RichMore,
 		Error: errorOf(r.Error), Notes: noteFactsOf(r.Notes, r.Session, r.Cell)}
 	if p := r.Prompt; p != nil && (p.Password || p.NoEOF) {
@@ -287,6 +286,3 @@ func (s *Server) generationNews(req *mcp.CallToolRequest, session, gen string) s
 	told[session] = gen
 	return gen
 }
-
-// millis rounds seconds to the millisecond: nine digits say nothing more.
-func millis(secs float64) float64 { return math.Round(secs*1000) / 1000 }

@@ -228,7 +228,7 @@ func TestExecResult(t *testing.T) {
 	res := a.ok("exec", map[string]any{"session": "st", "code": "print('hi')\n10"})
 	var raw map[string]any
 	structured(t, res, &raw)
-	for _, k := range []string{"session", "generation", "cell", "status", "elapsed"} {
+	for _, k := range []string{"session", "generation", "cell", "status"} {
 		if _, ok := raw[k]; !ok {
 			t.Errorf("structured content lacks %q: %v", k, raw)
 		}
