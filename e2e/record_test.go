@@ -45,10 +45,6 @@ type entry struct {
 	Status    string `json:"status"`
 	Text      string `json:"text"`
 	OutputCut *cut   `json:"output_cut"`
-	// Gave is, in the entry lines MCP structured content tells activity
-	// with, the start of what the cell gave; Cut says a line is not whole.
-	Gave string `json:"gave"`
-	Cut  bool   `json:"cut"`
 }
 
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }

@@ -225,7 +225,8 @@ type CellError struct {
 }
 
 // CellResult is the one shape of a cell's result everywhere: CLI --json,
-// MCP structured output and the record.
+// the record, and the facts of MCP structured content (internal/mcp
+// keeps there only what its text does not say).
 type CellResult struct {
 	Session    string `json:"session"`
 	Generation string `json:"generation"`
