@@ -276,6 +276,16 @@ func (s *Server) generationNews(req *mcp.CallToolRequest, session, gen string) s
 		s.told = map[*mcp.ServerSession]map[string]string{}
 	}
 	told := s.told[req.Session]
+	if told == nil {
+		// Forgotten when the connection ends: a server that outlives
+		// its connections keeps nothing of them.
+		go func(ss *mcp.ServerSession) {
+			ss.Wait()
+			s.mu.Lock()
+			delete(s.told, ss)
+			s.mu.Unlock()
+		}(req.Session)
+	}
 	if _, ok := told[session]; told == nil || (!ok && len(told) >= toldLimit) {
 		told = map[string]string{}
 		s.told[req.Session] = told

@@ -209,4 +209,19 @@ func TestGenerationNews(t *testing.T) {
 	if len(list.Sessions) != 1 || list.Sessions[0].Generation != life.Generation {
 		t.Errorf("a new connection's sessions: %+v, want gn's generation %q", list.Sessions, life.Generation)
 	}
+	// A connection that ends is forgotten.
+	told := func() int {
+		f.srv.mu.Lock()
+		defer f.srv.mu.Unlock()
+		return len(f.srv.told)
+	}
+	if n := told(); n != 3 {
+		t.Fatalf("%d connections remembered, want 3", n)
+	}
+	c.cs.Close()
+	for deadline := time.Now().Add(callTimeout); told() != 2; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("a closed connection's generations are still remembered (%d connections)", told())
+		}
+	}
 }
