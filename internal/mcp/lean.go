@@ -208,6 +208,16 @@ func lifeOf(session string, info api.SessionInfo, notes []api.Note, gen string) 
 	return out
 }
 
+// checkpointFacts is what checkpoint and rollback did, as structured
+// content: the checkpoint's label and the cell it was taken after (the
+// next cell after a rollback is one more), and the notes' kinds.
+type checkpointFacts struct {
+	Session string      `json:"session"`
+	Label   string      `json:"label"`
+	Cell    int         `json:"cell"`
+	Notes   []noteFacts `json:"notes,omitempty"`
+}
+
 // varsFacts is a vars reply as structured content: how the look was
 // taken; the names are the text's lines.
 type varsFacts struct {
@@ -250,6 +260,10 @@ func structuredOf(v any, news func(session, gen string) string) any {
 		return lifeOf(v.Session, v.Info, v.Notes, news(v.Session, v.Info.Generation))
 	case api.ForkReply:
 		return lifeOf(v.Session, v.Info, v.Notes, news(v.Session, v.Info.Generation))
+	case api.CheckpointReply:
+		return checkpointFacts{Session: v.Session, Label: v.Checkpoint.Label, Cell: v.Checkpoint.Cell, Notes: noteFactsOf(v.Notes, v.Session, 0)}
+	case api.RollbackReply:
+		return checkpointFacts{Session: v.Session, Label: v.Checkpoint.Label, Cell: v.Checkpoint.Cell, Notes: noteFactsOf(v.Notes, v.Session, 0)}
 	case api.VarsReply:
 		return varsFacts{Session: v.Session, Generation: news(v.Session, v.Generation), Look: v.Look, Cell: v.Cell, Total: v.Total}
 	case api.RuntimeInfo:
