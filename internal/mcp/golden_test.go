@@ -288,6 +288,9 @@ var masks = []struct {
 	{regexp.MustCompile(`Python \d+\.\d+\.\d+`), "Python VERSION"},
 	{regexp.MustCompile(` at 0x[0-9a-f]+>`), " at 0xADDR>"},
 	{regexp.MustCompile(`/tmp/[^\s,;:)'"\]]+`), "PATH"},
+	// A line cut to its width ends where the lengths of the fields
+	// masked above (a pid's digits) put it: the word it cut is masked.
+	{regexp.MustCompile(`\S+…`), "…"},
 }
 
 func mask(f *fixture, s string) string {
