@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/polyrepl/polyrepl/internal/api"
 	"github.com/polyrepl/polyrepl/internal/proc"
@@ -228,7 +229,11 @@ func sandboxFor(sp *api.Spawn, asker api.Client) error {
 
 // refusedBy finds a runtime's own words for a refusal by the kernel: a
 // denied write, read or connection. The line is kept for the note.
-var refusedBy = regexp.MustCompile(`(?i)(PermissionError|Permission denied|Operation not permitted|EACCES|EPERM|Access is denied|ConnectionRefusedError|Connection refused|ECONNREFUSED)`)
+// Compiled at first use: every process of the binary (each CLI command)
+// runs this package's initialisation, and only a daemon needs it.
+var refusedBy = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(PermissionError|Permission denied|Operation not permitted|EACCES|EPERM|Access is denied|ConnectionRefusedError|Connection refused|ECONNREFUSED)`)
+})
 
 // maxRefusalLine bounds the line a sandbox note quotes.
 const maxRefusalLine = 200
@@ -247,7 +252,7 @@ func sandboxNote(s *Session, cell int, output string, e *api.CellError) *api.Not
 	}
 	texts = append(texts, output)
 	for _, t := range texts {
-		loc := refusedBy.FindStringIndex(t)
+		loc := refusedBy().FindStringIndex(t)
 		if loc == nil {
 			continue
 		}

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -199,15 +200,16 @@ func changedUnder(file string) error {
 	return fmt.Errorf("%s changed while polyrepl was editing it (is the client running and writing it?); nothing was changed: run this again", file)
 }
 
-// backupName matches the names backup gives.
-var backupName = regexp.MustCompile(`\.bak\.[0-9]{8}T[0-9]{6}Z(\.[0-9]+)?$`)
+// backupName matches the names backup gives, compiled at first use
+// (every process of the binary runs this package's initialisation).
+var backupName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\.bak\.[0-9]{8}T[0-9]{6}Z(\.[0-9]+)?$`) })
 
 // Backups lists the backups polyrepl made of file, oldest first.
 func Backups(file string) []string {
 	found, _ := filepath.Glob(globQuote(file) + ".bak.*")
 	out := found[:0]
 	for _, f := range found {
-		if backupName.MatchString(f[len(file):]) {
+		if backupName().MatchString(f[len(file):]) {
 			out = append(out, f)
 		}
 	}

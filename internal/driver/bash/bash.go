@@ -31,6 +31,13 @@ var traps []byte
 //go:embed vars.bash
 var looks []byte
 
+// program is the worker: traps.bash and vars.bash ahead of worker.bash,
+// joined when a session starts (worker.Runtime.Source).
+func program() []byte {
+	out := append(append(append([]byte(nil), traps...), '\n'), looks...)
+	return append(out, source...)
+}
+
 // Runtime is bash's worker runtime. A shell has no expression values: a
 // cell reports no value, and a non-zero exit status of its last command
 // makes it an error of type ExitStatus (the shell has already printed why).
@@ -50,8 +57,7 @@ var Runtime = &worker.Runtime{
 			"a cell runs sourced, so a top-level return ends it and BASH_SOURCE, FUNCNAME and xtrace depth show the worker's frames",
 		VersionArgs: []string{"--version"},
 	},
-	Prefix:   append(append(append([]byte(nil), traps...), '\n'), looks...),
-	Source:   source,
+	Source:   program,
 	FileName: "bash-worker.bash",
 	// No startup files: a session starts clean and fast, whatever ~/.bashrc
 	// prints or sets. The worker re-executes itself with -i (see its top).

@@ -14,7 +14,7 @@ import (
 )
 
 // The worker is the python runtime's protocol half followed by the
-// IPython part.
+// IPython part (python.Worker).
 //
 //go:embed worker.py
 var own []byte
@@ -39,8 +39,7 @@ var Runtime = &worker.Runtime{
 		// database here, so no thread or file of its own is lost.
 		Forks: true,
 	},
-	Prefix:   python.Protocol,
-	Source:   own,
+	Source:   func() []byte { return python.Worker(own) },
 	FileName: "ipython-worker.py",
 	// -u: unbuffered, so prints interleave with subprocess output as written.
 	Args: []string{"-u"},

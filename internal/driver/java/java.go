@@ -27,7 +27,9 @@ var (
 	paths []byte
 )
 
-var source = bytes.Join([][]byte{serve, looks, paths}, []byte("\n"))
+// source is the worker program, joined when a session starts
+// (worker.Runtime.Source).
+func source() []byte { return bytes.Join([][]byte{serve, looks, paths}, []byte("\n")) }
 
 // Runtime is Java's worker runtime. It keeps the worker family's default
 // interrupt: SIGINT, which the worker turns into JShell's stop.

@@ -26,7 +26,9 @@ var serve []byte
 //go:embed vars.jl
 var looks []byte
 
-var source = withLooks(serve, looks)
+// source is the worker program, joined when a session starts
+// (worker.Runtime.Source).
+func source() []byte { return withLooks(serve, looks) }
 
 // moduleEnd is the line that ends worker.jl's module.
 const moduleEnd = "end # module"

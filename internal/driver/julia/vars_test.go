@@ -21,7 +21,7 @@ import (
 // not installed where polyrepl is tested: this is what can be checked
 // without one.)
 func TestWorkerSource(t *testing.T) {
-	src := string(source)
+	src := string(source())
 	for _, want := range []string{
 		`length(f) == 3 && f[1] == "vars"`, // the command: vars NBYTES NONCE
 		`read(CMDS, parse(Int, f[2]))`,     // its NBYTES of JSON
@@ -45,7 +45,7 @@ func TestWorkerSource(t *testing.T) {
 	if i := strings.Index(src, "function look("); i < 0 || i > end || !strings.HasSuffix(strings.TrimSpace(src), "PolyreplWorker.main()") {
 		t.Errorf("the looks are not inside the module (look at %d, module end at %d)", i, end)
 	}
-	if !bytes.HasPrefix(source, serve[:100]) {
+	if !bytes.HasPrefix([]byte(src), serve[:100]) {
 		t.Error("the worker does not start as worker.jl does")
 	}
 }

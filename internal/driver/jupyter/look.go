@@ -84,8 +84,9 @@ var (
 )
 
 // lookSource is the module ipykernel's look is: look.py, then the Python
-// worker's look.
-var lookSource = lookPy + python.VarsSource()
+// worker's look. It is joined where a kernel's first look installs it,
+// not at the binary's start (every process would copy it).
+func lookSource() string { return lookPy + python.VarsSource() }
 
 // lookState is one look in flight: its request's msg_id and what came
 // back for it.
@@ -166,7 +167,7 @@ func (k *kernel) pyModule() string {
 		return "__import__('sys').modules['" + lookModule + "']"
 	}
 	return "(__import__('sys').modules.get('" + lookModule + "') or (lambda m: __import__('builtins').exec(" +
-		"__import__('builtins').compile(" + strconv.Quote(lookSource) + ", '<polyrepl look>', 'exec'), m.__dict__) or " +
+		"__import__('builtins').compile(" + strconv.Quote(lookSource()) + ", '<polyrepl look>', 'exec'), m.__dict__) or " +
 		"__import__('sys').modules.setdefault('" + lookModule + "', m))(__import__('types').ModuleType('" + lookModule + "')))"
 }
 

@@ -25,7 +25,9 @@ var serve []byte
 //go:embed vars.js
 var looks []byte
 
-var source = append(append(append([]byte(nil), serve...), '\n'), looks...)
+// source is the worker program, joined when a session starts
+// (worker.Runtime.Source).
+func source() []byte { return append(append(append([]byte(nil), serve...), '\n'), looks...) }
 
 // Runtime is Node.js's worker runtime.
 var Runtime = &worker.Runtime{

@@ -3,7 +3,6 @@ package octave
 import (
 	_ "embed"
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -68,13 +67,11 @@ func parsePath(path string) ([]string, error) {
 	return steps, nil
 }
 
-var tabs = regexp.MustCompile(`\t`)
-
 // parseVars reads what polyrepl_look printed.
 func parseVars(out string, q driver.VarsQuery) (driver.Look, error) {
 	var l driver.Look
 	for _, line := range strings.Split(strings.ReplaceAll(out, "\r", ""), "\n") {
-		f := tabs.Split(line, 6)
+		f := strings.SplitN(line, "\t", 6)
 		switch {
 		case len(f) == 2 && f[0] == "polyrepl_error":
 			return driver.Look{}, &driver.PathError{Msg: f[1]}

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -33,8 +34,10 @@ const probeLimit = 16 << 10
 // output.
 const quoteLimit = 400
 
-// blankLines are runs of empty lines, quoted as one line end.
-var blankLines = regexp.MustCompile(`\n\s*\n`)
+// blankLines are runs of empty lines, quoted as one line end. Compiled
+// at first use, as every pattern here: every process of the binary runs
+// this package's initialisation, a CLI command's too.
+var blankLines = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\n\s*\n`) })
 
 // probeMark starts the probe's answer line.
 const probeMark = "polyrepl-probe:"
@@ -94,7 +97,7 @@ func parseProbe(out []byte) (Probe, bool) {
 // python3, python3.11, python3.13t, pypy3, python3-dbg. An executable so
 // named is taken for a Python without asking (a pyenv shim takes most of
 // a second to start).
-var pythonName = regexp.MustCompile(`^(python|pypy)[0-9.]*(m|t|d|-dbg)?$`)
+var pythonName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(python|pypy)[0-9.]*(m|t|d|-dbg)?$`) })
 
 // shebang reads the interpreter a script names on its first line, with
 // the text of its head, or "" if exe is no script. `#!/usr/bin/env NAME`
@@ -137,12 +140,12 @@ func shebang(head []byte, env []string, cwd string) string {
 // creation line.
 func Interpreter(ctx context.Context, spec driver.Spec, ipython bool) (exe, note string, err error) {
 	path, err := driver.LookPath(spec.Exe, spec.Env, spec.Cwd)
-	if err != nil || pythonName.MatchString(filepath.Base(path)) {
+	if err != nil || pythonName().MatchString(filepath.Base(path)) {
 		return spec.Exe, "", nil // the launch says what is missing
 	}
 	head := readHead(path, 4096)
 	if interp := shebang(head, spec.Env, spec.Cwd); interp != "" &&
-		pythonName.MatchString(filepath.Base(interp)) && bytes.Contains(head, []byte("IPython")) {
+		pythonName().MatchString(filepath.Base(interp)) && bytes.Contains(head, []byte("IPython")) {
 		return interp, launcherNote(spec.Exe, interp), nil
 	}
 	out, ex, timedOut := runProbe(ctx, path, spec)
@@ -150,7 +153,7 @@ func Interpreter(ctx context.Context, spec driver.Spec, ipython bool) (exe, note
 	// A program that is not a Python says so at length (R names each
 	// word of the line it was given): its first and last lines do.
 	text := plain.Text(strings.ToValidUTF8(string(out), "\uFFFD"))
-	text = blankLines.ReplaceAllString(text, "\n")
+	text = blankLines().ReplaceAllString(text, "\n")
 	quoted, _ := bound.HeadTailLines(text, quoteLimit)
 	out = []byte(quoted)
 	switch {

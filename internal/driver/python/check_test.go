@@ -36,7 +36,7 @@ func TestPythonName(t *testing.T) {
 		"python": true, "python3": true, "python3.11": true, "python3.13t": true, "pypy3": true, "python3-dbg": true,
 		"ipython3": false, "ipython": false, "R": false, "bash": false, "python-config": false, "jupyter": false,
 	} {
-		if got := pythonName.MatchString(name); got != want {
+		if got := pythonName().MatchString(name); got != want {
 			t.Errorf("pythonName(%q) = %v, want %v", name, got, want)
 		}
 	}

@@ -13,11 +13,14 @@ import (
 	"github.com/polyrepl/polyrepl/internal/proc"
 )
 
-// Protocol is the worker protocol's Python half (protocol.py, then the
-// look at a session's names and paths: vars.py, varpath.py; its fork:
-// fork.py), shared with the IPython runtime: a worker is Protocol followed
-// by its own part.
-var Protocol = bytes.Join([][]byte{protocol, vars, varpath, fork}, nil)
+// Worker is a Python worker program: the worker protocol's Python half
+// (protocol.py, then the look at a session's names and paths: vars.py,
+// varpath.py; its fork: fork.py), shared with the IPython runtime,
+// followed by the runtime's own part. It is joined when a session
+// starts (worker.Runtime.Source), not at the binary's start.
+func Worker(own []byte) []byte {
+	return bytes.Join([][]byte{protocol, vars, varpath, fork, own}, nil)
+}
 
 var (
 	//go:embed protocol.py
@@ -53,8 +56,7 @@ var Runtime = &worker.Runtime{
 		// fork: the worker copies itself between cells (fork.py).
 		Forks: true,
 	},
-	Prefix:   Protocol,
-	Source:   own,
+	Source:   func() []byte { return Worker(own) },
 	FileName: "python-worker.py",
 	// -u: unbuffered, so prints interleave with subprocess output as written.
 	Args:      []string{"-u"},

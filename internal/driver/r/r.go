@@ -32,7 +32,9 @@ func VarsSource() string { return string(looks) }
 //go:embed fork.R
 var fork []byte
 
-var source = bytes.Join([][]byte{looks, fork, serve}, []byte{'\n'})
+// source is the worker program, joined when a session starts
+// (worker.Runtime.Source).
+func source() []byte { return bytes.Join([][]byte{looks, fork, serve}, []byte{'\n'}) }
 
 // loader is the first line R reads from its console (its standard input,
 // a pipe the driver keeps): it sources the worker, whose path arrives

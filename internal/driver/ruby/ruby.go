@@ -27,7 +27,9 @@ var looks []byte
 //go:embed fork.rb
 var fork []byte
 
-var source = withLooks(serve, bytes.Join([][]byte{looks, fork}, []byte{'\n'}))
+// source is the worker program, joined when a session starts
+// (worker.Runtime.Source).
+func source() []byte { return withLooks(serve, bytes.Join([][]byte{looks, fork}, []byte{'\n'})) }
 
 // withLooks is worker.rb with vars.rb (and fork.rb) inside its module,
 // before the line that starts it.

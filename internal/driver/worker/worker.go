@@ -80,12 +80,13 @@ const outputPipeSize = 1 << 20
 // Runtime describes one runtime of the worker family.
 type Runtime struct {
 	driver.Info
-	// Source is the worker program, embedded in the binary, after Prefix
-	// (a part two workers share: Python's protocol); both are written to
-	// the runtime directory under FileName (content-hashed). Joined there,
-	// not at start: every start of the binary would copy them.
-	Prefix, Source []byte
-	FileName       string
+	// Source builds the worker program from the parts embedded in the
+	// binary; it is written to the runtime directory under FileName
+	// (content-hashed). It runs when a session starts, never at the
+	// binary's start: a package-level join would copy every runtime's
+	// parts (30-120 KB each) in every process, a CLI command's too.
+	Source   func() []byte
+	FileName string
 	// Args are the runtime's arguments before the worker file, e.g. "-u"
 	// for Python; Project adds the arguments for a project directory.
 	Args    []string
@@ -171,7 +172,7 @@ func (d Driver) Start(ctx context.Context, spec driver.Spec, h driver.Handler) (
 		}
 		spec.Exe, found = exe, note
 	}
-	script, err := writeWorker(spec.RuntimeDir, r.FileName, append(append([]byte(nil), r.Prefix...), r.Source...))
+	script, err := writeWorker(spec.RuntimeDir, r.FileName, r.Source())
 	if err != nil {
 		return nil, err
 	}
