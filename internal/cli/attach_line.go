@@ -163,7 +163,7 @@ type completer struct {
 // at the start of a line, or after spaces, an indentation step.
 func (c *completer) complete(line string, pos int) (string, int, bool) {
 	before, after := line[:pos], line[pos:]
-	word := lastWord(before, wordAlso[c.runtime])
+	word := lastWord(before, wordAlso(c.runtime))
 	if word == "" {
 		return before + indentStep + after, pos + len(indentStep), true
 	}
@@ -207,7 +207,7 @@ func (c *completer) candidates(word string) []string {
 		add(m)
 	}
 	if err != nil || r.By != api.CompletedByRuntime {
-		for _, k := range keywords[c.runtime] {
+		for _, k := range keywords(c.runtime) {
 			add(k)
 		}
 	}
@@ -232,8 +232,17 @@ func lastWord(s, also string) string {
 
 // wordAlso are the characters besides letters, digits, _ and . that a
 // runtime's completion takes inside a word: R's df$co and obj@sl, Ruby's
-// Shapes::C.
-var wordAlso = map[string]string{"r": "$@", "ruby": ":"}
+// Shapes::C. A switch, not a map: a package-level map is built at every
+// process's start, each command's, and only attach completes.
+func wordAlso(runtime string) string {
+	switch runtime {
+	case "r":
+		return "$@"
+	case "ruby":
+		return ":"
+	}
+	return ""
+}
 
 func commonPrefix(ss []string) string {
 	p := ss[0]
@@ -247,28 +256,44 @@ func commonPrefix(ss []string) string {
 }
 
 // keywords are each runtime's reserved words and common builtins, for
-// completion beside the session's names.
-var keywords = map[string][]string{
-	"python":  pythonWords,
-	"ipython": pythonWords,
-	"r": {"if", "else", "repeat", "while", "function", "for", "next", "break", "TRUE", "FALSE", "NULL",
-		"Inf", "NaN", "NA", "library", "require", "print", "cat", "paste", "paste0", "length", "names",
-		"summary", "head", "tail", "str", "plot", "data.frame", "list", "vector", "matrix", "return"},
-	"ruby": {"alias", "and", "begin", "break", "case", "class", "def", "defined?", "do", "else", "elsif",
-		"end", "ensure", "false", "for", "if", "in", "module", "next", "nil", "not", "or", "redo", "rescue",
-		"retry", "return", "self", "super", "then", "true", "undef", "unless", "until", "when", "while",
-		"yield", "puts", "require", "require_relative", "attr_accessor"},
-	"node": {"await", "break", "case", "catch", "class", "const", "continue", "debugger", "default",
-		"delete", "do", "else", "export", "extends", "false", "finally", "for", "function", "if", "import",
-		"in", "instanceof", "let", "new", "null", "return", "super", "switch", "this", "throw", "true",
-		"try", "typeof", "undefined", "var", "void", "while", "yield", "console", "require", "JSON",
-		"Math", "Object", "Array", "Promise", "String", "Number"},
-	"bash": shKeywords,
-	"sh":   shKeywords,
-	"julia": {"baremodule", "begin", "break", "catch", "const", "continue", "do", "else", "elseif", "end",
-		"export", "false", "finally", "for", "function", "global", "if", "import", "let", "local", "macro",
-		"module", "quote", "return", "struct", "true", "try", "using", "while", "println", "nothing"},
+// completion beside the session's names. (A switch over slices the
+// linker lays out, as wordAlso: no map built at every process's start.)
+func keywords(runtime string) []string {
+	switch runtime {
+	case "python", "ipython":
+		return pythonWords
+	case "r":
+		return rWords
+	case "ruby":
+		return rubyWords
+	case "node":
+		return nodeWords
+	case "bash", "sh":
+		return shKeywords
+	case "julia":
+		return juliaWords
+	}
+	return nil
 }
+
+var rWords = []string{"if", "else", "repeat", "while", "function", "for", "next", "break", "TRUE", "FALSE", "NULL",
+	"Inf", "NaN", "NA", "library", "require", "print", "cat", "paste", "paste0", "length", "names",
+	"summary", "head", "tail", "str", "plot", "data.frame", "list", "vector", "matrix", "return"}
+
+var rubyWords = []string{"alias", "and", "begin", "break", "case", "class", "def", "defined?", "do", "else", "elsif",
+	"end", "ensure", "false", "for", "if", "in", "module", "next", "nil", "not", "or", "redo", "rescue",
+	"retry", "return", "self", "super", "then", "true", "undef", "unless", "until", "when", "while",
+	"yield", "puts", "require", "require_relative", "attr_accessor"}
+
+var nodeWords = []string{"await", "break", "case", "catch", "class", "const", "continue", "debugger", "default",
+	"delete", "do", "else", "export", "extends", "false", "finally", "for", "function", "if", "import",
+	"in", "instanceof", "let", "new", "null", "return", "super", "switch", "this", "throw", "true",
+	"try", "typeof", "undefined", "var", "void", "while", "yield", "console", "require", "JSON",
+	"Math", "Object", "Array", "Promise", "String", "Number"}
+
+var juliaWords = []string{"baremodule", "begin", "break", "catch", "const", "continue", "do", "else", "elseif", "end",
+	"export", "false", "finally", "for", "function", "global", "if", "import", "let", "local", "macro",
+	"module", "quote", "return", "struct", "true", "try", "using", "while", "println", "nothing"}
 
 var pythonWords = []string{"False", "None", "True", "and", "as", "assert", "async", "await", "break",
 	"class", "continue", "def", "del", "elif", "else", "except", "finally", "for", "from", "global",

@@ -75,10 +75,10 @@ func TestLastWordAndCommonPrefix(t *testing.T) {
 			t.Errorf("lastWord(%q) = %q, want %q", in, got, want)
 		}
 	}
-	if got := lastWord("x <- df$co", wordAlso["r"]); got != "df$co" {
+	if got := lastWord("x <- df$co", wordAlso("r")); got != "df$co" {
 		t.Errorf("lastWord of an R list's element = %q", got)
 	}
-	if got := lastWord("p Shapes::C", wordAlso["ruby"]); got != "Shapes::C" {
+	if got := lastWord("p Shapes::C", wordAlso("ruby")); got != "Shapes::C" {
 		t.Errorf("lastWord of a Ruby module's constant = %q", got)
 	}
 	if got := commonPrefix([]string{"total", "totem", "tot"}); got != "tot" {
