@@ -70,3 +70,36 @@ func TestSimple(t *testing.T) {
 		}
 	}
 }
+
+func TestRuneCount(t *testing.T) {
+	long := strings.Repeat("x", 100) + "é" + strings.Repeat("y", 13) + "\xff\x80" + strings.Repeat("中", 9) + "abcdefghi"
+	for _, s := range []string{"", "a", "abcdefgh", "abcdefghi", "é", "ééééé", "\xe4\xb8", "abcdefg\xe4\xb8\xad", long, long[:len(long)-10], long[1:]} {
+		if got, want := RuneCount([]byte(s)), utf8.RuneCountInString(s); got != want {
+			t.Errorf("RuneCount(%q) = %d, want %d", s, got, want)
+		}
+	}
+}
+
+func FuzzRuneCount(f *testing.F) {
+	for _, s := range []string{"", "abcdefgh\xff", "ééééé\x80abcdefgh", "中文 12345678"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := RuneCount([]byte(s)), utf8.RuneCountInString(s); got != want {
+			t.Fatalf("RuneCount(%q) = %d, want %d", s, got, want)
+		}
+	})
+}
+
+// FuzzSimple: Simple, thirty-two and eight bytes at a time, says what
+// looking at each byte says.
+func FuzzSimple(f *testing.F) {
+	for _, s := range []string{"", strings.Repeat("x", 40) + "\n\t", strings.Repeat("ab", 20) + "\x7f", strings.Repeat("y", 33) + "é", strings.Repeat("z", 64) + "\x1f"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := Simple([]byte(s)), simpleBytes([]byte(s)); got != want {
+			t.Fatalf("Simple(%q) = %v, want %v", s, got, want)
+		}
+	})
+}

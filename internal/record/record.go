@@ -605,7 +605,7 @@ func (c *clip) count(p []byte) {
 			break
 		}
 	}
-	c.total += utf8.RuneCount(p[:len(p)-k])
+	c.total += plain.RuneCount(p[:len(p)-k])
 	c.pend = append(c.pend, p[len(p)-k:]...)
 }
 
@@ -633,6 +633,11 @@ func (c *clip) Write(p []byte) {
 		p = p[n:]
 	}
 	if len(p) == 0 {
+		return
+	}
+	if len(p) > 8*tailChars {
+		// As below, without copying the whole of a large write first.
+		c.tail, c.dropped = append(c.tail[:0], p[len(p)-4*tailChars:]...), true
 		return
 	}
 	c.tail = append(c.tail, p...)

@@ -35,6 +35,7 @@ const (
 // window over its latest part.
 type stream struct {
 	win   []byte // plain text of whole lines, the latest of them
+	chars int    // characters in win
 	at    int    // characters before win[0]
 	end   int    // characters in all whole lines let out so far
 	part  []byte // raw bytes of the unfinished last line
@@ -46,47 +47,116 @@ type stream struct {
 }
 
 func (s *stream) write(p []byte) {
-	s.part = append(s.part, p...)
-	if i := bytes.LastIndexByte(s.part, '\n'); i >= 0 {
-		s.let(i + 1)
-	} else if len(s.part) > streamPartMax {
-		n := len(s.part)
-		for n > 0 && !utf8.RuneStart(s.part[n-1]) {
-			n--
-		}
-		if n > 0 && !utf8.FullRune(s.part[n-1:]) {
-			n--
-		}
-		s.let(n)
+	// A newline further back than streamPartMax from p's end is not
+	// looked for: all of p but a character it did not finish goes out
+	// then (a line that long would go out as it stands anyway).
+	from := max(len(p)-streamPartMax, 0)
+	if i := bytes.LastIndexByte(p[from:], '\n'); i >= 0 {
+		s.let(p[:from+i+1])
+		s.part = append(s.part, p[from+i+1:]...)
+		return
 	}
+	if len(s.part)+len(p) <= streamPartMax {
+		s.part = append(s.part, p...)
+		return
+	}
+	// A line longer than streamPartMax goes out as it stands, but for a
+	// character p's end began and did not finish.
+	n := len(p)
+	for n > 0 && !utf8.RuneStart(p[n-1]) {
+		n--
+	}
+	if n > 0 && !utf8.FullRune(p[n-1:]) {
+		n--
+	}
+	if n == 0 {
+		// The unfinished character began in part.
+		s.part = append(s.part, p...)
+		k := len(s.part)
+		for k > 0 && !utf8.RuneStart(s.part[k-1]) {
+			k--
+		}
+		if k > 0 && !utf8.FullRune(s.part[k-1:]) {
+			k--
+		}
+		rest := append([]byte(nil), s.part[k:]...)
+		s.part = s.part[:k]
+		s.let(nil)
+		s.part = append(s.part, rest...)
+		return
+	}
+	s.let(p[:n])
+	s.part = append(s.part, p[n:]...)
 }
 
-// let makes the first n bytes of part plain text of the stream.
-func (s *stream) let(n int) {
-	if plain.Simple(s.part[:n]) {
-		s.win = append(s.win, s.part[:n]...)
-		s.end += n
+// let makes part and then q plain text of the stream, and empties part.
+// A large write is not copied whole: only what the window keeps of it.
+func (s *stream) let(q []byte) {
+	if plain.Simple(s.part) && plain.Simple(q) {
+		s.add(s.part, len(s.part))
+		s.add(q, len(q))
 	} else {
-		text := plain.Text(strings.ToValidUTF8(string(s.part[:n]), "\uFFFD"))
-		s.win = append(s.win, text...)
-		s.end += utf8.RuneCountInString(text)
+		text := plain.Text(strings.ToValidUTF8(string(s.part)+string(q), "\uFFFD"))
+		s.add([]byte(text), utf8.RuneCountInString(text))
 	}
-	s.part = append(s.part[:0], s.part[n:]...)
-	if len(s.win) > streamWindow {
-		k := len(s.win) - streamWindow/2
+	s.part = s.part[:0]
+}
+
+// add puts plain text t of chars characters at the end of the window;
+// past streamWindow the window keeps about its latest half, from the
+// start of a line.
+func (s *stream) add(t []byte, chars int) {
+	s.end += chars
+	if len(s.win)+len(t) <= streamWindow {
+		s.win = append(s.win, t...)
+		s.chars += chars
+		return
+	}
+	// k is where the kept text begins in win followed by t.
+	k := len(s.win) + len(t) - streamWindow/2
+	if k < len(s.win) {
 		if i := bytes.IndexByte(s.win[k:], '\n'); i >= 0 {
 			k += i + 1
+		} else if i := bytes.IndexByte(t, '\n'); i >= 0 {
+			k = len(s.win) + i + 1
+		} else {
+			for k < len(s.win) && !utf8.RuneStart(s.win[k]) {
+				k++ // not in the middle of a character
+			}
 		}
-		s.at += utf8.RuneCount(s.win[:k])
-		s.win = append([]byte(nil), s.win[k:]...)
-		s.hintChar, s.hintByte = 0, 0
+	} else if i := bytes.IndexByte(t[k-len(s.win):], '\n'); i >= 0 {
+		k += i + 1
+	} else {
+		for k < len(s.win)+len(t) && !utf8.RuneStart(t[k-len(s.win)]) {
+			k++ // not in the middle of a character
+		}
 	}
+	if k <= len(s.win) {
+		dropped := plain.RuneCount(s.win[:k])
+		s.at += dropped
+		n := copy(s.win, s.win[k:])
+		s.win = append(s.win[:n], t...)
+		s.chars += chars - dropped
+	} else {
+		kt := k - len(s.win)
+		dropped := kt // t's characters are its bytes when it is ASCII
+		if chars != len(t) {
+			dropped = plain.RuneCount(t[:kt])
+		}
+		s.at += s.chars + dropped
+		s.win = append(s.win[:0], t[kt:]...)
+		s.chars = chars - dropped
+	}
+	if cap(s.win) > 2*streamWindow {
+		s.win = append([]byte(nil), s.win...)
+	}
+	s.hintChar, s.hintByte = 0, 0
 }
 
 // finish lets out the unfinished last line: the entry ended.
 func (s *stream) finish() {
 	if len(s.part) > 0 {
-		s.let(len(s.part))
+		s.let(nil)
 	}
 	s.final = true
 }

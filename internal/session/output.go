@@ -1,9 +1,11 @@
 package session
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"os"
 	"unicode/utf8"
 
@@ -79,12 +81,29 @@ func (o *cellOutput) count(p []byte) {
 }
 
 // runeStarts counts the bytes of p that begin a character: exact for
-// valid UTF-8, and additive however the output was split.
+// valid UTF-8, and additive however the output was split. Eight bytes
+// at a time: a continuation byte is 10xxxxxx, its top bit set and the
+// next clear.
 func runeStarts(p []byte) int {
-	n := 0
+	const highs = 0x8080808080808080
+	n := len(p)
+	for len(p) >= 32 {
+		a, b := binary.LittleEndian.Uint64(p), binary.LittleEndian.Uint64(p[8:])
+		c, d := binary.LittleEndian.Uint64(p[16:]), binary.LittleEndian.Uint64(p[24:])
+		if (a|b|c|d)&highs != 0 { // ASCII has none
+			n -= bits.OnesCount64(a&^(a<<1)&highs) + bits.OnesCount64(b&^(b<<1)&highs) +
+				bits.OnesCount64(c&^(c<<1)&highs) + bits.OnesCount64(d&^(d<<1)&highs)
+		}
+		p = p[32:]
+	}
+	for len(p) >= 8 {
+		w := binary.LittleEndian.Uint64(p)
+		n -= bits.OnesCount64(w & ^(w << 1) & highs)
+		p = p[8:]
+	}
 	for _, b := range p {
-		if b&0xC0 != 0x80 {
-			n++
+		if b&0xC0 == 0x80 {
+			n--
 		}
 	}
 	return n

@@ -75,3 +75,22 @@ func TestCellOutputLostPart(t *testing.T) {
 		t.Errorf("the reply says %q…, err %v; want the gap said", text[:min(len(text), 200)], err)
 	}
 }
+
+// TestRuneStarts: counted eight bytes at a time as byte by byte, for
+// text, invalid bytes and every split.
+func TestRuneStarts(t *testing.T) {
+	s := []byte("abc é中🎉\x80\xbf\xc0\xff" + strings.Repeat("xé", 20) + "\xe4\xb8")
+	for i := range s {
+		for j := i; j <= len(s); j++ {
+			want := 0
+			for _, b := range s[i:j] {
+				if b&0xC0 != 0x80 {
+					want++
+				}
+			}
+			if got := runeStarts(s[i:j]); got != want {
+				t.Fatalf("runeStarts(%q) = %d, want %d", s[i:j], got, want)
+			}
+		}
+	}
+}

@@ -260,9 +260,19 @@ type Tail struct {
 
 // Add takes more of what the cell printed.
 func (t *Tail) Add(b []byte) {
-	if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
-		t.b, t.cut = append(t.b[:0], b[i+1:]...), false
-	} else {
+	// Only b's last maxTail bytes can be kept: a large piece is looked at
+	// no further back (a megabyte with no newline is neither scanned nor
+	// copied whole).
+	from := max(len(b)-maxTail, 0)
+	switch i := bytes.LastIndexByte(b[from:], '\n'); {
+	case i >= 0:
+		t.b, t.cut = append(t.b[:0], b[from+i+1:]...), false
+	case from > 0:
+		for from < len(b) && b[from]&0xC0 == 0x80 {
+			from++ // not in the middle of a character
+		}
+		t.b, t.cut = append(t.b[:0], b[from:]...), true
+	default:
 		t.b = append(t.b, b...)
 	}
 	if len(t.b) > maxTail {
