@@ -50,6 +50,41 @@ func ReadTable() (*Table, error) {
 	return &Table{newIndex(es)}, nil
 }
 
+// RSS is about RSS(ps), as tb saw them: the resident memory its scan
+// read of each (Linux's /proc/PID/stat, which sums the kernel's
+// per-CPU counts only roughly: a few hundred KB either way), so that
+// listing many sessions reads no process twice. A process it did not
+// see as it is now (another start time, no memory read, as on macOS, or
+// none counted yet, as for one just started) is read afresh.
+func (tb *Table) RSS(ps []Proc) uint64 {
+	if tb == nil {
+		return RSS(ps)
+	}
+	var total uint64
+	var rest []Proc
+	for _, p := range ps {
+		e, ok := tb.x.byPID[p.PID]
+		switch {
+		case !ok || e.start != p.Start || !e.rssOK || e.rss == 0:
+			rest = append(rest, p)
+		case !e.zombie():
+			total += e.rss * uint64(os.Getpagesize())
+		}
+	}
+	return total + RSS(rest)
+}
+
+// Stopped is Stopped(p) as tb saw p, read afresh if it did not see it.
+func (tb *Table) Stopped(p Proc) bool {
+	if tb == nil {
+		return Stopped(p)
+	}
+	if e, ok := tb.x.byPID[p.PID]; ok && e.start == p.Start {
+		return e.state == 'T'
+	}
+	return Stopped(p)
+}
+
 // MembersIn is Members(false) as tb saw the tree; nil for a nil table.
 func (t Tree) MembersIn(tb *Table) []Proc {
 	if tb == nil {

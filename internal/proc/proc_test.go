@@ -94,3 +94,44 @@ func TestZombie(t *testing.T) {
 		t.Errorf("zombie exit: %v", err)
 	}
 }
+
+// TestTableRSSAndStopped: a scan's table gives a process's memory and
+// whether it is stopped as reading the process itself does; a process
+// it did not see as it is (another start time) is read afresh.
+func TestTableRSSAndStopped(t *testing.T) {
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Skipf("no sleep: %v", err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	st, err := StartTime(cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Proc{PID: cmd.Process.Pid, Start: st}
+	syscall.Kill(p.PID, syscall.SIGSTOP)
+	deadline := time.Now().Add(10 * time.Second)
+	for !Stopped(p) && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	tb, err := ReadTable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The table's count is the kernel's rough one: within a megabyte.
+	if got, want := tb.RSS([]Proc{p}), RSS([]Proc{p}); got == 0 || got > want+1<<20 || want > got+1<<20 {
+		t.Errorf("the table's RSS of a stopped sleep = %d, reading it = %d", got, want)
+	}
+	if !tb.Stopped(p) {
+		t.Error("the table does not see the stopped sleep stopped")
+	}
+	other := Proc{PID: p.PID, Start: st + 1}
+	if tb.RSS([]Proc{other}) != 0 || tb.Stopped(other) {
+		t.Error("a process of another start time is counted")
+	}
+	var none *Table
+	if none.RSS([]Proc{p}) != RSS([]Proc{p}) || !none.Stopped(p) {
+		t.Error("no table: not read afresh")
+	}
+	syscall.Kill(p.PID, syscall.SIGCONT)
+}

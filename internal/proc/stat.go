@@ -17,6 +17,11 @@ type stat struct {
 	ppid  int
 	pgid  int
 	start uint64
+	// rss is the resident pages (field 24 on Linux) and rssOK whether
+	// it was read: a scan's table gives every member's memory without
+	// reading each process again. macOS reads memory per process.
+	rss   uint64
+	rssOK bool
 }
 
 // zombie reports whether the process has exited and waits to be reaped
@@ -45,7 +50,7 @@ func parseStat(line []byte) (stat, error) {
 	// Fields after the command name: field N (1-based, as in proc(5)) is
 	// rest[N-3].
 	rest := line[end+1:]
-	for i := 3; i <= 22; i++ {
+	for i := 3; i <= 24; i++ {
 		rest = bytes.TrimLeft(rest, " ")
 		n := bytes.IndexByte(rest, ' ')
 		if n < 0 {
@@ -53,6 +58,9 @@ func parseStat(line []byte) (stat, error) {
 		}
 		f := bytes.TrimRight(rest[:n], "\n")
 		rest = rest[n:]
+		if len(f) == 0 && i > 22 {
+			break // no resident pages: only memory is not known
+		}
 		if len(f) == 0 {
 			return s, fmt.Errorf("field %d missing: %w", i, errStatFormat)
 		}
@@ -70,6 +78,10 @@ func parseStat(line []byte) (stat, error) {
 		case 22:
 			if s.start, err = strconv.ParseUint(string(f), 10, 64); err != nil {
 				return s, fmt.Errorf("parse start time: %w", errStatFormat)
+			}
+		case 24:
+			if n, err := atoi(f); err == nil && n >= 0 {
+				s.rss, s.rssOK = uint64(n), true
 			}
 		}
 	}

@@ -12,10 +12,11 @@ func TestParseStat(t *testing.T) {
 		line string
 		want stat
 	}{
-		{"42 (sleep) S 7 9" + tail, stat{pid: 42, state: 'S', ppid: 7, pgid: 9, start: 12345}},
-		{"42 (a b) c) Z 7 9" + tail, stat{pid: 42, state: 'Z', ppid: 7, pgid: 9, start: 12345}},
-		{"42 ()) ) R 1 42" + tail, stat{pid: 42, state: 'R', ppid: 1, pgid: 42, start: 12345}},
-		{"42 (() S 0 0" + tail, stat{pid: 42, state: 'S', ppid: 0, pgid: 0, start: 12345}},
+		{"42 (sleep) S 7 9" + tail, stat{pid: 42, state: 'S', ppid: 7, pgid: 9, start: 12345, rss: 24, rssOK: true}},
+		{"42 (sleep) S 7 9 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 12345\n", stat{pid: 42, state: 'S', ppid: 7, pgid: 9, start: 12345}},
+		{"42 (a b) c) Z 7 9" + tail, stat{pid: 42, state: 'Z', ppid: 7, pgid: 9, start: 12345, rss: 24, rssOK: true}},
+		{"42 ()) ) R 1 42" + tail, stat{pid: 42, state: 'R', ppid: 1, pgid: 42, start: 12345, rss: 24, rssOK: true}},
+		{"42 (() S 0 0" + tail, stat{pid: 42, state: 'S', ppid: 0, pgid: 0, start: 12345, rss: 24, rssOK: true}},
 	}
 	for _, c := range cases {
 		got, err := parseStat([]byte(c.line))

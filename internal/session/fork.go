@@ -162,5 +162,5 @@ func memoryOf(p *holder.Process, tb *proc.Table) (bytes uint64, shared bool) {
 	if p.Hello().Forked != nil || len(t.Spare) > 0 {
 		return proc.PSS(t.MembersIn(tb)), true
 	}
-	return proc.RSS(t.MembersIn(tb)), false
+	return tb.RSS(t.MembersIn(tb)), false
 }

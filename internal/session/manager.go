@@ -538,32 +538,46 @@ func (m *Manager) List(withMemory bool) []api.SessionInfo {
 	if withMemory {
 		tb, _ = proc.ReadTable()
 	}
-	return m.list("", func(s *Session) api.SessionInfo { return s.info(true, withMemory, tb) })
+	return m.list("", func(s *Session) (api.SessionInfo, bool) { return s.info(true, withMemory, tb), true })
 }
 
 // glances is List for the notes about other sessions: every session but
-// except, each at a glance (Session.glance).
+// except that may need a client's attention (Session.mayNeedAttention),
+// each at a glance (Session.glance). Those that cannot are not described
+// at all: with 500 idle sessions, describing and sorting them all took
+// most of the daemon's time of every exec (5 ms a cell).
 func (m *Manager) glances(except string) []api.SessionInfo {
-	return m.list(except, (*Session).glance)
+	return m.list(except, func(s *Session) (api.SessionInfo, bool) {
+		if !s.mayNeedAttention() {
+			return api.SessionInfo{}, false
+		}
+		return s.glance(), true
+	})
 }
 
 // list describes every session but except ("": none, as no session has
-// that name) with describe, and the unreachable ones, by name.
-func (m *Manager) list(except string, describe func(*Session) api.SessionInfo) []api.SessionInfo {
+// that name) that describe describes, and the unreachable ones, by name.
+func (m *Manager) list(except string, describe func(*Session) (api.SessionInfo, bool)) []api.SessionInfo {
 	ss := m.sessions()
-	infos := make([]api.SessionInfo, 0, len(ss))
-	have := make(map[string]bool, len(ss))
+	infos := []api.SessionInfo{} // a listing of none is [], not null
 	for _, s := range ss {
-		have[s.Name] = true
 		if s.Name != except {
-			infos = append(infos, describe(s))
+			if i, ok := describe(s); ok {
+				infos = append(infos, i)
+			}
 		}
 	}
-	for _, u := range m.listUnreachable() {
-		// One being taken up is in the table a moment before it leaves
-		// this list.
-		if u.Name != except && !have[u.Name] {
-			infos = append(infos, u)
+	if us := m.listUnreachable(); len(us) > 0 {
+		have := make(map[string]bool, len(ss))
+		for _, s := range ss {
+			have[s.Name] = true
+		}
+		for _, u := range us {
+			// One being taken up is in the table a moment before it
+			// leaves this list.
+			if u.Name != except && !have[u.Name] {
+				infos = append(infos, u)
+			}
 		}
 	}
 	sort.Slice(infos, func(i, j int) bool { return infos[i].Name < infos[j].Name })
@@ -600,11 +614,14 @@ func (m *Manager) closeLauncher() {
 	}
 }
 
-// stopAtOnce bounds how many sessions StopAll ends at a time: enough that
-// their kills share scans of the process table and wait out their graces
-// together (500 sh sessions end in seconds), few enough that 500 trees
-// are not signalled and polled all at once.
-const stopAtOnce = 32
+// stopAtOnce bounds how many sessions StopAll ends at a time. Their
+// kills share scans of the process table (proc's shared scans: one scan
+// serves every kill waiting for one), so the more end together, the
+// fewer scans in all: 500 sh sessions took 14–20 s at 32 at a time on
+// a loaded machine (each wave waiting out its own scans and holders),
+// 8 s all at once. The bound keeps a daemon with thousands from
+// signalling and waiting on all of them in one go.
+const stopAtOnce = 512
 
 // StopAll ends every session, for a daemon that is stopping: in
 // parallel, stopAtOnce at a time, each verified ended (Session.kill).

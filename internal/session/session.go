@@ -679,7 +679,7 @@ func (s *Session) info(full, withMemory bool, tb *proc.Table) api.SessionInfo {
 		info.Memory, info.MemoryShared = memoryOf(p, tb)
 	}
 	if full && p != nil && state != Dead {
-		info.Stopped = proc.Stopped(p.Tree().Leader)
+		info.Stopped = tb.Stopped(p.Tree().Leader)
 		info.Checkpoints = checkpointsOf(p, withMemory)
 	}
 	return info

@@ -63,3 +63,13 @@ func (m *Manager) othersNotes(except string, asker api.Client) []api.Note {
 	}
 	return []api.Note{n}
 }
+
+// mayNeedAttention reports whether the session's glance may be news to a
+// client (record.Told.Others): a cell running, or output or a result
+// nobody collected (as glance's Running and Unread say).
+func (s *Session) mayNeedAttention() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.cur
+	return s.idleUnread || c != nil && (!c.finished() || c.unread())
+}
