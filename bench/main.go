@@ -24,6 +24,8 @@
 //	go run ./bench -only context     # the context-cost section alone, under a minute
 //	go run ./bench -only owner       # one owner of a session's live state (issue 34), a few minutes
 //	go run ./bench -only fork        # forking a session holding a gigabyte (issue 39), under a minute
+//	go run ./bench -only output      # a 100 KB cell and 100 MB printed (issue 40, item 5), under a minute
+//	go run ./bench -only many        # 500 idle sessions: listing, a new one, stop (issue 40, item 6), about a minute
 //	go run ./bench -only context -save-before bench/testdata/context-before.json
 //	                                 # ... and keep this run as the "before"
 //
@@ -81,7 +83,7 @@ func main() {
 	flag.IntVar(&c.reps, "reps", 0, "repetitions of each round-trip row (default 200, or 15 with -quick)")
 	flag.StringVar(&c.out, "o", "docs/benchmarks.md", "write the report here (relative to the module root); \"-\" for nowhere")
 	flag.StringVar(&c.python, "python", "/usr/bin/python3", "the Python interpreter of every Python row")
-	flag.StringVar(&c.only, "only", "", "run only this section: "+contextSection+" (the context cost of an agent run, issue 15), "+ownerSection+" (one owner of a session's live state, issue 34) or "+forkSection+" (forking a session, issue 39)")
+	flag.StringVar(&c.only, "only", "", "run only this section: "+contextSection+" (the context cost of an agent run, issue 15), "+ownerSection+" (one owner of a session's live state, issue 34), "+forkSection+" (forking a session, issue 39), "+outputSection+" (large output, issue 40 item 5) or "+manySection+" (many sessions, issue 40 item 6)")
 	flag.StringVar(&c.saveBefore, "save-before", "", "write the context-cost run's numbers to this JSON file (relative to the module root), as the \"before\" of later runs")
 	flag.StringVar(&c.dump, "dump", "", "write each reply of the context-cost run (text and structured content) into this directory, to read what is counted")
 	flag.Usage = func() {
@@ -89,7 +91,7 @@ func main() {
 		flag.PrintDefaults()
 	}
 	flag.Parse()
-	if flag.NArg() > 0 || (c.only != "" && c.only != contextSection && c.only != ownerSection && c.only != forkSection) {
+	if flag.NArg() > 0 || (c.only != "" && c.only != contextSection && c.only != ownerSection && c.only != forkSection && standalone[c.only] == nil) {
 		flag.Usage()
 		os.Exit(2)
 	}
@@ -150,6 +152,20 @@ func run(c config) (err error) {
 				return err
 			}
 			logf("wrote the %s section of %s", ownerSection, path)
+		}
+		return nil
+	}
+	if s := standalone[c.only]; s != nil {
+		text := s(ctx, w, c)
+		if err := w.stopDaemon(ctx); err != nil {
+			return err
+		}
+		fmt.Println(text)
+		if path := w.reportPath(); path != "" {
+			if err := writeSection(path, c.only, text); err != nil {
+				return err
+			}
+			logf("wrote the %s section of %s", c.only, path)
 		}
 		return nil
 	}
@@ -215,6 +231,10 @@ func run(c config) (err error) {
 	}
 	rep.owner = owner(ctx, w, c)
 	rep.fork = forks(ctx, w, c)
+	if err := w.restartDaemon(ctx); err != nil {
+		return err
+	}
+	rep.many = many(ctx, w, c)
 	if err := w.stopDaemon(ctx); err != nil {
 		return err
 	}

@@ -34,6 +34,7 @@ type report struct {
 	context      *contextResult
 	owner        *ownerResult
 	fork         *forkResult
+	many         *manyResult
 	skips        []string
 }
 
@@ -432,6 +433,10 @@ func (r *report) body() string {
 	}
 	if r.fork != nil {
 		p("%s\n", fenced(forkSection, forkMarkdown(r.fork)))
+	}
+	p("%s\n", fenced(outputSection, outputMarkdown(&outputResult{big: r.big, through: r.through})))
+	if r.many != nil {
+		p("%s\n", fenced(manySection, manyMarkdown(r.many)))
 	}
 
 	if len(r.skips) > 0 {
