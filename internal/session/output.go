@@ -146,6 +146,11 @@ func (o *cellOutput) readAt(from, to int64) []byte {
 			k := min(to, int64(len(o.first)))
 			b = append(b, o.first[pos:k]...)
 			pos = k
+		case pos >= lastFrom:
+			// Held here as the file holds them: a reply of the last
+			// bytes (a 100 KB cell's whole) opens no file.
+			b = append(b, o.last.since(o.n, pos, to)...)
+			pos = to
 		case pos < end:
 			k := min(to, end)
 			var err error
@@ -164,9 +169,6 @@ func (o *cellOutput) readAt(from, to int64) []byte {
 				pos += int64(n)
 			}
 			o.cut(pos, err)
-		case pos >= lastFrom:
-			b = append(b, o.last.since(o.n, pos, to)...)
-			pos = to
 		default:
 			k := min(to, lastFrom)
 			b = append(b, fmt.Sprintf("\n[polyrepl: %d bytes of this output were lost here: %v]\n", k-pos, o.why)...)
