@@ -25,7 +25,7 @@
 //	go run ./bench -only owner       # one owner of a session's live state (issue 34), a few minutes
 //	go run ./bench -only fork        # forking a session holding a gigabyte (issue 39), under a minute
 //	go run ./bench -only output      # a 100 KB cell and 100 MB printed (issue 40, item 5), under a minute
-//	go run ./bench -only many        # 500 idle sessions: listing, a new one, stop (issue 40, item 6), about a minute
+//	go run ./bench -only many        # 500 idle sessions: listing, a new one, stop (issue 40, item 6), 1–2 minutes
 //	go run ./bench -only context -save-before bench/testdata/context-before.json
 //	                                 # ... and keep this run as the "before"
 //
