@@ -237,8 +237,16 @@ func FuzzCheckLine(f *testing.F) {
 			}
 			return
 		}
-		if _, err := jsonrpc.DecodeMessage(line); err != nil {
+		sdk, err := jsonrpc.DecodeMessage(line)
+		if err != nil {
 			t.Fatalf("%q passed, and the SDK refuses it: %v", line, err)
+		}
+		// The guard's reading without the decoder (plainRequest) is the SDK's.
+		if got, ok := msg.(*jsonrpc.Request); ok {
+			want, ok := sdk.(*jsonrpc.Request)
+			if !ok || got.ID != want.ID || got.Method != want.Method {
+				t.Fatalf("%q: the guard read %+v, the SDK %+v", line, got, sdk)
+			}
 		}
 		var raw json.RawMessage
 		dec := json.NewDecoder(bytes.NewReader(append(line, '\n')))
