@@ -17,8 +17,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log"
 	"math"
 	"reflect"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -108,7 +110,25 @@ func New(c *client.Client, cwd string, env []string) *Server {
 	s.addTools()
 	s.server.AddReceivingMiddleware(knownTools)
 	s.addApp()
+	s.server.AddReceivingMiddleware(recovered)
 	return s
+}
+
+// recovered answers a call whose handler panicked with an internal error,
+// and logs its stack: one call's failure must not end the server and
+// every other call in flight with it, and the SDK recovers nothing.
+func recovered(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				what := api.Clip(fmt.Sprint(p), 500, "panic")
+				log.Printf("the MCP server's %s panicked: %s\n%s", api.Clip(method, maxMethod, "method"), what, debug.Stack())
+				res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+					Message: "internal error: polyrepl's MCP server failed on this call (" + what + "); its log (standard error of polyrepl mcp) has the stack"}
+			}
+		}()
+		return next(ctx, method, req)
+	}
 }
 
 // knownTools answers a call of a tool the server does not have itself,
