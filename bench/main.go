@@ -19,6 +19,15 @@
 // a node_modules holding @modelcontextprotocol/sdk; without it those rows
 // are skipped and say why.
 //
+// The peers (issue 40) are the MCP servers a user would install instead
+// (desktop-commander, code-runner), driven by that same SDK on one
+// scripted task: POLYREPL_BENCH_PEERS names a node_modules holding them
+// (see peers.go); without it their rows are skipped and say why.
+//
+// A section that fails (an error, a panic, a daemon that would not
+// restart) is reported as failed, with its error, and the rest of the
+// run is kept and written; the harness then exits non-zero.
+//
 //	go run ./bench                   # the full run, a few minutes
 //	go run ./bench -quick            # a smoke run, well under a minute
 //	go run ./bench -only context     # the context-cost section alone, under a minute
@@ -26,6 +35,7 @@
 //	go run ./bench -only fork        # forking a session holding a gigabyte (issue 39), under a minute
 //	go run ./bench -only output      # a 100 KB cell and 100 MB printed (issue 40, item 5), under a minute
 //	go run ./bench -only many        # 500 idle sessions: listing, a new one, stop (issue 40, item 6), 1–2 minutes
+//	go run ./bench -only peers       # polyrepl against desktop-commander and code-runner (issue 40), a minute
 //	go run ./bench -only context -save-before bench/testdata/context-before.json
 //	                                 # ... and keep this run as the "before"
 //
@@ -83,7 +93,7 @@ func main() {
 	flag.IntVar(&c.reps, "reps", 0, "repetitions of each round-trip row (default 200, or 15 with -quick)")
 	flag.StringVar(&c.out, "o", "docs/benchmarks.md", "write the report here (relative to the module root); \"-\" for nowhere")
 	flag.StringVar(&c.python, "python", "/usr/bin/python3", "the Python interpreter of every Python row")
-	flag.StringVar(&c.only, "only", "", "run only this section: "+contextSection+" (the context cost of an agent run, issue 15), "+ownerSection+" (one owner of a session's live state, issue 34), "+forkSection+" (forking a session, issue 39), "+outputSection+" (large output, issue 40 item 5) or "+manySection+" (many sessions, issue 40 item 6)")
+	flag.StringVar(&c.only, "only", "", "run only this section: "+contextSection+" (the context cost of an agent run, issue 15), "+ownerSection+" (one owner of a session's live state, issue 34), "+forkSection+" (forking a session, issue 39), "+outputSection+" (large output, issue 40 item 5), "+manySection+" (many sessions, issue 40 item 6) or "+peersSection+" (the MCP servers a user would install instead, issue 40)")
 	flag.StringVar(&c.saveBefore, "save-before", "", "write the context-cost run's numbers to this JSON file (relative to the module root), as the \"before\" of later runs")
 	flag.StringVar(&c.dump, "dump", "", "write each reply of the context-cost run (text and structured content) into this directory, to read what is counted")
 	flag.Usage = func() {
@@ -91,7 +101,7 @@ func main() {
 		flag.PrintDefaults()
 	}
 	flag.Parse()
-	if flag.NArg() > 0 || (c.only != "" && c.only != contextSection && c.only != ownerSection && c.only != forkSection && standalone[c.only] == nil) {
+	if flag.NArg() > 0 || (c.only != "" && onlySections[c.only] == nil) {
 		flag.Usage()
 		os.Exit(2)
 	}
@@ -140,49 +150,22 @@ func run(c config) (err error) {
 	if err := w.startDaemon(ctx); err != nil {
 		return err
 	}
-	if c.only == ownerSection {
-		rep.owner = owner(ctx, w, c)
-		if err := w.stopDaemon(ctx); err != nil {
-			return err
+	if only := onlySections[c.only]; only != nil {
+		text, err := only(ctx, w, c, rep)
+		if serr := w.stopDaemon(ctx); serr != nil && err == nil {
+			err = serr
 		}
-		text := ownerMarkdown(rep.owner)
-		fmt.Println(text)
-		if path := w.reportPath(); path != "" {
-			if err := writeSection(path, ownerSection, text); err != nil {
-				return err
-			}
-			logf("wrote the %s section of %s", ownerSection, path)
-		}
-		return nil
-	}
-	if s := standalone[c.only]; s != nil {
-		text := s(ctx, w, c)
-		if err := w.stopDaemon(ctx); err != nil {
+		if text == "" {
 			return err
 		}
 		fmt.Println(text)
 		if path := w.reportPath(); path != "" {
-			if err := writeSection(path, c.only, text); err != nil {
-				return err
+			if werr := writeSection(path, c.only, text); werr != nil {
+				return werr
 			}
 			logf("wrote the %s section of %s", c.only, path)
 		}
-		return nil
-	}
-	if c.only == forkSection {
-		r := forks(ctx, w, c)
-		if err := w.stopDaemon(ctx); err != nil {
-			return err
-		}
-		text := forkMarkdown(r)
-		fmt.Println(text)
-		if path := w.reportPath(); path != "" {
-			if err := writeSection(path, forkSection, text); err != nil {
-				return err
-			}
-			logf("wrote the %s section of %s", forkSection, path)
-		}
-		return nil
+		return err
 	}
 	// The context run goes first, on a daemon with no other session, so
 	// that its sessions listing is the same in every run.
@@ -190,55 +173,45 @@ func run(c config) (err error) {
 	if err := saveBefore(w, c, rep.context); err != nil {
 		return err
 	}
-	if c.only == contextSection {
-		if err := w.stopDaemon(ctx); err != nil {
-			return err
-		}
-		text := contextMarkdown(rep.context)
-		fmt.Println(text)
-		if path := w.reportPath(); path != "" {
-			if err := writeSection(path, contextSection, text); err != nil {
-				return err
-			}
-			logf("wrote the %s section of %s", contextSection, path)
-		}
-		return rep.context.err
-	}
-	rep.trivial, rep.big, rep.runtimes = roundTrips(ctx, w, c)
-	rep.plot = plots(ctx, w, c)
-	rep.create = creation(ctx, w, c)
+	// From here on a section that fails is reported as failed and the
+	// run goes on: one failure must not lose every other measurement.
+	rep.guard("peers", func() error { rep.peers = peers(ctx, w, c); return nil })
+	rep.guard("round trips", func() error { rep.trivial, rep.big, rep.runtimes = roundTrips(ctx, w, c); return nil })
+	rep.guard("plots", func() error { rep.plot = plots(ctx, w, c); return nil })
+	rep.guard("session creation", func() error { rep.create = creation(ctx, w, c); return nil })
 	w.stopJupyter()
-	rep.interrupt = interrupts(ctx, w, c)
-	rep.conc = concurrency(ctx, w, c)
+	rep.guard("interrupts", func() error { rep.interrupt = interrupts(ctx, w, c); return nil })
+	rep.guard("concurrency", func() error { rep.conc = concurrency(ctx, w, c); return nil })
 	// The memory sections each start from a fresh daemon, so what earlier
 	// sections left in its heap does not count.
-	if err := w.restartDaemon(ctx); err != nil {
-		return err
+	if rep.restart(ctx, w, "throughput") {
+		rep.guard("throughput", func() error { rep.through = throughput(ctx, w, c); return nil })
 	}
-	rep.through = throughput(ctx, w, c)
-	if err := w.restartDaemon(ctx); err != nil {
-		return err
-	}
-	rep.idle = idleMemory(ctx, w, c)
 	rep.holders = &holderResult{}
-	holderMemory(ctx, w, rep.holders)
-	if err := w.restartDaemon(ctx); err != nil {
-		return err
+	if rep.restart(ctx, w, "idle-session memory") {
+		rep.guard("idle-session memory", func() error {
+			rep.idle = idleMemory(ctx, w, c)
+			holderMemory(ctx, w, rep.holders)
+			return nil
+		})
 	}
-	rep.holders.adopt = adoptions(ctx, w, c, c.adoptCounts, c.adoptReps)
-	if err := w.restartDaemon(ctx); err != nil {
-		return err
+	if rep.restart(ctx, w, "taking sessions up") {
+		rep.guard("taking sessions up", func() error {
+			rep.holders.adopt = adoptions(ctx, w, c, c.adoptCounts, c.adoptReps)
+			return nil
+		})
 	}
-	rep.owner = owner(ctx, w, c)
-	rep.fork = forks(ctx, w, c)
-	if err := w.restartDaemon(ctx); err != nil {
-		return err
+	if rep.restart(ctx, w, "one owner") {
+		rep.guard("one owner", func() error { rep.owner = owner(ctx, w, c); return nil })
+		rep.guard("forks", func() error { rep.fork = forks(ctx, w, c); return nil })
 	}
-	rep.many = many(ctx, w, c)
+	if rep.restart(ctx, w, "many sessions") {
+		rep.guard("many sessions", func() error { rep.many = many(ctx, w, c); return nil })
+	}
 	if err := w.stopDaemon(ctx); err != nil {
-		return err
+		rep.fail("stopping the daemon at the end", err)
 	}
-	rep.holders.hop, rep.holders.through = hopRows(ctx, w, c)
+	rep.guard("the holder's hop", func() error { rep.holders.hop, rep.holders.through = hopRows(ctx, w, c); return nil })
 	rep.skips = w.skips
 	rep.elapsed = time.Since(began)
 
@@ -250,7 +223,38 @@ func run(c config) (err error) {
 		}
 		logf("wrote %s", path)
 	}
+	if len(rep.failed) > 0 {
+		return fmt.Errorf("%d section(s) failed (the report says which): %s", len(rep.failed), rep.failed[0].section)
+	}
 	return nil
+}
+
+// onlySections are the sections -only runs alone, each on the bench's
+// daemon, returning its text for the report.
+var onlySections = map[string]func(ctx context.Context, w *world, c config, rep *report) (string, error){
+	ownerSection: func(ctx context.Context, w *world, c config, rep *report) (string, error) {
+		return ownerMarkdown(owner(ctx, w, c)), nil
+	},
+	forkSection: func(ctx context.Context, w *world, c config, rep *report) (string, error) {
+		return forkMarkdown(forks(ctx, w, c)), nil
+	},
+	contextSection: func(ctx context.Context, w *world, c config, rep *report) (string, error) {
+		r := contextCost(ctx, w, c)
+		if err := saveBefore(w, c, r); err != nil {
+			return "", err
+		}
+		return contextMarkdown(r), r.err
+	},
+	outputSection: func(ctx context.Context, w *world, c config, rep *report) (string, error) {
+		return outputMarkdown(outputRows(ctx, w, c)), nil
+	},
+	manySection: func(ctx context.Context, w *world, c config, rep *report) (string, error) {
+		return manyMarkdown(many(ctx, w, c)), nil
+	},
+	peersSection: func(ctx context.Context, w *world, c config, rep *report) (string, error) {
+		r := peers(ctx, w, c)
+		return peersMarkdown(r), nil
+	},
 }
 
 // reportPath is where the report goes, "" for nowhere.

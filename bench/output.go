@@ -84,10 +84,3 @@ func outputMarkdown(r *outputResult) string {
 	}
 	return b.String()
 }
-
-// standalone are the sections of issue 40's items 5 and 6 run alone by
-// -only NAME: each measures on the running daemon and says its text.
-var standalone = map[string]func(context.Context, *world, config) string{
-	outputSection: func(ctx context.Context, w *world, c config) string { return outputMarkdown(outputRows(ctx, w, c)) },
-	manySection:   func(ctx context.Context, w *world, c config) string { return manyMarkdown(many(ctx, w, c)) },
-}

@@ -35,7 +35,9 @@ type report struct {
 	owner        *ownerResult
 	fork         *forkResult
 	many         *manyResult
+	peers        *peersResult
 	skips        []string
+	failed       []failure // sections that failed; the run went on
 }
 
 // describeMachine says what the numbers were measured on.
@@ -177,7 +179,8 @@ func (r *report) targets() []target {
 	} else {
 		ts = append(ts, target{text: "50 concurrent clients: p50 at most 3x the single-client p50", measured: "–"})
 	}
-	return append(append(ts, r.holderTargets()...), r.roundTwoTargets()...)
+	ts = append(append(ts, r.holderTargets()...), r.roundTwoTargets()...)
+	return append(ts, peersTargets(r.peers)...)
 }
 
 // roundTwoTargets are issue 21's aims ("performance, round two"), from
@@ -318,6 +321,7 @@ func (r *report) body() string {
 		rows = append(rows, []string{t.text, t.measured, t.verdict()})
 	}
 	p("%s\n", table([]string{"target", "measured", "verdict"}, rows))
+	p("%s", failedMarkdown(r.failed))
 
 	p("## Round trip of the trivial cell `1+1`\n\n")
 	p("%s\n", latencyTable(r.trivial, "client", "in-process client"))
@@ -426,6 +430,10 @@ func (r *report) body() string {
 
 	if r.context != nil {
 		p("%s\n", fenced(contextSection, contextMarkdown(r.context)))
+	}
+
+	if r.peers != nil {
+		p("%s\n", fenced(peersSection, peersMarkdown(r.peers)))
 	}
 
 	if r.owner != nil {

@@ -196,11 +196,11 @@ func (w *world) stopDaemon(ctx context.Context) error {
 	pid := w.daemonPID
 	w.daemonPID = 0
 	if _, err := w.newClient().Stop(ctx, false); err != nil {
-		return fmt.Errorf("stopping the daemon: %w", err)
+		return w.daemonGone(pid, err)
 	}
 	for deadline := time.Now().Add(10 * time.Second); alive(pid); {
 		if time.Now().After(deadline) {
-			return fmt.Errorf("the daemon (pid %d) did not exit within 10s of stop", pid)
+			return w.daemonGone(pid, errors.New("it did not exit within 10s of stop"))
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

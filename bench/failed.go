@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// failure is a section of the run that failed: the run went on without
+// it, and the report says so with its error.
+type failure struct {
+	section string
+	err     string
+}
+
+// fail records a failed section and says so now.
+func (r *report) fail(section string, err error) {
+	logf("FAILED %s: %v", section, err)
+	r.failed = append(r.failed, failure{section: section, err: err.Error()})
+}
+
+// guard runs one section, turning its error or its panic into a
+// failure, so that the sections after it still run.
+func (r *report) guard(section string, f func() error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.fail(section, fmt.Errorf("panic: %v\n%s", p, debug.Stack()))
+		}
+	}()
+	if err := f(); err != nil {
+		r.fail(section, err)
+	}
+}
+
+// restart gives the next section a fresh daemon. If the daemon cannot be
+// stopped or started, that is reported, and a new daemon is made once
+// more (the old one killed, its sessions taken up by a new one and
+// ended); false if none runs, the section then reported as not run.
+func (r *report) restart(ctx context.Context, w *world, section string) bool {
+	err := w.restartDaemon(ctx)
+	if err == nil {
+		return true
+	}
+	r.fail("a fresh daemon for "+section, err)
+	if err := w.resetDaemon(ctx); err != nil {
+		r.fail(section, fmt.Errorf("not run, no daemon: %w", err))
+		return false
+	}
+	return true
+}
+
+// resetDaemon starts a daemon after one that could not be stopped: it
+// takes up what the last one left in its holders, is stopped (ending
+// those sessions), and another starts, with none.
+func (w *world) resetDaemon(ctx context.Context) error {
+	if err := w.startDaemon(ctx); err != nil {
+		return err
+	}
+	if err := w.stopDaemon(ctx); err != nil {
+		return err
+	}
+	return w.startDaemon(ctx)
+}
+
+// daemonGone explains a daemon that could not be stopped: whether its
+// process still runs (then it is killed, so that the next one can take
+// its place) and the end of its log, where a crash says why.
+func (w *world) daemonGone(pid int, err error) error {
+	state := "its process had exited"
+	if alive(pid) {
+		state = "its process was still running (now killed)"
+		syscall.Kill(pid, syscall.SIGKILL)
+		for deadline := time.Now().Add(10 * time.Second); alive(pid) && time.Now().Before(deadline); {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	return fmt.Errorf("stopping the daemon (pid %d): %w; %s; its log ends:\n%s", pid, err, state, logTail(filepath.Join(w.runtimeDir, "polyrepl", "daemon.log"), 12))
+}
+
+// logTail is the last n lines of a log, each clipped, and before them
+// any line that tells of a crash (a panic, a fatal error) which the last
+// lines would miss.
+func logTail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "  (no log: " + err.Error() + ")"
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	var out []string
+	tail := lines[max(0, len(lines)-n):]
+	for _, l := range lines[:len(lines)-len(tail)] {
+		if bytes.Contains([]byte(l), []byte("panic")) || strings.HasPrefix(l, "fatal error") {
+			out = append(out, l)
+			if len(out) >= 4 {
+				break
+			}
+		}
+	}
+	out = append(out, tail...)
+	for i, l := range out {
+		out[i] = "  " + clip(l)
+	}
+	return strings.Join(out, "\n")
+}
+
+// failedMarkdown lists the sections that failed, for the top of the
+// report: a person must not read a table that is missing rows as whole.
+func failedMarkdown(fs []failure) string {
+	if len(fs) == 0 {
+		return ""
+	}
+	var rows [][]string
+	for _, f := range fs {
+		rows = append(rows, []string{cellText(f.section), cellText(clipLong(f.err, 1500))})
+	}
+	return "## Sections that failed\n\nThe run went on without them; their rows below are missing or marked failed, and their targets are not measured.\n\n" +
+		table([]string{"section", "error"}, rows) + "\n"
+}
+
+// clipLong keeps at most n bytes of s, cut at a rune boundary, and says so.
+func clipLong(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && (s[i]&0xC0) == 0x80 {
+		i--
+	}
+	return s[:i] + fmt.Sprintf(" … (%d bytes more)", len(s)-i)
+}
