@@ -19,6 +19,28 @@ type failure struct {
 	err     string
 }
 
+// sectionTime is how long one section of the run took.
+type sectionTime struct {
+	section string
+	took    time.Duration
+}
+
+// tookMarkdown says where the run's time went, section by section, so
+// that a run growing past its budget shows what to trim.
+func tookMarkdown(ts []sectionTime, all time.Duration) string {
+	if len(ts) == 0 {
+		return ""
+	}
+	var rows [][]string
+	var sum time.Duration
+	for _, t := range ts {
+		rows = append(rows, []string{t.section, fmtDur(t.took.Seconds())})
+		sum += t.took
+	}
+	rows = append(rows, []string{"the rest (building, starting and stopping daemons, the context section, Jupyter)", fmtDur((all - sum).Seconds())})
+	return "## Where the run's time went\n\n" + table([]string{"section", "wall time"}, rows) + "\n"
+}
+
 // fail records a failed section and says so now.
 func (r *report) fail(section string, err error) {
 	logf("FAILED %s: %v", section, err)
@@ -26,12 +48,17 @@ func (r *report) fail(section string, err error) {
 }
 
 // guard runs one section, turning its error or its panic into a
-// failure, so that the sections after it still run.
+// failure, so that the sections after it still run, and keeps how long
+// it took.
 func (r *report) guard(section string, f func() error) {
+	t0 := time.Now()
 	defer func() {
 		if p := recover(); p != nil {
 			r.fail(section, fmt.Errorf("panic: %v\n%s", p, debug.Stack()))
 		}
+		d := time.Since(t0)
+		r.took = append(r.took, sectionTime{section, d})
+		logf("%s: %s", section, d.Round(100*time.Millisecond))
 	}()
 	if err := f(); err != nil {
 		r.fail(section, err)

@@ -140,6 +140,9 @@ func TestFailedSectionsReported(t *testing.T) {
 	if i < 0 || j < 0 || i > j {
 		t.Errorf("the failures are not listed before the tables:\n%s", body)
 	}
+	if len(r.took) != 3 || !strings.Contains(body, "## Where the run's time went") || !strings.Contains(body, "| plots |") {
+		t.Errorf("the sections' times (%+v) are not in the report:\n%s", r.took, body)
+	}
 	if !strings.Contains(body, "| (issue 40) A question through `polyrepl mcp`: median at most a fifth of desktop-commander's | – | not measured |") {
 		t.Errorf("a target of a section that did not run is not 'not measured':\n%s", body)
 	}

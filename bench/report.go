@@ -38,6 +38,7 @@ type report struct {
 	peers        *peersResult
 	skips        []string
 	failed       []failure // sections that failed; the run went on
+	took         []sectionTime
 }
 
 // describeMachine says what the numbers were measured on.
@@ -446,6 +447,8 @@ func (r *report) body() string {
 	if r.many != nil {
 		p("%s\n", fenced(manySection, manyMarkdown(r.many)))
 	}
+
+	p("%s", tookMarkdown(r.took, r.elapsed))
 
 	if len(r.skips) > 0 {
 		p("## Not measured here\n\n")
