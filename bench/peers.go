@@ -559,19 +559,29 @@ func startDCPeer(ctx context.Context, w *world, sdk, dir string, r *peerRun, cel
 		return err
 	}
 	// read collects what a running cell printed, until it shows until
-	// or python prompts again (a read returns as soon as there is new
-	// output, or after its timeout with none).
+	// or python prompts again. A read from where the last left off
+	// returns as soon as there is new output (or after its timeout with
+	// none); when it says there were new lines but shows none, the end
+	// of the output is read instead, as an agent would.
 	read := func(phase, until string) error {
-		for range 4 {
-			c, err := r.call(phase, "read_process_output", map[string]any{"pid": r.dcPID, "timeout_ms": 30000}, time.Minute)
+		args := map[string]any{"pid": r.dcPID, "timeout_ms": 30000}
+		for i := range 5 {
+			c, err := r.call(phase, "read_process_output", args, time.Minute)
 			if err != nil {
 				return err
 			}
 			if strings.Contains(c.reply, until) || strings.Contains(c.reply, "waiting for input") {
 				return nil
 			}
+			if strings.Contains(c.reply, "No output in requested range") && !strings.Contains(c.reply, "Reading 0 new lines") {
+				r.note("%s: read_process_output said it read new lines but showed none: read again from the end (offset -5)", phase)
+				args = map[string]any{"pid": r.dcPID, "offset": -5}
+			}
+			if _, ok := args["offset"]; ok && i > 0 {
+				time.Sleep(time.Second)
+			}
 		}
-		return fmt.Errorf("no %q after 4 reads", until)
+		return fmt.Errorf("no %q after 5 reads", until)
 	}
 	r.long = func(context.Context) error {
 		c, err := interact("long", cells.long.repl(), peerPatience)
