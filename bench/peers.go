@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,9 +32,6 @@ import (
 
 // peersSection names the section for -only and its markers.
 const peersSection = "peers"
-
-//go:embed peers_driver.mjs
-var peersDriver []byte
 
 // peerPatience is how long the scripted client waits for a cell before it
 // comes back later (the long cell runs longer than this).
@@ -94,6 +88,10 @@ type peerRun struct {
 	round       int
 	dcPID       int    // desktop-commander's python, once started
 	dump        string // -dump: write each call and its reply here
+	// protocolErrors counts what the client could not read of the
+	// server's stdout (lines that are not JSON-RPC).
+	protocolErrors    int
+	lastProtocolError string
 }
 
 func (r *peerRun) note(format string, a ...any) {
@@ -254,6 +252,9 @@ func peers(ctx context.Context, w *world, c config) *peersResult {
 	}
 	for _, r := range live {
 		checkAnswers(r, want)
+		if r.protocolErrors > 0 {
+			r.note("%d line(s) on its stdout were not MCP (the client skipped them; the last: %s)", r.protocolErrors, clip(r.lastProtocolError))
+		}
 	}
 	if pr.skipped == "" {
 		w.kill(ctx, w.newClient(), peerSession)
@@ -275,89 +276,6 @@ func checkAnswers(r *peerRun, want map[string]string) {
 		if c.err == "" && !strings.Contains(c.reply, a) {
 			r.note("%s: the reply lacks the answer %q", c.phase, clip(a))
 		}
-	}
-}
-
-// peerDriver is one Node process holding the SDK's client.
-type peerDriver struct {
-	cmd *exec.Cmd
-	in  io.WriteCloser
-	out *bufio.Reader
-}
-
-// driverReply is what peers_driver.mjs answers.
-type driverReply struct {
-	OK           bool    `json:"ok"`
-	Secs         float64 `json:"secs"`
-	Error        string  `json:"error"`
-	Tools        []any   `json:"tools"`
-	Instructions string  `json:"instructions"`
-	Server       struct {
-		Name    string `json:"name"`
-		Version string `json:"version"`
-	} `json:"server"`
-	Result *struct {
-		Content           []map[string]any `json:"content"`
-		StructuredContent any              `json:"structuredContent"`
-		IsError           bool             `json:"isError"`
-	} `json:"result"`
-}
-
-func startPeerDriver(w *world, sdk string) (*peerDriver, error) {
-	script := filepath.Join(w.root, "peers_driver.mjs")
-	if err := os.WriteFile(script, peersDriver, 0o600); err != nil {
-		return nil, err
-	}
-	d := &peerDriver{cmd: w.command("node", script, sdk)}
-	d.cmd.Stderr = os.Stderr
-	var err error
-	if d.in, err = d.cmd.StdinPipe(); err != nil {
-		return nil, err
-	}
-	stdout, err := d.cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	d.out = bufio.NewReaderSize(stdout, 1<<20)
-	if err := d.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("node %s: %w", script, err)
-	}
-	return d, nil
-}
-
-// do sends one request and reads its answer.
-func (d *peerDriver) do(req map[string]any) (*driverReply, error) {
-	b, err := json.Marshal(req)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := d.in.Write(append(b, '\n')); err != nil {
-		return nil, fmt.Errorf("the TypeScript client is gone: %w", err)
-	}
-	line, err := d.out.ReadBytes('\n')
-	if err != nil {
-		return nil, fmt.Errorf("the TypeScript client is gone: %w", err)
-	}
-	var r driverReply
-	if err := json.Unmarshal(line, &r); err != nil {
-		return nil, fmt.Errorf("the TypeScript client answered %q: %w", clip(string(line)), err)
-	}
-	return &r, nil
-}
-
-func (d *peerDriver) close() {
-	if d == nil {
-		return
-	}
-	d.do(map[string]any{"op": "close"})
-	d.in.Close()
-	done := make(chan struct{})
-	go func() { d.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		d.cmd.Process.Kill()
-		<-done
 	}
 }
 
@@ -401,6 +319,9 @@ func (r *peerRun) call(phase, tool string, args map[string]any, timeout time.Dur
 		return c, fmt.Errorf("%s: %w", tool, err)
 	}
 	c.secs = rep.Secs
+	if rep.ProtocolErrors > 0 {
+		r.protocolErrors, r.lastProtocolError = rep.ProtocolErrors, rep.LastProtocolError
+	}
 	if r.dump != "" {
 		os.MkdirAll(r.dump, 0o755)
 		name := fmt.Sprintf("peers-%s-%02d-%s-%s.txt", r.name, len(r.calls)+1, phase, tool)

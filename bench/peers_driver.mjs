@@ -17,7 +17,9 @@
 //       writes desktop-commander's own default configuration (M is its
 //       config-manager.js) with set over it to F, before it first runs
 //   {"op":"close"}
-// secs is measured here, around the SDK's call.
+// secs is measured here, around the SDK's call. Every answer also says
+// how many messages from the server the client could not read so far
+// (protocol_errors, last_protocol_error).
 import { pathToFileURL } from "node:url";
 import { join, dirname } from "node:path";
 import { mkdir, writeFile } from "node:fs/promises";
@@ -31,7 +33,11 @@ const { StdioClientTransport, getDefaultEnvironment } = await load("client/stdio
 
 let client = null;
 let stderr = "";
-const say = (o) => process.stdout.write(JSON.stringify(o) + "\n");
+// What the client could not read on the server's stdout (a line that is
+// not JSON-RPC): counted, and the last kept, for the row's notes.
+let protocolErrors = 0;
+let lastProtocolError = "";
+const say = (o) => process.stdout.write(JSON.stringify({ ...o, protocol_errors: protocolErrors, last_protocol_error: lastProtocolError }) + "\n");
 
 async function connect(req) {
   const env = { ...getDefaultEnvironment(), ...(req.env ?? {}) };
@@ -39,6 +45,7 @@ async function connect(req) {
   // What the server says on stderr is kept (bounded) for an error message.
   transport.stderr?.on("data", (b) => { stderr = (stderr + b.toString()).slice(-4000); });
   client = new Client({ name: "polyrepl-bench-peers", version: "1.0.0" });
+  client.onerror = (e) => { protocolErrors++; lastProtocolError = String(e?.message ?? e).slice(0, 300); };
   const t0 = performance.now();
   await client.connect(transport);
   const tools = await client.listTools();
