@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -107,28 +106,40 @@ func (w *world) daemonGone(pid int, err error) error {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}
-	return fmt.Errorf("stopping the daemon (pid %d): %w; %s; its log ends:\n%s", pid, err, state, logTail(filepath.Join(w.runtimeDir, "polyrepl", "daemon.log"), 12))
+	log := filepath.Join(w.runtimeDir, "polyrepl", "daemon.log")
+	// The harness removes its directory at the end: the whole log is kept
+	// where a person can read it.
+	kept := ""
+	if b, err := os.ReadFile(log); err == nil {
+		p := filepath.Join(os.TempDir(), fmt.Sprintf("polyrepl-bench-daemon-%d.log", pid))
+		if os.WriteFile(p, b, 0o600) == nil {
+			kept = " (the whole log kept in " + p + ")"
+		}
+	}
+	return fmt.Errorf("stopping the daemon (pid %d): %w; %s; its log%s ends:\n%s", pid, err, state, kept, logTail(log, 6, fmt.Sprintf("polyrepl[%d] ", pid)))
 }
 
-// logTail is the last n lines of a log, each clipped, and before them
-// any line that tells of a crash (a panic, a fatal error) which the last
-// lines would miss.
-func logTail(path string, n int) string {
+// logTail is the last n lines of a log and the last n of its own lines
+// (those starting with own: the daemon's, among its holders'), each
+// clipped, and before them any line that tells of a crash (a panic, a
+// fatal error) which the last lines would miss.
+func logTail(path string, n int, own string) string {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return "  (no log: " + err.Error() + ")"
 	}
 	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	var out []string
+	var crash, mine []string
 	tail := lines[max(0, len(lines)-n):]
 	for _, l := range lines[:len(lines)-len(tail)] {
-		if bytes.Contains([]byte(l), []byte("panic")) || strings.HasPrefix(l, "fatal error") {
-			out = append(out, l)
-			if len(out) >= 4 {
-				break
-			}
+		if (strings.HasPrefix(l, "panic") || strings.HasPrefix(l, "fatal error")) && len(crash) < 4 {
+			crash = append(crash, l)
+		}
+		if own != "" && strings.HasPrefix(l, own) {
+			mine = append(mine, l)
 		}
 	}
+	out := append(crash, mine[max(0, len(mine)-n):]...)
 	out = append(out, tail...)
 	for i, l := range out {
 		out[i] = "  " + clip(l)

@@ -148,21 +148,23 @@ func TestFailedSectionsReported(t *testing.T) {
 	}
 }
 
-// The end of a daemon's log explains a failure: its last lines, and
-// before them a crash the last lines would miss.
+// The end of a daemon's log explains a failure: its last lines, the
+// daemon's own last lines among its holders', and a crash the last lines
+// would miss.
 func TestLogTail(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "daemon.log")
-	lines := []string{"started", "panic: runtime error: invalid memory address", "goroutine 1 [running]:"}
+	lines := []string{"polyrepl[7] started", "panic: runtime error: invalid memory address", "goroutine 1 [running]:", "polyrepl[7] leaving: the daemon received hangup"}
 	for i := range 30 {
-		lines = append(lines, "line "+strings.Repeat("x", i))
+		lines = append(lines, "polyrepl holder[9] line "+strings.Repeat("x", i))
 	}
 	os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600)
-	got := logTail(path, 3)
-	want := "  panic: runtime error: invalid memory address\n  line " + strings.Repeat("x", 27) + "\n  line " + strings.Repeat("x", 28) + "\n  line " + strings.Repeat("x", 29)
+	got := logTail(path, 3, "polyrepl[7] ")
+	want := "  panic: runtime error: invalid memory address\n  polyrepl[7] started\n  polyrepl[7] leaving: the daemon received hangup\n" +
+		"  polyrepl holder[9] line " + strings.Repeat("x", 27) + "\n  polyrepl holder[9] line " + strings.Repeat("x", 28) + "\n  polyrepl holder[9] line " + strings.Repeat("x", 29)
 	if got != want {
 		t.Errorf("logTail =\n%s\nwant\n%s", got, want)
 	}
-	if got := logTail(filepath.Join(t.TempDir(), "none"), 3); !strings.Contains(got, "no log") {
+	if got := logTail(filepath.Join(t.TempDir(), "none"), 3, ""); !strings.Contains(got, "no log") {
 		t.Errorf("a missing log: %q", got)
 	}
 	if got := clipLong("ééé", 3); got != "é … (4 bytes more)" {
