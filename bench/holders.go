@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/api"
@@ -241,10 +240,7 @@ func adoptions(ctx context.Context, w *world, c config, counts []int, reps int) 
 		have = n
 		logf("taking up %d sessions, %d times", n, reps)
 		for range reps {
-			syscall.Kill(w.daemonPID, syscall.SIGKILL)
-			for deadline := time.Now().Add(10 * time.Second); alive(w.daemonPID) && time.Now().Before(deadline); {
-				time.Sleep(time.Millisecond)
-			}
+			w.killDaemon()
 			t0 := time.Now()
 			if err := w.startDaemon(ctx); err != nil {
 				row.err = err

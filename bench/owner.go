@@ -7,7 +7,6 @@ import (
 	"net"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/polyrepl/polyrepl/internal/paths"
@@ -124,10 +123,7 @@ func owner(ctx context.Context, w *world, c config) *ownerResult {
 		reps = 1
 	}
 	answer := func() (float64, error) {
-		syscall.Kill(w.daemonPID, syscall.SIGKILL)
-		for deadline := time.Now().Add(10 * time.Second); alive(w.daemonPID) && time.Now().Before(deadline); {
-			time.Sleep(time.Millisecond)
-		}
+		w.killDaemon()
 		t0 := time.Now()
 		if err := w.startDaemon(ctx); err != nil {
 			return 0, err

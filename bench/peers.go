@@ -142,7 +142,7 @@ func peersSDK(peers string) string {
 // phase (each phase's servers in a rotating order), so that the
 // machine's drift hits them alike.
 func peers(ctx context.Context, w *world, c config) *peersResult {
-	res := &peersResult{rounds: 3}
+	res := &peersResult{rounds: 2}
 	if c.quick {
 		res.rounds = 1
 	}

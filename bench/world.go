@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -205,6 +206,39 @@ func (w *world) stopDaemon(ctx context.Context) error {
 		time.Sleep(5 * time.Millisecond)
 	}
 	return nil
+}
+
+// killDaemon SIGKILLs the daemon, as a crash would, and waits until it is
+// gone: not only its leader, which is a zombie as soon as it exits while
+// its other threads still hold its files, but its socket, which a
+// `polyrepl start` reached then and was reset by (issue 40, item 7: the
+// start failed, the harness kept the dead daemon's pid, and its next
+// stop was refused, ending the run without a report). The daemon is
+// then no longer the harness's to stop.
+func (w *world) killDaemon() {
+	pid := w.daemonPID
+	w.daemonPID = 0
+	if pid == 0 {
+		return
+	}
+	syscall.Kill(pid, syscall.SIGKILL)
+	sock := filepath.Join(w.runtimeDir, "polyrepl", "daemon.sock")
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if !alive(pid) && !accepts(sock) {
+			return
+		}
+	}
+	logf("the SIGKILLed daemon (pid %d) was not gone within 10s", pid)
+}
+
+// accepts says if something takes connections at a unix socket.
+func accepts(sock string) bool {
+	c, err := net.DialTimeout("unix", sock, 100*time.Millisecond)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
 }
 
 func (w *world) restartDaemon(ctx context.Context) error {
