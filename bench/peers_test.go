@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -169,5 +170,25 @@ func TestLogTail(t *testing.T) {
 	}
 	if got := clipLong("ééé", 3); got != "é … (4 bytes more)" {
 		t.Errorf("clipLong cut a rune: %q", got)
+	}
+}
+
+// A killed daemon is gone once nothing takes connections at its socket.
+func TestAccepts(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "s.sock")
+	if accepts(sock) {
+		t.Error("a socket that does not exist accepts")
+	}
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !accepts(sock) {
+		t.Error("a listening socket does not accept")
+	}
+	l.(*net.UnixListener).SetUnlinkOnClose(false)
+	l.Close()
+	if accepts(sock) {
+		t.Error("a socket nothing listens on (its file left) accepts")
 	}
 }
