@@ -90,7 +90,7 @@ func main() {
 	holder.IfHolder()
 	var c config
 	flag.BoolVar(&c.quick, "quick", false, "few repetitions: a smoke run for CI (under a minute)")
-	flag.IntVar(&c.reps, "reps", 0, "repetitions of each round-trip row (default 200, or 15 with -quick)")
+	flag.IntVar(&c.reps, "reps", 0, "repetitions of each round-trip row (default 120, or 15 with -quick)")
 	flag.StringVar(&c.out, "o", "docs/benchmarks.md", "write the report here (relative to the module root); \"-\" for nowhere")
 	flag.StringVar(&c.python, "python", "/usr/bin/python3", "the Python interpreter of every Python row")
 	flag.StringVar(&c.only, "only", "", "run only this section: "+contextSection+" (the context cost of an agent run, issue 15), "+ownerSection+" (one owner of a session's live state, issue 34), "+forkSection+" (forking a session, issue 39), "+outputSection+" (large output, issue 40 item 5), "+manySection+" (many sessions, issue 40 item 6) or "+peersSection+" (the MCP servers a user would install instead, issue 40)")
@@ -116,7 +116,9 @@ func main() {
 		}
 	}
 	if c.reps <= 0 {
-		c.reps = 200
+		// 120 of each of the trivial cell's 24 rows: the round trips
+		// were 4m19s of a 9-minute run at 200 (issue 40's 8 minutes).
+		c.reps = 120
 	}
 	if err := run(c); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: error: %v\n", err)
