@@ -244,7 +244,7 @@ func (r *report) roundTwoTargets() []target {
 	ts = append(ts, judge("(issue 40) An agent's round trip, as above: p50 at most 8x the echo", x, atMost(8),
 		fmt.Sprintf("%s vs %s: %s", fmtDur(m.median()), fmtDur(e.median()), fmtRatio(x))))
 	x = pairedRatio(cli, hello)
-	ts = append(ts, judge("(issue 40) `polyrepl exec NAME 1+1` as a process: at most 2x the Go hello-world (`polyrepl version` alone: the trivial cell's table)",
+	ts = append(ts, judge("(issue 40) `polyrepl exec NAME 1+1` as a process: at most 2x the Go hello-world (`polyrepl --version` alone: the trivial cell's table)",
 		x, atMost(2), fmt.Sprintf("%s vs %s: %s", fmtDur(cli.median()), fmtDur(hello.median()), fmtRatio(x))))
 	if !r.cfg.quick && r.cfg.only == "" && r.elapsed > 0 {
 		ts = append(ts, judge("(issue 40) The full run: under 8 minutes, every section reported", r.elapsed.Seconds(), atMost(8*60),

@@ -245,8 +245,8 @@ func roundTrips(ctx context.Context, w *world, c config) (trivial, big []*alt, r
 			run: func(int) (float64, error) { return w.timeProcess([]string{c.python, "-c", "pass"}, nil) }},
 		// The CLI's start alone (every package's initialisation, no
 		// daemon): the part of the row below a command cannot skip.
-		&alt{key: "start", label: "`polyrepl version`: the binary's start and exit (no daemon)", ref: true,
-			run: func(int) (float64, error) { return w.timeProcess([]string{w.bin, "version"}, nil) }},
+		&alt{key: "start", label: "`polyrepl --version`: the binary's start and exit (no daemon)", ref: true,
+			run: func(int) (float64, error) { return w.timeProcess([]string{w.bin, "--version"}, nil) }},
 		&alt{key: "cli", label: "`polyrepl exec NAME '1+1'` (a process)",
 			run: func(int) (float64, error) {
 				return w.timeProcess([]string{w.bin, "exec", "cli", cellTrivial}, func(out string) error {
