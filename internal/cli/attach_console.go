@@ -403,15 +403,10 @@ func (a *console) sender(ctx context.Context) {
 		if asks {
 			a.glance(ctx)
 		}
+		if busy && !a.waitForTurn(ctx) {
+			return
+		}
 		if busy {
-			// Another client's cell runs: the record says when it ends; a
-			// retry now and then covers an end the record has not shown.
-			select {
-			case <-a.wake:
-			case <-time.After(time.Second):
-			case <-ctx.Done():
-				return
-			}
 			continue
 		}
 		switch {
@@ -423,6 +418,38 @@ func (a *console) sender(ctx context.Context) {
 		default:
 			fmt.Fprintf(a.t, "[Not run: %s.]\n", sentenceEnd(err.Error()))
 		}
+	}
+}
+
+// waitForTurn waits, after the session refused a line as busy, until it
+// may take it: while the record shows another client's cell running, a
+// line typed or anything else that wakes the sender does not send the
+// head of the queue again (each try is a moment in which Ctrl-C cannot
+// tell whether the session took it), only the record's word that the
+// cell ended does, or a try every few seconds for an end the record has
+// not shown; otherwise a try each second. False when ctx ends.
+func (a *console) waitForTurn(ctx context.Context) bool {
+	for {
+		a.mu.Lock()
+		othersRun := len(a.live) > 0 && !a.ownLiveLocked()
+		a.mu.Unlock()
+		every := time.Second
+		if othersRun {
+			every = 5 * time.Second
+		}
+		select {
+		case <-a.wake:
+			a.mu.Lock()
+			othersRun = len(a.live) > 0 && !a.ownLiveLocked()
+			a.mu.Unlock()
+			if othersRun {
+				continue
+			}
+		case <-time.After(every):
+		case <-ctx.Done():
+			return false
+		}
+		return true
 	}
 }
 
