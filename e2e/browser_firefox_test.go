@@ -4,7 +4,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 // The real-browser harness in Firefox: Debian's firefox-esr, a stock
@@ -52,17 +54,17 @@ func firefoxRun(r browserRun) browserRun {
 // firefoxModule is the helper a Firefox script imports.
 const firefoxModule = `// Written by e2e/browser_firefox_test.go for one run.
 import puppeteer from "puppeteer-core";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
 export const input = JSON.parse(readFileSync(new URL("./input.json", import.meta.url), "utf8"));
 
 // Firefox runs as whoever runs the test (root in CI): it gets a HOME of
-// its own, gone when the script ends; puppeteer makes its profile in a
+// its own in the run's directory, which the test removes even when the
+// script was ended at its bound; puppeteer makes the profile in a
 // temporary directory and removes it on close.
-const home = mkdtempSync(join(tmpdir(), "polyrepl-firefox-home-"));
-process.on("exit", () => rmSync(home, { recursive: true, force: true }));
+const home = join(process.cwd(), "home");
+mkdirSync(home, { recursive: true });
 
 // Nothing Firefox does on its own may reach the network: no updates, no
 // telemetry or health report, no captive-portal or connectivity probe,
@@ -119,3 +121,49 @@ export function result(value) {
   process.stdout.write("\n" + JSON.stringify(value) + "\n");
 }
 `
+
+// TestFirefoxHarness: a script launches Firefox through the helper and
+// returns what a page computed; a script that hangs with Firefox open is
+// ended at its bound, with its stderr, and leaves no node or firefox
+// process behind.
+func TestFirefoxHarness(t *testing.T) {
+	b := needFirefox(t)
+	t.Parallel()
+	var got struct {
+		Sum       int    `json:"sum"`
+		UserAgent string `json:"userAgent"`
+		Home      bool   `json:"home"`
+	}
+	b.run(t, firefoxRun(browserRun{
+		script: `import { launch, result } from "./firefox.mjs";
+const browser = await launch();
+const page = await browser.newPage();
+await page.setContent("<p>x</p>");
+result({ sum: await page.evaluate(() => 20 + 22), userAgent: await browser.userAgent() });
+await browser.close();
+`,
+		bound: 2 * time.Minute,
+	}), &got)
+	if got.Sum != 42 || !strings.Contains(got.UserAgent, "Firefox/") {
+		t.Errorf("the page's reply: %+v", got)
+	}
+
+	_, stderr, err := b.exec(t, firefoxRun(browserRun{
+		script: `import { launch } from "./firefox.mjs";
+const browser = await launch();
+await browser.newPage();
+console.error("firefox is open; hanging");
+await new Promise(() => setInterval(() => {}, 1000));
+`,
+		// Firefox takes 5-10 s to open a page here; more on a loaded
+		// machine.
+		bound: 45 * time.Second,
+	}))
+	if err == nil || !strings.Contains(err.Error(), "no reply within") {
+		t.Errorf("a hanging script: err %v", err)
+	}
+	if err != nil && strings.Contains(err.Error(), "left behind") {
+		t.Errorf("the hanging script's processes outlived it: %v", err)
+	}
+	wantContains(t, "the hanging script's stderr", stderr, "firefox is open; hanging")
+}

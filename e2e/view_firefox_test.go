@@ -42,7 +42,7 @@ try {
   await step("load", async () => {
     await page.goto(input.url);
     await page.waitForSelector("[data-session='" + input.name + "']", { timeout: 30000 });
-    return { url: page.url(), title: await page.title(),
+    return { url: page.url(), title: await page.title(), userAgent: await page.evaluate(() => navigator.userAgent),
       session: await page.$eval("[data-session='" + input.name + "']", (n) => n.textContent) };
   });
 
@@ -110,8 +110,11 @@ func TestViewPageFirefox(t *testing.T) {
 	}), &got)
 	t.Logf("the Firefox run took %s", time.Since(start).Round(time.Second))
 
-	var load struct{ URL, Title, Session string }
+	var load struct{ URL, Title, Session, UserAgent string }
 	if got.step(t, "load", &load) {
+		if !strings.Contains(load.UserAgent, "Firefox/") {
+			t.Errorf("the page ran in %q: want Firefox", load.UserAgent)
+		}
 		if strings.Contains(load.URL, "token=") {
 			t.Errorf("the token stayed in the address bar: %s", load.URL)
 		}
