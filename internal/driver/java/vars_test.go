@@ -69,15 +69,27 @@ long big = 1L << 40;
 	temp := r.ValueName // $N of 6 * 7
 	rec.TakeOutput()    // the cell's (jshell shows talk's and sized's values)
 	in := p.(driver.Inspector)
-	start := time.Now()
-	look, err := in.Vars(driver.VarsQuery{}, 20*time.Second)
 	// Live, the unknown list's own size is asked (within the time).
 	want = strings.Replace(want, "sized:Sized:", "sized:Sized:2 items", 1)
-	if err != nil || drivertest.VarLines(look.Vars) != want || look.Total != 18 {
-		t.Fatalf("look: %s (%d), %v", drivertest.VarLines(look.Vars), look.Total, err)
-	}
-	if d := time.Since(start); d > 4*time.Second {
-		t.Errorf("the look took %s: the slow toString was not cut", d)
+	var look driver.Look
+	for try := 1; ; try++ {
+		start := time.Now()
+		var err error
+		look, err = in.Vars(driver.VarsQuery{}, 20*time.Second)
+		if err != nil || drivertest.VarLines(look.Vars) != want || look.Total != 18 {
+			t.Fatalf("look: %s (%d), %v", drivertest.VarLines(look.Vars), look.Total, err)
+		}
+		if d := time.Since(start); d > 4*time.Second {
+			t.Errorf("the look took %s: the slow toString was not cut", d)
+		}
+		// On a loaded machine the look's second for previews can run
+		// out before the last ones (said in their notes, as it should
+		// be): the JVM is warm for the next look.
+		ranOut := slices.ContainsFunc(look.Vars, func(v api.Var) bool { return strings.Contains(v.Note, "ran out") })
+		if !ranOut || try == 3 {
+			break
+		}
+		t.Logf("look %d: the time for previews ran out; looking again", try)
 	}
 	got := map[string]api.Var{}
 	for _, v := range look.Vars {
