@@ -82,19 +82,8 @@ func startJupyter(w *world) (*jupyter, string) {
 
 func (j *jupyter) call(req map[string]any) (jupyterReply, error) {
 	var r jupyterReply
-	b, err := json.Marshal(req)
-	if err != nil {
+	if err := exchange(j.in, j.out, "the driver", req, &r); err != nil {
 		return r, err
-	}
-	if _, err := j.in.Write(append(b, '\n')); err != nil {
-		return r, fmt.Errorf("the driver is gone: %w", err)
-	}
-	line, err := j.out.ReadBytes('\n')
-	if err != nil {
-		return r, fmt.Errorf("the driver is gone: %w", err)
-	}
-	if err := json.Unmarshal(line, &r); err != nil {
-		return r, fmt.Errorf("the driver answered %q: %w", clip(string(line)), err)
 	}
 	if !r.OK {
 		return r, fmt.Errorf("the driver says: %s", r.Error)
@@ -173,4 +162,24 @@ func (w *world) stopJupyter() {
 		w.jup.close()
 		w.jup = nil
 	}
+}
+
+// exchange sends req to a driver process (who) as one JSON line and reads
+// its one-line JSON answer into reply.
+func exchange(in io.Writer, out *bufio.Reader, who string, req, reply any) error {
+	b, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	if _, err := in.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("%s is gone: %w", who, err)
+	}
+	line, err := out.ReadBytes('\n')
+	if err != nil {
+		return fmt.Errorf("%s is gone: %w", who, err)
+	}
+	if err := json.Unmarshal(line, reply); err != nil {
+		return fmt.Errorf("%s answered %q: %w", who, clip(string(line)), err)
+	}
+	return nil
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -69,20 +68,9 @@ func startPeerDriver(w *world, sdk string) (*peerDriver, error) {
 
 // do sends one request and reads its answer.
 func (d *peerDriver) do(req map[string]any) (*driverReply, error) {
-	b, err := json.Marshal(req)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := d.in.Write(append(b, '\n')); err != nil {
-		return nil, fmt.Errorf("the TypeScript client is gone: %w", err)
-	}
-	line, err := d.out.ReadBytes('\n')
-	if err != nil {
-		return nil, fmt.Errorf("the TypeScript client is gone: %w", err)
-	}
 	var r driverReply
-	if err := json.Unmarshal(line, &r); err != nil {
-		return nil, fmt.Errorf("the TypeScript client answered %q: %w", clip(string(line)), err)
+	if err := exchange(d.in, d.out, "the TypeScript client", req, &r); err != nil {
+		return nil, err
 	}
 	return &r, nil
 }
